@@ -1,0 +1,115 @@
+/* Buffers: device memory with bounds-checked transfers, counted per context. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+HC_API hc_status_t hc_buffer_create(hc_device_t *d, size_t bytes, hc_buffer_t **out) {
+  if (!d || !out) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_create: NULL argument");
+  *out = NULL;
+  if (bytes == 0) bytes = 1; /* a zero-size request still yields a valid handle */
+  const hc_device_info_t *in = &d->info;
+  if ((in->max_alloc_bytes && bytes > in->max_alloc_bytes) ||
+      (in->global_mem_bytes && bytes > in->global_mem_bytes))
+    return hc_error(HC_ERR_DEVICE_MEMORY,
+                    "buffer of %zu bytes exceeds %s's limit (largest allocation %llu bytes, memory "
+                    "%llu bytes)",
+                    bytes, d->id, (unsigned long long)in->max_alloc_bytes,
+                    (unsigned long long)in->global_mem_bytes);
+  hc_buffer_t *b = calloc(1, sizeof *b);
+  if (!b) return hc_error(HC_ERR_NO_MEMORY, "hc_buffer_create: out of host memory");
+  hc_status_t st = d->backend->ops.mem_alloc(d->handle, bytes, &b->mem);
+  if (st != HC_OK) {
+    free(b);
+    return hc_error_prefix(st, "allocating %zu bytes on %s: ", bytes, d->id);
+  }
+  b->dev = d;
+  b->size = bytes;
+  *out = b;
+  return HC_OK;
+}
+
+HC_API void hc_buffer_destroy(hc_buffer_t *b) {
+  if (!b) return;
+  b->dev->backend->ops.mem_free(b->dev->handle, b->mem);
+  free(b);
+}
+
+HC_API size_t hc_buffer_size(const hc_buffer_t *b) { return b ? b->size : 0; }
+HC_API hc_device_t *hc_buffer_device(const hc_buffer_t *b) { return b ? b->dev : NULL; }
+
+HC_API void *hc_buffer_host_ptr(const hc_buffer_t *b) {
+  if (!b || !b->dev->backend->ops.mem_host_ptr) return NULL;
+  return b->dev->backend->ops.mem_host_ptr(b->dev->handle, b->mem);
+}
+
+static hc_status_t check_range(const char *what, const hc_buffer_t *b, size_t off, size_t bytes) {
+  if (!b) return hc_error(HC_ERR_INVALID_ARG, "%s: NULL buffer", what);
+  if (off > b->size || bytes > b->size - off)
+    return hc_error(HC_ERR_INVALID_ARG, "%s: range [%zu, %zu+%zu) outside buffer of %zu bytes",
+                    what, off, off, bytes, b->size);
+  return HC_OK;
+}
+
+HC_API hc_status_t hc_buffer_write(hc_buffer_t *b, size_t off, const void *src, size_t bytes) {
+  hc_status_t st = check_range("hc_buffer_write", b, off, bytes);
+  if (st != HC_OK) return st;
+  if (!bytes) return HC_OK;
+  if (!src) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_write: NULL source");
+  double t0 = hc_now();
+  st = b->dev->backend->ops.mem_write(b->dev->handle, b->mem, off, src, bytes);
+  if (st == HC_OK) hc__count_transfer(b->dev->ctx, HC__TO_DEVICE, bytes, hc_now() - t0);
+  return st;
+}
+
+HC_API hc_status_t hc_buffer_read(const hc_buffer_t *b, size_t off, void *dst, size_t bytes) {
+  hc_status_t st = check_range("hc_buffer_read", b, off, bytes);
+  if (st != HC_OK) return st;
+  if (!bytes) return HC_OK;
+  if (!dst) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_read: NULL destination");
+  double t0 = hc_now();
+  st = b->dev->backend->ops.mem_read(b->dev->handle, b->mem, off, dst, bytes);
+  if (st == HC_OK) hc__count_transfer(b->dev->ctx, HC__TO_HOST, bytes, hc_now() - t0);
+  return st;
+}
+
+HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer_t *src,
+                                  size_t soff, size_t bytes) {
+  hc_status_t st = check_range("hc_buffer_copy (destination)", dst, doff, bytes);
+  if (st == HC_OK) st = check_range("hc_buffer_copy (source)", src, soff, bytes);
+  if (st != HC_OK || !bytes) return st;
+  if (dst->dev == src->dev)
+    return dst->dev->backend->ops.mem_copy(dst->dev->handle, dst->mem, doff, src->mem, soff, bytes);
+  double t0 = hc_now();
+  if (dst->dev->backend == src->dev->backend && dst->dev->backend->ops.peer_copy) {
+    st = dst->dev->backend->ops.peer_copy(dst->dev->handle, dst->mem, doff, src->dev->handle,
+                                          src->mem, soff, bytes);
+  } else {
+    /* Stage through the host; a host-addressable side is used directly. */
+    void *sp = hc_buffer_host_ptr(src), *dp = hc_buffer_host_ptr(dst);
+    if (sp) st = dst->dev->backend->ops.mem_write(dst->dev->handle, dst->mem, doff, (char *)sp + soff, bytes);
+    else if (dp) st = src->dev->backend->ops.mem_read(src->dev->handle, src->mem, soff, (char *)dp + doff, bytes);
+    else {
+      void *tmp = malloc(bytes);
+      if (!tmp) return hc_error(HC_ERR_NO_MEMORY, "hc_buffer_copy: cannot stage %zu bytes", bytes);
+      st = src->dev->backend->ops.mem_read(src->dev->handle, src->mem, soff, tmp, bytes);
+      if (st == HC_OK) st = dst->dev->backend->ops.mem_write(dst->dev->handle, dst->mem, doff, tmp, bytes);
+      free(tmp);
+    }
+  }
+  if (st == HC_OK) hc__count_transfer(dst->dev->ctx, HC__CROSS_DEVICE, bytes, hc_now() - t0);
+  return st;
+}
+
+HC_API hc_status_t hc_buffer_fill(hc_buffer_t *b, size_t off, const void *pattern, size_t psize,
+                                  size_t bytes) {
+  hc_status_t st = check_range("hc_buffer_fill", b, off, bytes);
+  if (st != HC_OK) return st;
+  if (!pattern || !(psize == 1 || psize == 2 || psize == 4 || psize == 8 || psize == 16))
+    return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_fill: pattern size %zu (must be 1, 2, 4, 8 or 16)", psize);
+  if (off % psize || bytes % psize)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_fill: offset %zu and size %zu must be multiples of the pattern size %zu",
+                    off, bytes, psize);
+  if (!bytes) return HC_OK;
+  return b->dev->backend->ops.mem_fill(b->dev->handle, b->mem, off, pattern, psize, bytes);
+}

@@ -1,0 +1,231 @@
+/* Contexts: search path, logging, registry queries. */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "hc_config.h"
+#include "internal.h"
+
+static void add_dir(hc_context_t *ctx, const char *dir) {
+  if (!dir || !*dir) return;
+  char real[PATH_MAX];
+  const char *use = realpath(dir, real) ? real : dir;
+  for (uint32_t i = 0; i < ctx->nsearch_dirs; i++)
+    if (!strcmp(ctx->search_dirs[i], use)) return;
+  char **n = realloc(ctx->search_dirs, (ctx->nsearch_dirs + 1) * sizeof *n);
+  if (!n) return;
+  ctx->search_dirs = n;
+  if ((n[ctx->nsearch_dirs] = hc__strdup(use))) ctx->nsearch_dirs++;
+}
+
+/* dir/../lib/hc/plugins relative to a file. */
+static void add_relative(hc_context_t *ctx, const char *file, const char *rel) {
+  char buf[PATH_MAX];
+  snprintf(buf, sizeof buf, "%s", file);
+  char *slash = strrchr(buf, '/');
+  if (!slash) return;
+  *slash = '\0';
+  char dir[PATH_MAX + 64];
+  snprintf(dir, sizeof dir, "%s/%s", buf, rel);
+  add_dir(ctx, dir);
+}
+
+static void build_search_path(hc_context_t *ctx, const hc_context_options_t *o) {
+  for (uint32_t i = 0; o && o->plugin_dirs && i < o->plugin_dir_count; i++)
+    add_dir(ctx, o->plugin_dirs[i]);
+  const char *env = getenv("HC_PLUGIN_PATH");
+  if (env && !(o && o->no_env_path)) {
+    char *copy = hc__strdup(env), *save = NULL;
+    for (char *tok = copy ? strtok_r(copy, ":", &save) : NULL; tok;
+         tok = strtok_r(NULL, ":", &save))
+      add_dir(ctx, tok);
+    free(copy);
+  }
+  if (o && o->no_default_dirs) return;
+  add_dir(ctx, HC_INSTALL_PLUGIN_DIR);
+  /* Beside the library itself (an installed libhc at another prefix). */
+  Dl_info info;
+  if (dladdr((void *)hc_context_create, &info) && info.dli_fname)
+    add_relative(ctx, info.dli_fname, "hc/plugins");
+  /* The build tree next to the running binary (build/bin -> build/lib). */
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    add_relative(ctx, exe, "../lib/hc/plugins");
+  }
+}
+
+static void stderr_log(void *user, hc_log_level_t level, const char *msg) {
+  static const char *const names[] = {"error", "warn", "info", "debug"};
+  (void)user;
+  fprintf(stderr, "hc %s: %s\n", names[level <= HC_LOG_DEBUG ? level : 0], msg);
+}
+
+static void enumerate_devices(hc_context_t *ctx) {
+  uint32_t total = 0;
+  for (uint32_t b = 0; b < ctx->nbackends; b++) {
+    hc__backend_t *be = &ctx->backends[b];
+    be->ndevices = be->ops.device_count(be->state);
+    if (be->ndevices > 64) be->ndevices = 64;
+    total += be->ndevices;
+  }
+  ctx->devices = calloc(total ? total : 1, sizeof *ctx->devices);
+  if (!ctx->devices) return;
+  for (uint32_t b = 0; b < ctx->nbackends; b++) {
+    hc__backend_t *be = &ctx->backends[b];
+    be->first_device = ctx->ndevices;
+    for (uint32_t i = 0; i < be->ndevices; i++) {
+      hc__device_slot_t *s = &ctx->devices[ctx->ndevices];
+      memset(s, 0, sizeof *s);
+      s->backend = be;
+      s->local_index = i;
+      s->info.size = sizeof s->info;
+      if (be->ops.device_info(be->state, i, &s->info) != HC_OK) {
+        hc_log(ctx, HC_LOG_WARN, "%s:%u: device info failed: %s", be->plugin.desc->name,
+               i, hc_last_error());
+        continue;
+      }
+      s->info.size = sizeof s->info;
+      snprintf(s->id, sizeof s->id, "%s:%u", be->plugin.desc->name, i);
+      ctx->ndevices++;
+    }
+  }
+}
+
+HC_API hc_status_t hc_context_create(const hc_context_options_t *opts,
+                                     hc_context_t **out) {
+  if (!out) return hc_error(HC_ERR_INVALID_ARG, "hc_context_create: out is NULL");
+  *out = NULL;
+  if (opts && opts->size < sizeof(uint32_t) * 2)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_context_create: opts->size not set");
+  hc_context_t *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return hc_error(HC_ERR_NO_MEMORY, "hc_context_create: out of memory");
+  pthread_mutex_init(&ctx->lock, NULL);
+  hc_context_options_t o;
+  memset(&o, 0, sizeof o);
+  if (opts) memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
+  ctx->log = o.log;
+  ctx->log_user = o.log_user;
+  ctx->log_level = o.log_level;
+  ctx->progress = o.progress;
+  ctx->progress_user = o.progress_user;
+  const char *lv = getenv("HC_LOG");
+  if (lv && *lv) {
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    for (int i = 0; i < 4; i++)
+      if (!strcasecmp(lv, names[i]) || (lv[0] == '0' + i && !lv[1])) ctx->log_level = i;
+    if (!ctx->log) ctx->log = stderr_log;
+  }
+  build_search_path(ctx, opts ? &o : NULL);
+  for (uint32_t i = 0; i < ctx->nsearch_dirs; i++)
+    hc_log(ctx, HC_LOG_DEBUG, "plugin search dir %u: %s", i, ctx->search_dirs[i]);
+  hc__load_plugins(ctx);
+  enumerate_devices(ctx);
+  *out = ctx;
+  return HC_OK;
+}
+
+HC_API void hc_context_destroy(hc_context_t *ctx) {
+  if (!ctx) return;
+  for (uint32_t i = 0; i < ctx->ndevices; i++) {
+    hc_device_t *d = ctx->devices[i].open;
+    if (d) {
+      hc_log(ctx, HC_LOG_WARN, "device %s still open at context destroy: closing it", d->id);
+      d->refs = 1;
+      hc_device_close(d);
+    }
+  }
+  free(ctx->devices);
+  hc__unload_plugins(ctx);
+  for (uint32_t i = 0; i < ctx->nsearch_dirs; i++) free(ctx->search_dirs[i]);
+  free(ctx->search_dirs);
+  pthread_mutex_destroy(&ctx->lock);
+  free(ctx);
+}
+
+HC_API void hc_log(hc_context_t *ctx, hc_log_level_t level, const char *fmt, ...) {
+  if (!ctx || !ctx->log || level > ctx->log_level) return;
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ctx->log(ctx->log_user, level, msg);
+}
+
+static void summarize(const hc__plugin_t *p, hc_plugin_summary_t *out) {
+  out->name = p->desc->name;
+  out->version = p->desc->version;
+  out->summary = p->desc->summary;
+  out->path = p->path;
+}
+
+HC_API uint32_t hc_backend_count(const hc_context_t *ctx) { return ctx ? ctx->nbackends : 0; }
+
+HC_API hc_status_t hc_backend_get(const hc_context_t *ctx, uint32_t i, hc_plugin_summary_t *out) {
+  if (!ctx || !out || i >= ctx->nbackends)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_backend_get: index %u out of range", i);
+  summarize(&ctx->backends[i].plugin, out);
+  return HC_OK;
+}
+
+HC_API const char *hc_backend_status(const hc_context_t *ctx, uint32_t i) {
+  if (!ctx || i >= ctx->nbackends) return NULL;
+  const hc__backend_t *b = &ctx->backends[i];
+  return b->ops.status_message ? b->ops.status_message(b->state) : NULL;
+}
+
+HC_API uint32_t hc_workload_count(const hc_context_t *ctx) { return ctx ? ctx->nworkloads : 0; }
+
+HC_API hc_status_t hc_workload_get(const hc_context_t *ctx, uint32_t i, hc_plugin_summary_t *out) {
+  if (!ctx || !out || i >= ctx->nworkloads)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_workload_get: index %u out of range", i);
+  summarize(&ctx->workloads[i].plugin, out);
+  return HC_OK;
+}
+
+HC_API uint32_t hc_rejected_count(const hc_context_t *ctx) { return ctx ? ctx->nrejected : 0; }
+
+HC_API hc_status_t hc_rejected_get(const hc_context_t *ctx, uint32_t i, const char **path,
+                                   const char **reason) {
+  if (!ctx || i >= ctx->nrejected)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_rejected_get: index %u out of range", i);
+  if (path) *path = ctx->rejected[i].path;
+  if (reason) *reason = ctx->rejected[i].reason;
+  return HC_OK;
+}
+
+hc__workload_t *hc__find_workload(const hc_context_t *ctx, const char *name) {
+  for (uint32_t i = 0; ctx && name && i < ctx->nworkloads; i++)
+    if (!strcmp(ctx->workloads[i].plugin.desc->name, name)) return &ctx->workloads[i];
+  return NULL;
+}
+
+void hc__count_transfer(hc_context_t *ctx, int kind, size_t bytes, double seconds) {
+  pthread_mutex_lock(&ctx->lock);
+  hc_transfer_stats_t *t = &ctx->transfers;
+  if (kind == HC__TO_DEVICE) t->to_device_count++, t->to_device_bytes += bytes;
+  else if (kind == HC__TO_HOST) t->to_host_count++, t->to_host_bytes += bytes;
+  else t->cross_device_count++, t->cross_device_bytes += bytes;
+  t->seconds += seconds;
+  pthread_mutex_unlock(&ctx->lock);
+}
+
+HC_API void hc_transfer_stats_get(const hc_context_t *ctx, hc_transfer_stats_t *out) {
+  if (!ctx || !out) return;
+  pthread_mutex_lock((pthread_mutex_t *)&ctx->lock);
+  *out = ctx->transfers;
+  pthread_mutex_unlock((pthread_mutex_t *)&ctx->lock);
+}
+
+HC_API void hc_transfer_stats_reset(hc_context_t *ctx) {
+  if (!ctx) return;
+  pthread_mutex_lock(&ctx->lock);
+  memset(&ctx->transfers, 0, sizeof ctx->transfers);
+  pthread_mutex_unlock(&ctx->lock);
+}

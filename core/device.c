@@ -1,0 +1,175 @@
+/* Devices: lookup by spec, opening (one shared handle per device), timers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+HC_API uint32_t hc_device_count(const hc_context_t *ctx) { return ctx ? ctx->ndevices : 0; }
+
+HC_API const char *hc_device_id(const hc_context_t *ctx, uint32_t i) {
+  return ctx && i < ctx->ndevices ? ctx->devices[i].id : NULL;
+}
+
+HC_API hc_status_t hc_device_query(const hc_context_t *ctx, uint32_t i, hc_device_info_t *info) {
+  if (!ctx || !info || i >= ctx->ndevices)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_device_query: device index %u out of range", i);
+  *info = ctx->devices[i].info;
+  return HC_OK;
+}
+
+/* Rank for --device=auto: GPU > accelerator > other > CPU, then peak. */
+static double auto_score(const hc__device_slot_t *s) {
+  static const double type_rank[] = {[HC_DEVICE_CPU] = 0, [HC_DEVICE_GPU] = 3,
+                                     [HC_DEVICE_ACCELERATOR] = 2, [HC_DEVICE_OTHER] = 1};
+  double r = s->info.type < HC_DEVICE_TYPE_COUNT_ ? type_rank[s->info.type] : 0;
+  double speed = s->info.peak_fp32_gflops > 0
+                     ? s->info.peak_fp32_gflops
+                     : (double)s->info.compute_units * (s->info.clock_mhz ? s->info.clock_mhz : 1000);
+  /* Prefer a backend that offers source kernels natively (cuda over
+   * opencl on the same GPU: its platform is "CUDA"). */
+  double native = strcmp(s->info.platform, "CUDA") == 0 ? 0.5 : 0;
+  return r * 1e12 + native * 1e11 + speed;
+}
+
+HC_API hc_status_t hc_device_find(const hc_context_t *ctx, const char *spec, uint32_t *index) {
+  if (!ctx || !spec || !index) return hc_error(HC_ERR_INVALID_ARG, "hc_device_find: NULL argument");
+  if (!strcmp(spec, "auto")) {
+    if (!ctx->ndevices) return hc_error(HC_ERR_NO_DEVICE, "no device available (no backend reports a device)");
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < ctx->ndevices; i++)
+      if (auto_score(&ctx->devices[i]) > auto_score(&ctx->devices[best])) best = i;
+    *index = best;
+    return HC_OK;
+  }
+  const char *colon = strchr(spec, ':');
+  size_t blen = colon ? (size_t)(colon - spec) : strlen(spec);
+  long want = 0;
+  if (colon) {
+    char *end = NULL;
+    want = strtol(colon + 1, &end, 10);
+    if (end == colon + 1 || *end || want < 0)
+      return hc_error(HC_ERR_INVALID_ARG, "device '%s': expected BACKEND or BACKEND:INDEX or auto", spec);
+  }
+  int backend_known = 0;
+  for (uint32_t b = 0; b < ctx->nbackends; b++) {
+    const hc__backend_t *be = &ctx->backends[b];
+    if (strlen(be->plugin.desc->name) != blen || strncmp(be->plugin.desc->name, spec, blen)) continue;
+    backend_known = 1;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < ctx->ndevices; i++) {
+      if (ctx->devices[i].backend != be) continue;
+      if ((long)n == want) {
+        *index = i;
+        return HC_OK;
+      }
+      n++;
+    }
+    const char *why = be->ops.status_message ? be->ops.status_message(be->state) : NULL;
+    if (n == 0)
+      return hc_error(HC_ERR_NO_DEVICE, "backend '%.*s' has no device%s%s", (int)blen, spec,
+                      why ? ": " : "", why ? why : "");
+    return hc_error(HC_ERR_NO_DEVICE, "device '%s' does not exist: backend '%.*s' has %u device(s)",
+                    spec, (int)blen, spec, n);
+  }
+  if (!backend_known) {
+    char names[512] = "";
+    size_t len = 0;
+    for (uint32_t b = 0; b < ctx->nbackends && len < sizeof names - 70; b++)
+      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", b ? ", " : "",
+                              ctx->backends[b].plugin.desc->name);
+    return hc_error(HC_ERR_NO_DEVICE, "unknown backend '%.*s' (loaded backends: %s)", (int)blen,
+                    spec, len ? names : "none");
+  }
+  return hc_error(HC_ERR_NO_DEVICE, "device '%s' not found", spec);
+}
+
+HC_API hc_status_t hc_device_open(hc_context_t *ctx, uint32_t index, hc_device_t **out) {
+  if (!ctx || !out) return hc_error(HC_ERR_INVALID_ARG, "hc_device_open: NULL argument");
+  *out = NULL;
+  if (index >= ctx->ndevices)
+    return hc_error(HC_ERR_NO_DEVICE, "device index %u out of range (%u devices)", index, ctx->ndevices);
+  pthread_mutex_lock(&ctx->lock);
+  hc__device_slot_t *s = &ctx->devices[index];
+  if (s->open) {
+    s->open->refs++;
+    *out = s->open;
+    pthread_mutex_unlock(&ctx->lock);
+    return HC_OK;
+  }
+  hc_device_t *d = calloc(1, sizeof *d);
+  if (!d) {
+    pthread_mutex_unlock(&ctx->lock);
+    return hc_error(HC_ERR_NO_MEMORY, "hc_device_open: out of memory");
+  }
+  hc_status_t st = s->backend->ops.device_open(s->backend->state, s->local_index, &d->handle);
+  if (st != HC_OK) {
+    pthread_mutex_unlock(&ctx->lock);
+    free(d);
+    return hc_error_prefix(st, "opening %s: ", s->id);
+  }
+  d->ctx = ctx;
+  d->backend = s->backend;
+  d->index = index;
+  d->local_index = s->local_index;
+  d->refs = 1;
+  d->info = s->info;
+  snprintf(d->id, sizeof d->id, "%s", s->id);
+  pthread_mutex_init(&d->lock, NULL);
+  s->open = d;
+  *out = d;
+  pthread_mutex_unlock(&ctx->lock);
+  return HC_OK;
+}
+
+HC_API void hc_device_close(hc_device_t *d) {
+  if (!d) return;
+  hc_context_t *ctx = d->ctx;
+  pthread_mutex_lock(&ctx->lock);
+  if (--d->refs > 0) {
+    pthread_mutex_unlock(&ctx->lock);
+    return;
+  }
+  ctx->devices[d->index].open = NULL;
+  pthread_mutex_unlock(&ctx->lock);
+  for (hc__program_t *p = d->programs, *next; p; p = next) {
+    next = p->next;
+    if (p->refs > 0)
+      hc_log(ctx, HC_LOG_WARN, "%s closed with %d kernel(s) still alive", d->id, p->refs);
+    if (d->backend->ops.program_release) d->backend->ops.program_release(d->handle, p->handle);
+    free(p);
+  }
+  d->backend->ops.device_close(d->handle);
+  pthread_mutex_destroy(&d->lock);
+  free(d);
+}
+
+HC_API const hc_device_info_t *hc_device_info(const hc_device_t *d) { return d ? &d->info : NULL; }
+HC_API const char *hc_device_name(const hc_device_t *d) { return d ? d->id : "?"; }
+HC_API hc_context_t *hc_device_context(const hc_device_t *d) { return d ? d->ctx : NULL; }
+
+HC_API hc_status_t hc_device_finish(hc_device_t *d) {
+  if (!d) return hc_error(HC_ERR_INVALID_ARG, "hc_device_finish: NULL device");
+  return d->backend->ops.finish(d->handle);
+}
+
+HC_API hc_status_t hc_device_timer_begin(hc_device_t *d) {
+  if (!d) return hc_error(HC_ERR_INVALID_ARG, "hc_device_timer_begin: NULL device");
+  return d->backend->ops.timer_begin(d->handle);
+}
+
+HC_API hc_status_t hc_device_timer_end(hc_device_t *d, double *seconds) {
+  if (!d || !seconds) return hc_error(HC_ERR_INVALID_ARG, "hc_device_timer_end: NULL argument");
+  return d->backend->ops.timer_end(d->handle, seconds);
+}
+
+HC_API hc_status_t hc_device_check_memory(hc_device_t *d, uint64_t bytes, const char *what) {
+  if (!d) return hc_error(HC_ERR_INVALID_ARG, "hc_device_check_memory: NULL device");
+  uint64_t avail = d->info.global_mem_bytes;
+  if (avail && bytes > avail)
+    return hc_error(HC_ERR_DEVICE_MEMORY,
+                    "%s needs %.3g GB (%llu bytes) but %s has %.3g GB (%llu bytes) of memory",
+                    what ? what : "this run", (double)bytes / 1e9, (unsigned long long)bytes, d->id,
+                    (double)avail / 1e9, (unsigned long long)avail);
+  return HC_OK;
+}

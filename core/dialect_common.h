@@ -1,0 +1,17 @@
+/* Prelude part shared by both languages (after the language part): complex
+ * arithmetic on float2/double2, which neither language gives in one form. */
+"HC_INLINE float2 hc_cmulf(float2 a, float2 b) { return hc_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }\n"
+"HC_INLINE float2 hc_caddf(float2 a, float2 b) { return hc_float2(a.x + b.x, a.y + b.y); }\n"
+"HC_INLINE float2 hc_csubf(float2 a, float2 b) { return hc_float2(a.x - b.x, a.y - b.y); }\n"
+"HC_INLINE float2 hc_cscalef(float2 a, float s) { return hc_float2(a.x * s, a.y * s); }\n"
+"HC_INLINE float2 hc_cdivf(float2 a, float2 b) { float d = b.x * b.x + b.y * b.y; return hc_float2((a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d); }\n"
+"HC_INLINE float hc_cabs2f(float2 a) { return a.x * a.x + a.y * a.y; }\n"
+"#ifdef HC_HAS_FP64\n"
+"HC_INLINE double2 hc_cmul(double2 a, double2 b) { return hc_double2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }\n"
+"HC_INLINE double2 hc_cadd(double2 a, double2 b) { return hc_double2(a.x + b.x, a.y + b.y); }\n"
+"HC_INLINE double2 hc_csub(double2 a, double2 b) { return hc_double2(a.x - b.x, a.y - b.y); }\n"
+"HC_INLINE double2 hc_cscale(double2 a, double s) { return hc_double2(a.x * s, a.y * s); }\n"
+"HC_INLINE double2 hc_cdiv(double2 a, double2 b) { double d = b.x * b.x + b.y * b.y; return hc_double2((a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d); }\n"
+"HC_INLINE double hc_cabs2(double2 a) { return a.x * a.x + a.y * a.y; }\n"
+"#endif\n"
+"#line 1\n"

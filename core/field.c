@@ -1,0 +1,181 @@
+/* Fields: typed n-D arrays on a device with spacing, origin and a name. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+HC_API hc_status_t hc_field_create(hc_device_t *d, hc_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                                   hc_field_t **out) {
+  if (!d || !out || (rank && !shape)) return hc_error(HC_ERR_INVALID_ARG, "hc_field_create: NULL argument");
+  *out = NULL;
+  if (hc_dtype_size(dtype) == 0) return hc_error(HC_ERR_INVALID_ARG, "hc_field_create: unknown dtype %d", (int)dtype);
+  if (rank > HC_MAX_DIMS) return hc_error(HC_ERR_INVALID_ARG, "hc_field_create: rank %u (at most %d)", rank, HC_MAX_DIMS);
+  size_t count = 1;
+  for (uint32_t i = 0; i < rank; i++) {
+    if (shape[i] < 0) return hc_error(HC_ERR_INVALID_ARG, "hc_field_create: negative extent %lld", (long long)shape[i]);
+    if (shape[i] && count > SIZE_MAX / 16 / (size_t)shape[i])
+      return hc_error(HC_ERR_INVALID_ARG, "hc_field_create: shape too large");
+    count *= (size_t)shape[i];
+  }
+  hc_field_t *f = calloc(1, sizeof *f);
+  if (!f) return hc_error(HC_ERR_NO_MEMORY, "hc_field_create: out of memory");
+  hc_status_t st = hc_buffer_create(d, count * hc_dtype_size(dtype), &f->buf);
+  if (st != HC_OK) {
+    free(f);
+    return st;
+  }
+  f->dev = d;
+  f->dtype = dtype;
+  f->rank = rank;
+  for (uint32_t i = 0; i < HC_MAX_DIMS; i++) {
+    f->shape[i] = i < rank ? shape[i] : 1;
+    f->spacing[i] = 1.0;
+    f->origin[i] = 0.0;
+  }
+  *out = f;
+  return HC_OK;
+}
+
+HC_API void hc_field_destroy(hc_field_t *f) {
+  if (!f) return;
+  hc_buffer_destroy(f->buf);
+  free(f);
+}
+
+HC_API hc_dtype_t hc_field_dtype(const hc_field_t *f) { return f ? f->dtype : HC_DTYPE_NONE; }
+HC_API uint32_t hc_field_rank(const hc_field_t *f) { return f ? f->rank : 0; }
+HC_API const int64_t *hc_field_shape(const hc_field_t *f) { return f ? f->shape : NULL; }
+HC_API size_t hc_field_count(const hc_field_t *f) {
+  if (!f) return 0;
+  size_t n = 1;
+  for (uint32_t i = 0; i < f->rank; i++) n *= (size_t)f->shape[i];
+  return n;
+}
+HC_API size_t hc_field_bytes(const hc_field_t *f) { return hc_field_count(f) * hc_dtype_size(hc_field_dtype(f)); }
+HC_API hc_buffer_t *hc_field_buffer(const hc_field_t *f) { return f ? f->buf : NULL; }
+HC_API hc_device_t *hc_field_device(const hc_field_t *f) { return f ? f->dev : NULL; }
+HC_API const double *hc_field_spacing(const hc_field_t *f) { return f ? f->spacing : NULL; }
+HC_API const double *hc_field_origin(const hc_field_t *f) { return f ? f->origin : NULL; }
+HC_API void hc_field_set_spacing(hc_field_t *f, const double *h) {
+  if (f && h) memcpy(f->spacing, h, f->rank * sizeof *h);
+}
+HC_API void hc_field_set_origin(hc_field_t *f, const double *o) {
+  if (f && o) memcpy(f->origin, o, f->rank * sizeof *o);
+}
+HC_API const char *hc_field_name(const hc_field_t *f) { return f ? f->name : ""; }
+HC_API void hc_field_set_name(hc_field_t *f, const char *name) {
+  if (f) snprintf(f->name, sizeof f->name, "%s", name ? name : "");
+}
+
+HC_API hc_status_t hc_field_read(const hc_field_t *f, void *host) {
+  if (!f) return hc_error(HC_ERR_INVALID_ARG, "hc_field_read: NULL field");
+  return hc_buffer_read(f->buf, 0, host, hc_field_bytes(f));
+}
+
+HC_API hc_status_t hc_field_write(hc_field_t *f, const void *host) {
+  if (!f) return hc_error(HC_ERR_INVALID_ARG, "hc_field_write: NULL field");
+  return hc_buffer_write(f->buf, 0, host, hc_field_bytes(f));
+}
+
+HC_API hc_status_t hc_field_copy_to(const hc_field_t *f, hc_device_t *d, hc_field_t **out) {
+  if (!f || !d || !out) return hc_error(HC_ERR_INVALID_ARG, "hc_field_copy_to: NULL argument");
+  hc_field_t *g = NULL;
+  hc_status_t st = hc_field_create(d, f->dtype, f->rank, f->shape, &g);
+  if (st != HC_OK) return st;
+  st = hc_buffer_copy(g->buf, 0, f->buf, 0, hc_field_bytes(f));
+  if (st != HC_OK) {
+    hc_field_destroy(g);
+    return st;
+  }
+  memcpy(g->spacing, f->spacing, sizeof g->spacing);
+  memcpy(g->origin, f->origin, sizeof g->origin);
+  memcpy(g->name, f->name, sizeof g->name);
+  *out = g;
+  return HC_OK;
+}
+
+/* "<path>.grid": lines "spacing h..." and "origin o..." (optional). */
+static void read_grid_sidecar(hc_field_t *f, const char *path) {
+  char side[4200];
+  snprintf(side, sizeof side, "%s.grid", path);
+  FILE *fp = fopen(side, "r");
+  if (!fp) return;
+  char line[512];
+  while (fgets(line, sizeof line, fp)) {
+    double *dst = !strncmp(line, "spacing", 7) ? f->spacing : !strncmp(line, "origin", 6) ? f->origin : NULL;
+    if (!dst) continue;
+    char *p = line + (dst == f->spacing ? 7 : 6);
+    double v[HC_MAX_DIMS];
+    uint32_t n = 0;
+    for (char *end; n < HC_MAX_DIMS; p = end) {
+      v[n] = strtod(p, &end);
+      if (end == p) break;
+      n++;
+    }
+    if (n == f->rank && (dst != f->spacing || (v[0] > 0 && (n < 2 || v[1] > 0) && (n < 3 || v[2] > 0))))
+      memcpy(dst, v, n * sizeof *v);
+  }
+  fclose(fp);
+}
+
+HC_API hc_status_t hc_field_load_npy(hc_device_t *d, const char *path, hc_field_t **out) {
+  if (!d || !path || !out) return hc_error(HC_ERR_INVALID_ARG, "hc_field_load_npy: NULL argument");
+  *out = NULL;
+  hc_dtype_t dt;
+  uint32_t rank;
+  int64_t shape[HC_MAX_DIMS];
+  void *data = NULL;
+  hc_status_t st = hc_npy_read(path, &dt, &rank, shape, &data);
+  if (st != HC_OK) return st;
+  hc_field_t *f = NULL;
+  st = hc_field_create(d, dt, rank, shape, &f);
+  if (st == HC_OK) st = hc_field_write(f, data);
+  free(data);
+  if (st != HC_OK) {
+    hc_field_destroy(f);
+    return st;
+  }
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  snprintf(f->name, sizeof f->name, "%.*s", (int)(strcspn(base, ".")), base);
+  read_grid_sidecar(f, path);
+  *out = f;
+  return HC_OK;
+}
+
+HC_API hc_status_t hc_field_save_npy(const hc_field_t *f, const char *path) {
+  if (!f || !path) return hc_error(HC_ERR_INVALID_ARG, "hc_field_save_npy: NULL argument");
+  size_t bytes = hc_field_bytes(f);
+  void *host = hc_buffer_host_ptr(f->buf);
+  void *tmp = NULL;
+  if (!host) {
+    tmp = malloc(bytes ? bytes : 1);
+    if (!tmp) return hc_error(HC_ERR_NO_MEMORY, "%s: cannot allocate %zu bytes", path, bytes);
+    hc_status_t st = hc_field_read(f, tmp);
+    if (st != HC_OK) {
+      free(tmp);
+      return st;
+    }
+    host = tmp;
+  }
+  hc_status_t st = hc_npy_write(path, f->dtype, f->rank, f->shape, host);
+  free(tmp);
+  if (st != HC_OK) return st;
+  int trivial = 1;
+  for (uint32_t i = 0; i < f->rank; i++) trivial &= f->spacing[i] == 1.0 && f->origin[i] == 0.0;
+  char side[4200];
+  snprintf(side, sizeof side, "%s.grid", path);
+  if (trivial) {
+    remove(side);
+    return HC_OK;
+  }
+  char text[512];
+  int n = snprintf(text, sizeof text, "spacing");
+  for (uint32_t i = 0; i < f->rank; i++) n += snprintf(text + n, sizeof text - (size_t)n, " %.17g", f->spacing[i]);
+  n += snprintf(text + n, sizeof text - (size_t)n, "\norigin");
+  for (uint32_t i = 0; i < f->rank; i++) n += snprintf(text + n, sizeof text - (size_t)n, " %.17g", f->origin[i]);
+  n += snprintf(text + n, sizeof text - (size_t)n, "\n");
+  return hc_write_file_atomic(side, text, (size_t)n);
+}

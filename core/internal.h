@@ -1,0 +1,138 @@
+/* hc core — internal structures shared by the core's modules. Nothing here
+ * is part of the ABI. */
+#ifndef HC_CORE_INTERNAL_H
+#define HC_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+
+#include "hc/hc.h"
+#include "hc/plugin.h"
+
+#define HC_API __attribute__((visibility("default")))
+
+/* A loaded plugin file. */
+typedef struct hc__plugin {
+  char *path;
+  void *handle; /* lt_dlhandle */
+  const hc_plugin_descriptor_t *desc;
+} hc__plugin_t;
+
+typedef struct hc__backend {
+  hc__plugin_t plugin;
+  hc_backend_ops_t ops; /* copy, zero-extended to the core's size */
+  void *state;
+  uint32_t ndevices;
+  uint32_t first_device; /* index of its first device in the context */
+} hc__backend_t;
+
+typedef struct hc__workload {
+  hc__plugin_t plugin;
+  hc_workload_ops_t ops; /* copy, zero-extended */
+} hc__workload_t;
+
+typedef struct hc__rejected {
+  char *path;
+  char *reason;
+} hc__rejected_t;
+
+/* A cached program on an open device, shared by the kernels built from it. */
+typedef struct hc__program {
+  char key[33];
+  hc_language_t lang;
+  void *handle;
+  int refs;
+  struct hc__program *next;
+} hc__program_t;
+
+struct hc_device {
+  hc_context_t *ctx;
+  hc__backend_t *backend;
+  uint32_t index;        /* in the context */
+  uint32_t local_index;  /* in the backend */
+  int refs;
+  void *handle;          /* backend's */
+  hc_device_info_t info;
+  char id[48];
+  pthread_mutex_t lock;  /* program cache */
+  hc__program_t *programs;
+};
+
+typedef struct hc__device_slot {
+  hc__backend_t *backend;
+  uint32_t local_index;
+  char id[48];
+  hc_device_info_t info;
+  hc_device_t *open; /* NULL until opened */
+} hc__device_slot_t;
+
+struct hc_context {
+  hc_log_fn log;
+  void *log_user;
+  hc_log_level_t log_level;
+  hc_progress_fn progress;
+  void *progress_user;
+
+  char **search_dirs;
+  uint32_t nsearch_dirs;
+
+  hc__backend_t *backends;
+  uint32_t nbackends;
+  hc__workload_t *workloads;
+  uint32_t nworkloads;
+  hc__rejected_t *rejected;
+  uint32_t nrejected;
+  hc__device_slot_t *devices;
+  uint32_t ndevices;
+
+  pthread_mutex_t lock; /* devices, transfer stats, why buffer */
+  hc_transfer_stats_t transfers;
+  char why[512];
+};
+
+struct hc_buffer {
+  hc_device_t *dev;
+  void *mem;
+  size_t size;
+};
+
+struct hc_kernel {
+  hc_device_t *dev;
+  hc_language_t lang;
+  void *handle;
+  hc__program_t *program; /* NULL for host kernels */
+};
+
+struct hc_field {
+  hc_device_t *dev;
+  hc_buffer_t *buf;
+  hc_dtype_t dtype;
+  uint32_t rank;
+  int64_t shape[HC_MAX_DIMS];
+  double spacing[HC_MAX_DIMS];
+  double origin[HC_MAX_DIMS];
+  char name[64];
+};
+
+/* --- internal functions --- */
+void hc__vformat_error(hc_status_t status, const char *fmt, va_list ap);
+hc__workload_t *hc__find_workload(const hc_context_t *ctx, const char *name);
+void hc__count_transfer(hc_context_t *ctx, int kind, size_t bytes,
+                        double seconds);
+enum { HC__TO_DEVICE, HC__TO_HOST, HC__CROSS_DEVICE };
+
+/* Loader: fills ctx->backends/workloads/rejected from ctx->search_dirs. */
+void hc__load_plugins(hc_context_t *ctx);
+void hc__unload_plugins(hc_context_t *ctx);
+
+/* The dialect prelude for a language (static text). */
+const char *hc__dialect_prelude(hc_language_t lang);
+
+/* String helpers. */
+char *hc__strdup(const char *s);
+char *hc__strndup(const char *s, size_t n);
+/* Appends to a growable string; returns 0 on allocation failure. */
+int hc__append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

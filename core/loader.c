@@ -1,0 +1,308 @@
+/* Plugin discovery and loading through libltdl.
+ *
+ * Every *.so file in the search directories is examined in order (sorted by
+ * name within a directory). A file that cannot be used is recorded with the
+ * reason and skipped; nothing a plugin file contains can make this fail. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <ltdl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* libltdl keeps global state and is not thread-safe: every use goes through
+ * this lock, and lt_dlinit/lt_dlexit are reference counted under it. */
+static pthread_mutex_t ltdl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void reject(hc_context_t *ctx, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void reject(hc_context_t *ctx, const char *path, const char *fmt, ...) {
+  char reason[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof reason, fmt, ap);
+  va_end(ap);
+  hc__rejected_t *r = realloc(ctx->rejected, (ctx->nrejected + 1) * sizeof *r);
+  if (!r) return;
+  ctx->rejected = r;
+  r[ctx->nrejected].path = hc__strdup(path);
+  r[ctx->nrejected].reason = hc__strdup(reason);
+  if (r[ctx->nrejected].path && r[ctx->nrejected].reason) {
+    ctx->nrejected++;
+  } else {
+    free(r[ctx->nrejected].path);
+    free(r[ctx->nrejected].reason);
+  }
+  hc_log(ctx, HC_LOG_WARN, "plugin %s rejected: %s", path, reason);
+}
+
+static int is_elf(const char *path) {
+  unsigned char magic[4] = {0};
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, magic, 4);
+  close(fd);
+  return n == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
+static int valid_name(const char *s) {
+  if (!s || !*s || strlen(s) > 63) return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+      return 0;
+  return 1;
+}
+
+static void unload_handle(void *h) {
+  if (!h) return;
+  pthread_mutex_lock(&ltdl_lock);
+  lt_dlclose((lt_dlhandle)h);
+  pthread_mutex_unlock(&ltdl_lock);
+}
+
+/* Which required backend op is missing, or NULL. */
+static const char *missing_backend_op(const hc_backend_ops_t *o) {
+#define REQ(f)                                                                 \
+  if (!o->f) return #f;
+  REQ(init) REQ(device_count) REQ(device_info) REQ(device_open) REQ(device_close)
+  REQ(mem_alloc) REQ(mem_free) REQ(mem_write) REQ(mem_read) REQ(mem_copy)
+  REQ(mem_fill) REQ(kernel_release) REQ(launch) REQ(finish) REQ(timer_begin)
+  REQ(timer_end)
+#undef REQ
+  if (!o->kernel_create_host && !(o->program_build && o->kernel_create))
+    return "kernel_create_host or program_build+kernel_create";
+  return NULL;
+}
+
+static int name_taken(hc_context_t *ctx, uint32_t kind, const char *name,
+                      const char **first) {
+  if (kind == HC_PLUGIN_BACKEND) {
+    for (uint32_t i = 0; i < ctx->nbackends; i++)
+      if (!strcmp(ctx->backends[i].plugin.desc->name, name)) {
+        *first = ctx->backends[i].plugin.path;
+        return 1;
+      }
+  } else {
+    for (uint32_t i = 0; i < ctx->nworkloads; i++)
+      if (!strcmp(ctx->workloads[i].plugin.desc->name, name)) {
+        *first = ctx->workloads[i].plugin.path;
+        return 1;
+      }
+  }
+  return 0;
+}
+
+static void add_backend(hc_context_t *ctx, const char *path, lt_dlhandle h,
+                        const hc_plugin_descriptor_t *d) {
+  const hc_backend_ops_t *ops = d->ops;
+  if (ops->size < offsetof(hc_backend_ops_t, peer_copy)) {
+    reject(ctx, path, "invalid descriptor: backend ops size %u is smaller than ABI 1.0's",
+           ops->size);
+    unload_handle(h);
+    return;
+  }
+  hc__backend_t b;
+  memset(&b, 0, sizeof b);
+  memcpy(&b.ops, ops, ops->size < sizeof b.ops ? ops->size : sizeof b.ops);
+  const char *miss = missing_backend_op(&b.ops);
+  if (miss) {
+    reject(ctx, path, "invalid descriptor: backend ops lack '%s'", miss);
+    unload_handle(h);
+    return;
+  }
+  hc_error(HC_OK, "(no message)");
+  hc_status_t st = b.ops.init(ctx, &b.state);
+  if (st != HC_OK) {
+    reject(ctx, path, "init failed: %s: %s", hc_status_name(st), hc_last_error());
+    unload_handle(h);
+    return;
+  }
+  hc__backend_t *nb = realloc(ctx->backends, (ctx->nbackends + 1) * sizeof *nb);
+  if (!nb) {
+    if (b.ops.fini) b.ops.fini(b.state);
+    unload_handle(h);
+    return;
+  }
+  b.plugin.path = hc__strdup(path);
+  b.plugin.handle = h;
+  b.plugin.desc = d;
+  ctx->backends = nb;
+  ctx->backends[ctx->nbackends++] = b;
+}
+
+static void add_workload(hc_context_t *ctx, const char *path, lt_dlhandle h,
+                         const hc_plugin_descriptor_t *d) {
+  const hc_workload_ops_t *ops = d->ops;
+  const char *bad = NULL;
+  if (ops->size < sizeof(hc_workload_ops_t)) bad = "ops size smaller than ABI 1.0's";
+  else if (!ops->run) bad = "workload ops lack 'run'";
+  else if (ops->nparams && (!ops->params || ops->param_spec_size < sizeof(hc_param_spec_t)))
+    bad = "parameter table missing or its entry size too small";
+  else if ((ops->ninputs && !ops->inputs) || (ops->noutputs && !ops->outputs) ||
+           ((ops->ninputs || ops->noutputs) && ops->port_spec_size < sizeof(hc_port_spec_t)))
+    bad = "port table missing or its entry size too small";
+  else if (ops->nparams > 256 || ops->ninputs > 64 || ops->noutputs > 64)
+    bad = "too many parameters or ports";
+  if (!bad) {
+    for (uint32_t i = 0; i < ops->nparams && !bad; i++) {
+      const hc_param_spec_t *p =
+          (const void *)((const char *)ops->params + (size_t)i * ops->param_spec_size);
+      if (!p->name || !*p->name) bad = "a parameter has no name";
+      else if (p->type >= HC_PARAM_TYPE_COUNT_) bad = "a parameter has an unknown type";
+      else if (p->type == HC_PARAM_ENUM && !p->choices) bad = "an enum parameter has no choices";
+    }
+    for (uint32_t k = 0; k < 2 && !bad; k++) {
+      uint32_t n = k ? ops->noutputs : ops->ninputs;
+      const hc_port_spec_t *base = k ? ops->outputs : ops->inputs;
+      for (uint32_t i = 0; i < n && !bad; i++) {
+        const hc_port_spec_t *p =
+            (const void *)((const char *)base + (size_t)i * ops->port_spec_size);
+        if (!p->name || !*p->name) bad = "a port has no name";
+        else if (p->rank_min < 0 || p->rank_max > HC_MAX_DIMS || p->rank_min > p->rank_max)
+          bad = "a port has an invalid rank range";
+      }
+    }
+  }
+  if (bad) {
+    reject(ctx, path, "invalid descriptor: %s", bad);
+    unload_handle(h);
+    return;
+  }
+  hc__workload_t *nw = realloc(ctx->workloads, (ctx->nworkloads + 1) * sizeof *nw);
+  if (!nw) {
+    unload_handle(h);
+    return;
+  }
+  ctx->workloads = nw;
+  hc__workload_t *w = &ctx->workloads[ctx->nworkloads];
+  memset(w, 0, sizeof *w);
+  memcpy(&w->ops, ops, ops->size < sizeof w->ops ? ops->size : sizeof w->ops);
+  w->plugin.path = hc__strdup(path);
+  w->plugin.handle = h;
+  w->plugin.desc = d;
+  ctx->nworkloads++;
+}
+
+static void load_file(hc_context_t *ctx, const char *path) {
+  if (!is_elf(path)) {
+    reject(ctx, path, "not a shared object (no ELF header)");
+    return;
+  }
+  pthread_mutex_lock(&ltdl_lock);
+  lt_dladvise advise;
+  lt_dlhandle h = NULL;
+  if (lt_dladvise_init(&advise) == 0) {
+    lt_dladvise_local(&advise);
+    h = lt_dlopenadvise(path, advise);
+    lt_dladvise_destroy(&advise);
+  }
+  const char *err = h ? NULL : lt_dlerror();
+  char errbuf[512];
+  snprintf(errbuf, sizeof errbuf, "%s", err ? err : "unknown error");
+  const hc_plugin_descriptor_t *d = h ? lt_dlsym(h, HC_PLUGIN_SYMBOL) : NULL;
+  pthread_mutex_unlock(&ltdl_lock);
+  if (!h) {
+    reject(ctx, path, "cannot be loaded: %s", errbuf);
+    return;
+  }
+  if (!d) {
+    reject(ctx, path, "no descriptor symbol '%s'", HC_PLUGIN_SYMBOL);
+    unload_handle(h);
+    return;
+  }
+  if (d->abi_major != HC_ABI_MAJOR || d->abi_minor > HC_ABI_MINOR) {
+    reject(ctx, path, "ABI mismatch: plugin built for %u.%u, core supports %u.0-%u.%u",
+           d->abi_major, d->abi_minor, HC_ABI_MAJOR, HC_ABI_MAJOR, HC_ABI_MINOR);
+    unload_handle(h);
+    return;
+  }
+  if (d->kind != HC_PLUGIN_BACKEND && d->kind != HC_PLUGIN_WORKLOAD) {
+    reject(ctx, path, "invalid descriptor: unknown kind %u", d->kind);
+    unload_handle(h);
+    return;
+  }
+  if (!valid_name(d->name) || !d->ops || !d->version || !d->summary) {
+    reject(ctx, path, "invalid descriptor: name must be 1-63 of [a-z0-9_-], "
+                      "and version, summary and ops must be set");
+    unload_handle(h);
+    return;
+  }
+  const char *first = NULL;
+  if (name_taken(ctx, d->kind, d->name, &first)) {
+    reject(ctx, path, "duplicate %s name '%s' (first loaded from %s)",
+           d->kind == HC_PLUGIN_BACKEND ? "backend" : "workload", d->name, first);
+    unload_handle(h);
+    return;
+  }
+  if (d->kind == HC_PLUGIN_BACKEND) add_backend(ctx, path, h, d);
+  else add_workload(ctx, path, h, d);
+}
+
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void scan_dir(hc_context_t *ctx, const char *dir) {
+  DIR *dp = opendir(dir);
+  if (!dp) return;
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *de;
+  while ((de = readdir(dp))) {
+    size_t len = strlen(de->d_name);
+    if (len < 4 || strcmp(de->d_name + len - 3, ".so") != 0) continue;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 16;
+      char **nn = realloc(names, cap * sizeof *nn);
+      if (!nn) break;
+      names = nn;
+    }
+    if ((names[n] = hc__strdup(de->d_name))) n++;
+  }
+  closedir(dp);
+  qsort(names, n, sizeof *names, cmp_names);
+  for (size_t i = 0; i < n; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    load_file(ctx, path);
+    free(names[i]);
+  }
+  free(names);
+}
+
+void hc__load_plugins(hc_context_t *ctx) {
+  pthread_mutex_lock(&ltdl_lock);
+  lt_dlinit();
+  pthread_mutex_unlock(&ltdl_lock);
+  for (uint32_t i = 0; i < ctx->nsearch_dirs; i++) scan_dir(ctx, ctx->search_dirs[i]);
+}
+
+void hc__unload_plugins(hc_context_t *ctx) {
+  for (uint32_t i = 0; i < ctx->nbackends; i++) {
+    hc__backend_t *b = &ctx->backends[i];
+    if (b->ops.fini) b->ops.fini(b->state);
+    unload_handle(b->plugin.handle);
+    free(b->plugin.path);
+  }
+  for (uint32_t i = 0; i < ctx->nworkloads; i++) {
+    unload_handle(ctx->workloads[i].plugin.handle);
+    free(ctx->workloads[i].plugin.path);
+  }
+  for (uint32_t i = 0; i < ctx->nrejected; i++) {
+    free(ctx->rejected[i].path);
+    free(ctx->rejected[i].reason);
+  }
+  free(ctx->backends);
+  free(ctx->workloads);
+  free(ctx->rejected);
+  ctx->backends = NULL;
+  ctx->workloads = NULL;
+  ctx->rejected = NULL;
+  ctx->nbackends = ctx->nworkloads = ctx->nrejected = 0;
+  pthread_mutex_lock(&ltdl_lock);
+  lt_dlexit();
+  pthread_mutex_unlock(&ltdl_lock);
+}

@@ -1,0 +1,233 @@
+/* hc — the plugin-author API.
+ *
+ * A plugin is a shared object that exports one symbol, HC_PLUGIN_SYMBOL, a
+ * const hc_plugin_descriptor_t. It is compiled against the public headers
+ * only and linked with libhc (pkg-config hc), whose embedding API it uses.
+ *
+ * ABI rules: the core accepts abi_major == HC_ABI_MAJOR and abi_minor <=
+ * HC_ABI_MINOR. Every ops table and spec array carries its own size; the
+ * core reads only the members that size covers, so tables grow by appending
+ * and an old plugin keeps working with a newer core. tests/test_abi.c pins
+ * every size and offset. */
+#ifndef HC_PLUGIN_H
+#define HC_PLUGIN_H
+
+#include "hc/hc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HC_PLUGIN_SYMBOL "hc_plugin_descriptor"
+#if defined(__GNUC__)
+#define HC_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define HC_PLUGIN_EXPORT
+#endif
+/* Declares the descriptor with the right name and visibility:
+ *   HC_PLUGIN_DESCRIPTOR = { HC_ABI_MAJOR, HC_ABI_MINOR, ... }; */
+#define HC_PLUGIN_DESCRIPTOR                                                   \
+  HC_PLUGIN_EXPORT const hc_plugin_descriptor_t hc_plugin_descriptor
+
+typedef struct hc_plugin_descriptor {
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  uint32_t kind;          /* hc_plugin_kind_t */
+  uint32_t reserved_;
+  const char *name;       /* [a-z0-9_-]+, unique per kind */
+  const char *version;
+  const char *summary;    /* one line */
+  const void *ops;        /* hc_backend_ops_t* or hc_workload_ops_t* */
+} hc_plugin_descriptor_t;
+
+/* Sets the thread's last-error message and returns status (for plugins and
+ * the core alike): return hc_error(HC_ERR_PARAM, "n=%d: must be >= 3", n); */
+hc_status_t hc_error(hc_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prefixes the current last-error message ("while building simpson: ..."). */
+hc_status_t hc_error_prefix(hc_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ================================================================ backends */
+
+/* One kernel argument as the backend sees it. */
+typedef struct hc_launch_arg {
+  uint32_t kind;       /* hc_arg_kind_t */
+  uint32_t size;       /* scalar bytes */
+  const void *value;   /* scalar: pointer to the value */
+  void *mem;           /* buffer: the backend's memory handle */
+} hc_launch_arg_t;
+
+typedef struct hc_launch {
+  uint32_t size;       /* sizeof(hc_launch_t) */
+  uint32_t dims;       /* 1..3 */
+  size_t global[3];    /* items per axis, axis 0 fastest */
+  size_t local[3];     /* group size per axis; all 0: the backend chooses */
+  uint32_t nargs;
+  const hc_launch_arg_t *args;
+} hc_launch_t;
+
+/* A backend's operations. void *state is what init returned; void *dev is
+ * what device_open returned. Required unless marked optional. */
+typedef struct hc_backend_ops {
+  uint32_t size; /* sizeof(hc_backend_ops_t) as the plugin was compiled */
+
+  /* Must succeed on a machine without devices (report 0 and say why). */
+  hc_status_t (*init)(hc_context_t *ctx, void **state);
+  void (*fini)(void *state);
+  uint32_t (*device_count)(void *state);
+  /* Why there are no devices ("no CUDA driver found"); optional. */
+  const char *(*status_message)(void *state);
+  hc_status_t (*device_info)(void *state, uint32_t index,
+                             hc_device_info_t *info);
+  hc_status_t (*device_open)(void *state, uint32_t index, void **dev);
+  void (*device_close)(void *dev);
+
+  hc_status_t (*mem_alloc)(void *dev, size_t bytes, void **mem);
+  void (*mem_free)(void *dev, void *mem);
+  hc_status_t (*mem_write)(void *dev, void *mem, size_t offset,
+                           const void *src, size_t bytes);
+  hc_status_t (*mem_read)(void *dev, void *mem, size_t offset, void *dst,
+                          size_t bytes);
+  hc_status_t (*mem_copy)(void *dev, void *dst, size_t dst_offset, void *src,
+                          size_t src_offset, size_t bytes);
+  hc_status_t (*mem_fill)(void *dev, void *mem, size_t offset,
+                          const void *pattern, size_t pattern_size,
+                          size_t bytes);
+  void *(*mem_host_ptr)(void *dev, void *mem); /* optional */
+
+  /* Source kernels (languages other than host): the core passes the full
+   * text, prelude included. Backends cache binaries on disk (hc_cache_*). */
+  hc_status_t (*program_build)(void *dev, hc_language_t lang,
+                               const char *source, const char *options,
+                               void **program);                /* optional */
+  void (*program_release)(void *dev, void *program);           /* optional */
+  hc_status_t (*kernel_create)(void *dev, void *program, const char *name,
+                               void **kernel);                 /* optional */
+  hc_status_t (*kernel_create_host)(void *dev, hc_host_kernel_fn fn,
+                                    void **kernel);            /* optional */
+  void (*kernel_release)(void *dev, void *kernel);
+  size_t (*kernel_max_group_size)(void *dev, void *kernel);    /* optional */
+  hc_status_t (*launch)(void *dev, void *kernel, const hc_launch_t *launch);
+
+  hc_status_t (*finish)(void *dev);
+  hc_status_t (*timer_begin)(void *dev);
+  hc_status_t (*timer_end)(void *dev, double *seconds);
+
+  /* Copy between two devices of this backend; optional (the core falls
+   * back to staging through the host). */
+  hc_status_t (*peer_copy)(void *dst_dev, void *dst, size_t dst_offset,
+                           void *src_dev, void *src, size_t src_offset,
+                           size_t bytes);
+} hc_backend_ops_t;
+
+/* ================================================================ cache */
+
+/* The on-disk kernel cache shared by the backends: $HC_CACHE_DIR, else
+ * $XDG_CACHE_HOME/hc, else ~/.cache/hc; HC_CACHE=0 disables it. Entries are
+ * keyed by a hash of the key parts, carry a checksum and their length, are
+ * written atomically (temporary file + rename) and are never trusted when
+ * they do not verify (a corrupt entry is removed and reported as a miss). */
+int hc_cache_enabled(void);
+/* Hash of several NUL-terminated strings and blobs, as 32 hex chars. */
+void hc_cache_key(char out[33], uint32_t nparts, const void *const *parts,
+                  const size_t *sizes);
+/* Loads an entry: HC_OK with *data (malloc'd, caller frees), or
+ * HC_ERR_NOT_FOUND (absent, disabled, or corrupt). */
+hc_status_t hc_cache_load(const char *kind, const char *key, void **data,
+                          size_t *size);
+hc_status_t hc_cache_store(const char *kind, const char *key, const void *data,
+                           size_t size);
+/* Writes a file atomically: temporary file in the same directory, fsync,
+ * rename. Nothing is left behind on failure. */
+hc_status_t hc_write_file_atomic(const char *path, const void *data,
+                                 size_t size);
+
+/* ================================================================ workloads */
+
+typedef struct hc_param_spec {
+  const char *name;
+  uint32_t type;        /* hc_param_type_t */
+  uint32_t reserved_;
+  const char *def;      /* default as text; NULL: no default (optional) */
+  double min, max;      /* allowed range (INT, FLOAT, SHAPE extents, VEC
+                           items); min > max: unbounded */
+  const char *choices;  /* ENUM: "a|b|c" */
+  const char *help;
+} hc_param_spec_t;
+
+#define HC_PORT_OPTIONAL 1u
+#define HC_PORT_PRIMARY 2u  /* the port '|' binds in a pipeline */
+
+typedef struct hc_port_spec {
+  const char *name;
+  uint32_t dtypes;      /* HC_DTYPE_BIT set */
+  int32_t rank_min;     /* 0..4 */
+  int32_t rank_max;
+  uint32_t flags;       /* HC_PORT_* */
+  const char *help;
+} hc_port_spec_t;
+
+typedef struct hc_workload_ops {
+  uint32_t size;          /* sizeof(hc_workload_ops_t) */
+  uint32_t languages;     /* HC_LANG_BIT set of the kernels it offers */
+  uint32_t param_spec_size; /* sizeof(hc_param_spec_t) */
+  uint32_t nparams;
+  const hc_param_spec_t *params;
+  uint32_t port_spec_size;  /* sizeof(hc_port_spec_t) */
+  uint32_t ninputs;
+  const hc_port_spec_t *inputs;
+  uint32_t noutputs;
+  const hc_port_spec_t *outputs;
+  /* Optional: can this configured job run on the device? 0 yes, else
+   * fills why (e.g. "needs fp64"). */
+  int (*check)(const hc_job_t *job, const hc_device_info_t *device, char *why,
+               size_t why_size);
+  /* Optional: dtype and rank an output will have with these parameters
+   * (pipeline validation before anything runs). */
+  hc_status_t (*describe_output)(const hc_job_t *job, const char *port,
+                                 hc_dtype_t *dtype, uint32_t *rank);
+  /* Runs the job on hc_job_device(job). */
+  hc_status_t (*run)(hc_job_t *job);
+} hc_workload_ops_t;
+
+/* ---- what a workload's run() calls ---- */
+hc_device_t *hc_job_device(const hc_job_t *job);
+hc_context_t *hc_job_context(const hc_job_t *job);
+/* Parameter values (validated; defaults applied). Asking for a name that
+ * is not in the schema or of another type returns 0 / "" / empty. */
+int64_t hc_job_int(const hc_job_t *job, const char *name);
+double hc_job_float(const hc_job_t *job, const char *name);
+int hc_job_bool(const hc_job_t *job, const char *name);
+const char *hc_job_string(const hc_job_t *job, const char *name);
+hc_shape_t hc_job_shape(const hc_job_t *job, const char *name);
+hc_vec_t hc_job_vec(const hc_job_t *job, const char *name);
+/* 1 when the user gave the parameter (not the default). */
+int hc_job_given(const hc_job_t *job, const char *name);
+/* Bound input field or NULL. */
+hc_field_t *hc_job_input(const hc_job_t *job, const char *port);
+/* Hands an output to the job (the job owns it from now on). */
+hc_status_t hc_job_set_output(hc_job_t *job, const char *port, hc_field_t *f);
+hc_status_t hc_job_add_metric(hc_job_t *job, const char *name, double value,
+                              const char *unit);
+void hc_job_set_times(hc_job_t *job, double compute_s, double device_s);
+int hc_job_verify_requested(const hc_job_t *job);
+void hc_job_set_verified(hc_job_t *job, int passed, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void hc_job_note(hc_job_t *job, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Reports progress (throttled by the core; shown only on a terminal). */
+void hc_job_progress(hc_job_t *job, double fraction, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Output directory for extra files, or NULL. */
+const char *hc_job_output_dir(const hc_job_t *job);
+
+/* Refuses early when buffers of `bytes` in total would not fit the device:
+ * HC_ERR_DEVICE_MEMORY naming what needed it, required and available. */
+hc_status_t hc_device_check_memory(hc_device_t *dev, uint64_t bytes,
+                                   const char *what);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,215 @@
+/* The cpu backend: one device, the host. Memory is 64-byte aligned host
+ * memory; kernels are host-language C functions run on a persistent
+ * thread pool (pool.c). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hc/plugin.h>
+
+#include "cpuinfo.h"
+#include "pool.h"
+
+typedef struct {
+  hc_device_info_t info;
+  unsigned threads;
+} cpu_state_t;
+
+typedef struct {
+  cpu_state_t *state;
+  hc_cpu_pool_t *pool;
+  double timer_start;
+} cpu_dev_t;
+
+static hc_status_t cpu_init(hc_context_t *ctx, void **out) {
+  cpu_state_t *s = calloc(1, sizeof *s);
+  if (!s) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  s->threads = cores > 0 ? (unsigned)cores : 1;
+  const char *env = getenv("HC_CPU_THREADS");
+  if (env && *env) {
+    char *end = NULL;
+    long v = strtol(env, &end, 10);
+    if (*end || v < 1 || v > 1024) {
+      free(s);
+      return hc_error(HC_ERR_INVALID_ARG, "HC_CPU_THREADS=%s: expected a whole number from 1 to 1024", env);
+    }
+    s->threads = (unsigned)v;
+  }
+  hc_cpu_describe(&s->info, s->threads);
+  hc_log(ctx, HC_LOG_DEBUG, "cpu: %u threads on %s", s->threads, s->info.name);
+  *out = s;
+  return HC_OK;
+}
+
+static void cpu_fini(void *state) { free(state); }
+static uint32_t cpu_device_count(void *state) { return 1; }
+
+static hc_status_t cpu_device_info(void *state, uint32_t index, hc_device_info_t *info) {
+  cpu_state_t *s = state;
+  if (index != 0) return hc_error(HC_ERR_NOT_FOUND, "cpu: device %u does not exist", index);
+  *info = s->info;
+  return HC_OK;
+}
+
+static hc_status_t cpu_device_open(void *state, uint32_t index, void **out) {
+  cpu_dev_t *d = calloc(1, sizeof *d);
+  if (!d) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
+  d->state = state;
+  d->pool = hc_cpu_pool_create(d->state->threads);
+  if (!d->pool) {
+    free(d);
+    return hc_error(HC_ERR_DEVICE, "cpu: cannot start %u worker threads", d->state->threads);
+  }
+  *out = d;
+  return HC_OK;
+}
+
+static void cpu_device_close(void *dev) {
+  cpu_dev_t *d = dev;
+  hc_cpu_pool_destroy(d->pool);
+  free(d);
+}
+
+static hc_status_t cpu_mem_alloc(void *dev, size_t bytes, void **mem) {
+  size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded < bytes) return hc_error(HC_ERR_DEVICE_MEMORY, "cpu: %zu bytes is too large", bytes);
+  void *p = aligned_alloc(64, rounded);
+  if (!p) return hc_error(HC_ERR_DEVICE_MEMORY, "cpu: cannot allocate %zu bytes of host memory", bytes);
+  *mem = p;
+  return HC_OK;
+}
+
+static void cpu_mem_free(void *dev, void *mem) { free(mem); }
+
+static hc_status_t cpu_mem_write(void *dev, void *mem, size_t off, const void *src, size_t n) {
+  memcpy((char *)mem + off, src, n);
+  return HC_OK;
+}
+
+static hc_status_t cpu_mem_read(void *dev, void *mem, size_t off, void *dst, size_t n) {
+  memcpy(dst, (char *)mem + off, n);
+  return HC_OK;
+}
+
+static hc_status_t cpu_mem_copy(void *dev, void *dst, size_t doff, void *src, size_t soff, size_t n) {
+  memmove((char *)dst + doff, (char *)src + soff, n);
+  return HC_OK;
+}
+
+static hc_status_t cpu_mem_fill(void *dev, void *mem, size_t off, const void *pat, size_t psize, size_t n) {
+  char *p = (char *)mem + off;
+  if (psize == 1) {
+    memset(p, *(const unsigned char *)pat, n);
+    return HC_OK;
+  }
+  /* Fill one pattern, then double the filled prefix. */
+  memcpy(p, pat, psize);
+  size_t done = psize;
+  while (done < n) {
+    size_t c = done < n - done ? done : n - done;
+    memcpy(p + done, p, c);
+    done += c;
+  }
+  return HC_OK;
+}
+
+static void *cpu_mem_host_ptr(void *dev, void *mem) { return mem; }
+
+typedef struct {
+  hc_host_kernel_fn fn;
+} cpu_kernel_t;
+
+static hc_status_t cpu_kernel_create_host(void *dev, hc_host_kernel_fn fn, void **out) {
+  cpu_kernel_t *k = malloc(sizeof *k);
+  if (!k) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
+  k->fn = fn;
+  *out = k;
+  return HC_OK;
+}
+
+static void cpu_kernel_release(void *dev, void *k) { free(k); }
+
+static size_t cpu_kernel_max_group_size(void *dev, void *k) { return (size_t)1 << 30; }
+
+/* Default grouping: whole rows along the fast axes, the slowest axis cut
+ * into about 4 chunks per thread (and the next one too when it is short),
+ * so each group is a contiguous, cache-friendly slab. */
+static void choose_groups(unsigned dims, const size_t *global, unsigned threads, size_t *local) {
+  size_t target = 4 * (size_t)threads;
+  for (unsigned d = 0; d < 3; d++) local[d] = global[d] ? global[d] : 1;
+  unsigned last = dims - 1;
+  size_t n = global[last];
+  size_t parts = n < target ? n : target;
+  local[last] = (n + parts - 1) / parts;
+  if (n < target && dims >= 2) {
+    size_t more = (target + n - 1) / n;
+    size_t m = global[last - 1];
+    size_t p2 = m < more ? m : more;
+    local[last - 1] = (m + p2 - 1) / p2;
+  }
+}
+
+static hc_status_t cpu_launch(void *dev, void *kernel, const hc_launch_t *l) {
+  cpu_dev_t *d = dev;
+  cpu_kernel_t *k = kernel;
+  void *args[HC_MAX_KERNEL_ARGS];
+  for (uint32_t i = 0; i < l->nargs; i++)
+    args[i] = l->args[i].kind == HC_ARG_KIND_BUFFER ? l->args[i].mem : (void *)l->args[i].value;
+  size_t local[3];
+  if (l->local[0] && l->local[1] && l->local[2]) memcpy(local, l->local, sizeof local);
+  else choose_groups(l->dims, l->global, hc_cpu_pool_size(d->pool), local);
+  hc_cpu_pool_run(d->pool, k->fn, args, l->dims, l->global, local);
+  return HC_OK;
+}
+
+/* Launches complete before they return: there is nothing to wait for. */
+static hc_status_t cpu_finish(void *dev) { return HC_OK; }
+
+static hc_status_t cpu_timer_begin(void *dev) {
+  ((cpu_dev_t *)dev)->timer_start = hc_now();
+  return HC_OK;
+}
+
+/* The host's "device time" is the wall time of the span: its launches are
+ * synchronous. */
+static hc_status_t cpu_timer_end(void *dev, double *seconds) {
+  *seconds = hc_now() - ((cpu_dev_t *)dev)->timer_start;
+  return HC_OK;
+}
+
+static const hc_backend_ops_t cpu_ops = {
+    .size = sizeof(hc_backend_ops_t),
+    .init = cpu_init,
+    .fini = cpu_fini,
+    .device_count = cpu_device_count,
+    .device_info = cpu_device_info,
+    .device_open = cpu_device_open,
+    .device_close = cpu_device_close,
+    .mem_alloc = cpu_mem_alloc,
+    .mem_free = cpu_mem_free,
+    .mem_write = cpu_mem_write,
+    .mem_read = cpu_mem_read,
+    .mem_copy = cpu_mem_copy,
+    .mem_fill = cpu_mem_fill,
+    .mem_host_ptr = cpu_mem_host_ptr,
+    .kernel_create_host = cpu_kernel_create_host,
+    .kernel_release = cpu_kernel_release,
+    .kernel_max_group_size = cpu_kernel_max_group_size,
+    .launch = cpu_launch,
+    .finish = cpu_finish,
+    .timer_begin = cpu_timer_begin,
+    .timer_end = cpu_timer_end,
+};
+
+HC_PLUGIN_DESCRIPTOR = {
+    .abi_major = HC_ABI_MAJOR,
+    .abi_minor = HC_ABI_MINOR,
+    .kind = HC_PLUGIN_BACKEND,
+    .name = "cpu",
+    .version = HC_VERSION_STRING,
+    .summary = "the host's cores: host-language kernels on a persistent POSIX-threads pool",
+    .ops = &cpu_ops,
+};

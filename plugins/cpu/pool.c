@@ -1,0 +1,166 @@
+#include "pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hc/hc.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+/* How long an idle worker spins before it sleeps, in seconds: long enough
+ * to bridge the gap between back-to-back launches. */
+#define SPIN_SECONDS 200e-6
+
+typedef struct {
+  hc_host_kernel_fn fn;
+  void *const *args;
+  unsigned dims;
+  size_t global[3], local[3], ngroups[3];
+  size_t total;
+} launch_t;
+
+struct hc_cpu_pool {
+  unsigned n; /* threads including the caller */
+  pthread_t *threads;
+  launch_t job;
+  atomic_ulong generation; /* bumped per launch; odd/even irrelevant */
+  atomic_size_t next;      /* next group to claim */
+  atomic_uint done;        /* workers finished with this generation */
+  atomic_int stop;
+  atomic_int sleepers;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+};
+
+typedef struct {
+  hc_cpu_pool_t *pool;
+  unsigned id;
+} worker_arg_t;
+
+static void run_groups(hc_cpu_pool_t *p, unsigned worker) {
+  const launch_t *j = &p->job;
+  hc_host_group_t g;
+  memset(&g, 0, sizeof g);
+  g.dims = j->dims;
+  g.worker = worker;
+  g.num_workers = p->n;
+  for (unsigned d = 0; d < 3; d++) {
+    g.num_groups[d] = j->ngroups[d];
+    g.global[d] = j->global[d];
+  }
+  for (;;) {
+    size_t idx = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
+    if (idx >= j->total) break;
+    size_t rest = idx;
+    for (unsigned d = 0; d < 3; d++) {
+      g.group_id[d] = rest % j->ngroups[d];
+      rest /= j->ngroups[d];
+      g.lo[d] = g.group_id[d] * j->local[d];
+      size_t hi = g.lo[d] + j->local[d];
+      g.hi[d] = hi < j->global[d] ? hi : j->global[d];
+    }
+    j->fn(&g, j->args);
+  }
+}
+
+static void *worker_main(void *arg) {
+  worker_arg_t *wa = arg;
+  hc_cpu_pool_t *p = wa->pool;
+  unsigned id = wa->id;
+  free(wa);
+  unsigned long seen = atomic_load(&p->generation);
+  for (;;) {
+    /* Spin for a while, then sleep until the generation changes. */
+    double t0 = hc_now();
+    unsigned spins = 0;
+    while (atomic_load_explicit(&p->generation, memory_order_acquire) == seen && !atomic_load(&p->stop)) {
+      cpu_relax();
+      if (++spins % 256 == 0 && hc_now() - t0 > SPIN_SECONDS) {
+        pthread_mutex_lock(&p->mu);
+        atomic_fetch_add(&p->sleepers, 1);
+        while (atomic_load(&p->generation) == seen && !atomic_load(&p->stop)) pthread_cond_wait(&p->cv, &p->mu);
+        atomic_fetch_sub(&p->sleepers, 1);
+        pthread_mutex_unlock(&p->mu);
+      }
+    }
+    if (atomic_load(&p->stop)) return NULL;
+    seen = atomic_load_explicit(&p->generation, memory_order_acquire);
+    run_groups(p, id);
+    atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel);
+  }
+}
+
+hc_cpu_pool_t *hc_cpu_pool_create(unsigned nthreads) {
+  if (nthreads < 1) nthreads = 1;
+  hc_cpu_pool_t *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  p->n = nthreads;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  p->threads = calloc(nthreads, sizeof *p->threads);
+  if (!p->threads) {
+    free(p);
+    return NULL;
+  }
+  for (unsigned i = 1; i < nthreads; i++) {
+    worker_arg_t *wa = malloc(sizeof *wa);
+    if (!wa || pthread_create(&p->threads[i], NULL, worker_main, wa ? (wa->pool = p, wa->id = i, wa) : NULL) != 0) {
+      free(wa);
+      p->n = i; /* run with the workers we have */
+      break;
+    }
+  }
+  return p;
+}
+
+void hc_cpu_pool_destroy(hc_cpu_pool_t *p) {
+  if (!p) return;
+  pthread_mutex_lock(&p->mu);
+  atomic_store(&p->stop, 1);
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  for (unsigned i = 1; i < p->n; i++) pthread_join(p->threads[i], NULL);
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->cv);
+  free(p->threads);
+  free(p);
+}
+
+unsigned hc_cpu_pool_size(const hc_cpu_pool_t *p) { return p ? p->n : 0; }
+
+void hc_cpu_pool_run(hc_cpu_pool_t *p, hc_host_kernel_fn fn, void *const *args, unsigned dims,
+                     const size_t global[3], const size_t local[3]) {
+  launch_t *j = &p->job;
+  j->fn = fn;
+  j->args = args;
+  j->dims = dims;
+  j->total = 1;
+  for (unsigned d = 0; d < 3; d++) {
+    j->global[d] = global[d];
+    j->local[d] = local[d] ? local[d] : 1;
+    j->ngroups[d] = (global[d] + j->local[d] - 1) / j->local[d];
+    j->total *= j->ngroups[d];
+  }
+  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+  if (p->n == 1 || j->total == 1) {
+    /* Nothing to share: run inline without waking anyone. */
+    run_groups(p, 0);
+    return;
+  }
+  atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+  atomic_fetch_add(&p->generation, 1); /* seq_cst: pairs with the sleepers count */
+  if (atomic_load(&p->sleepers) > 0) {
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+  }
+  run_groups(p, 0);
+  while (atomic_load_explicit(&p->done, memory_order_acquire) < p->n - 1) cpu_relax();
+}

@@ -1,0 +1,23 @@
+/* A persistent thread pool that runs host kernels group by group. Workers
+ * are created once per device; a launch wakes them (spinning briefly
+ * between back-to-back launches so they need no syscall), they claim groups
+ * from an atomic counter, and the launching thread works too. */
+#ifndef HC_CPU_POOL_H
+#define HC_CPU_POOL_H
+
+#include <hc/hc.h>
+
+typedef struct hc_cpu_pool hc_cpu_pool_t;
+
+/* nthreads >= 1 (the caller counts as one). NULL on failure. */
+hc_cpu_pool_t *hc_cpu_pool_create(unsigned nthreads);
+void hc_cpu_pool_destroy(hc_cpu_pool_t *pool);
+unsigned hc_cpu_pool_size(const hc_cpu_pool_t *pool);
+
+/* Runs fn over the groups of a range and returns when all are done.
+ * local[d] are group extents (>= 1). Not reentrant: one launch at a time
+ * per pool (the device serialises). */
+void hc_cpu_pool_run(hc_cpu_pool_t *pool, hc_host_kernel_fn fn, void *const *args, unsigned dims,
+                     const size_t global[3], const size_t local[3]);
+
+#endif

@@ -1,0 +1,168 @@
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static hc_context_t *ctx;
+static char tmpdir[PATH_MAX];
+static char builddir[PATH_MAX];
+static hc_device_t *opened[64];
+static int nopened;
+
+hc_context_t *th_context(void) {
+  if (!ctx && hc_context_create(NULL, &ctx) != HC_OK) {
+    fprintf(stderr, "cannot create context: %s\n", hc_last_error());
+    exit(3);
+  }
+  return ctx;
+}
+
+void th_skip(const char *why) {
+  static char seen[32][600];
+  static int n;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(seen[i], why)) return;
+  if (n < 32) snprintf(seen[n++], sizeof seen[0], "%s", why);
+  printf("\nskipped: %s\n", why);
+}
+
+hc_device_t *th_device(const char *spec) {
+  hc_context_t *c = th_context();
+  uint32_t idx;
+  if (hc_device_find(c, spec, &idx) != HC_OK) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "no %s device (%s)", spec, hc_last_error());
+    th_skip(msg);
+    return NULL;
+  }
+  hc_device_t *d = NULL;
+  if (hc_device_open(c, idx, &d) != HC_OK) {
+    fprintf(stderr, "cannot open %s: %s\n", spec, hc_last_error());
+    return NULL;
+  }
+  if (nopened < 64) opened[nopened++] = d;
+  else hc_device_close(d);
+  return d;
+}
+
+const char *th_build_dir(void) {
+  if (!builddir[0]) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return ".";
+    exe[n] = '\0';
+    /* build/bin/tests/<prog> -> build */
+    for (int up = 0; up < 3; up++) {
+      char *s = strrchr(exe, '/');
+      if (s) *s = '\0';
+    }
+    snprintf(builddir, sizeof builddir, "%s", exe);
+  }
+  return builddir;
+}
+
+const char *th_tmpdir(void) {
+  if (!tmpdir[0]) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/hc-test-XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+      perror("mkdtemp");
+      exit(4);
+    }
+  }
+  return tmpdir;
+}
+
+static void cleanup(void) {
+  for (int i = 0; i < nopened; i++) hc_device_close(opened[i]);
+  nopened = 0;
+  hc_context_destroy(ctx);
+  ctx = NULL;
+  if (tmpdir[0]) {
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  }
+}
+
+static void drain(int fd, char *buf, size_t cap, size_t *len, int *open_) {
+  char tmp[4096];
+  ssize_t r = read(fd, tmp, sizeof tmp);
+  if (r <= 0) {
+    *open_ = 0;
+    return;
+  }
+  if (buf && *len + 1 < cap) {
+    size_t c = (size_t)r < cap - 1 - *len ? (size_t)r : cap - 1 - *len;
+    memcpy(buf + *len, tmp, c);
+    *len += c;
+    buf[*len] = '\0';
+  }
+}
+
+int th_run(const char *cmd, char *out, size_t out_cap, char *err, size_t err_cap) {
+  int po[2], pe[2];
+  if (out && out_cap) out[0] = '\0';
+  if (err && err_cap) err[0] = '\0';
+  if (pipe(po) || pipe(pe)) return -1;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(po[1], 1);
+    dup2(pe[1], 2);
+    close(po[0]);
+    close(pe[0]);
+    close(po[1]);
+    close(pe[1]);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  close(po[1]);
+  close(pe[1]);
+  size_t lo = 0, le = 0;
+  int oo = 1, eo = 1;
+  while (oo || eo) {
+    struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    if (oo && (fds[0].revents & (POLLIN | POLLHUP))) drain(po[0], out, out_cap, &lo, &oo);
+    if (eo && (fds[1].revents & (POLLIN | POLLHUP))) drain(pe[0], err, err_cap, &le, &eo);
+  }
+  close(po[0]);
+  close(pe[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+double th_rel(double a, double b) {
+  double d = fabs(b) > 1e-300 ? fabs(b) : 1e-300;
+  return fabs(a - b) / d;
+}
+
+int th_main(int argc, char **argv, void (*register_tests)(void)) {
+  (void)argc;
+  (void)argv;
+  atexit(cleanup);
+  if (CU_initialize_registry() != CUE_SUCCESS) return 4;
+  register_tests();
+  if (CU_get_error() != CUE_SUCCESS) {
+    fprintf(stderr, "CUnit registration failed: %s\n", CU_get_error_msg());
+    return 4;
+  }
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+  unsigned fails = CU_get_number_of_tests_failed();
+  CU_cleanup_registry();
+  (void)failed;
+  return fails ? 1 : 0;
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Runs every hc test program and prints the totals.
+
+Each program under BUILD/bin/tests is a CUnit program; the conformance
+program runs once per backend in CONFORMANCE_BACKENDS. The last line is
+'hc tests: N passed, N failed' and the exit status is non-zero when any
+program failed (or crashed)."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+CONFORMANCE_BACKENDS = ['cpu', 'opencl', 'cuda']
+
+
+def run(cmd, env):
+    t0 = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    out = p.stdout.decode(errors='replace')
+    return p.returncode, out, time.time() - t0
+
+
+def cunit_counts(out):
+    m = re.search(r'^\s*tests\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)', out, re.M)
+    if not m:
+        return 0, 0
+    run_, passed, failed = int(m.group(2)), int(m.group(3)), int(m.group(4))
+    return passed, failed
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--build', required=True)
+    ap.add_argument('--filter', default='')
+    ap.add_argument('--valgrind', action='store_true', help='run each program under valgrind memcheck')
+    a = ap.parse_args()
+    tdir = os.path.join(a.build, 'bin', 'tests')
+    progs = sorted(p for p in os.listdir(tdir) if p.startswith('test_')) if os.path.isdir(tdir) else []
+    env = dict(os.environ)
+    env.setdefault('HC_CACHE_DIR', os.path.join(a.build, 'test-cache'))
+    jobs = []
+    for p in progs:
+        path = os.path.join(tdir, p)
+        if p == 'test_conformance':
+            for b in CONFORMANCE_BACKENDS:
+                jobs.append(('%s[%s]' % (p, b), [path, '--backend=' + b]))
+        else:
+            jobs.append((p, [path]))
+    if a.filter:
+        jobs = [j for j in jobs if a.filter in j[0]]
+    total_p = total_f = 0
+    bad = []
+    for name, cmd in jobs:
+        if a.valgrind:
+            cmd = ['valgrind', '--error-exitcode=99', '--leak-check=full', '--errors-for-leak-kinds=definite',
+                   '--quiet', '--suppressions=' + os.path.join(os.path.dirname(__file__), 'valgrind.supp')] + cmd
+        rc, out, dt = run(cmd, env)
+        p, f = cunit_counts(out)
+        total_p += p
+        total_f += f
+        skipped = [l for l in out.splitlines() if l.startswith('skipped:')]
+        status = 'ok' if rc == 0 else 'FAILED (exit %d)' % rc
+        print('%-40s %-18s %4d passed %3d failed  %6.1fs' % (name, status, p, f, dt))
+        for s in skipped:
+            print('    ' + s)
+        if rc != 0:
+            bad.append(name)
+            print('---- output of %s ----' % name)
+            print(out[-20000:])
+            print('---- end of %s ----' % name)
+            if f == 0:
+                total_f += 1  # a crash or a non-zero exit counts as a failure
+    print('hc tests: %d passed, %d failed' % (total_p, total_f))
+    if bad:
+        print('failed programs: ' + ', '.join(bad))
+    return 1 if bad or not jobs else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
