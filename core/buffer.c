@@ -25,14 +25,17 @@ HC_API hc_status_t hc_buffer_create(hc_device_t *d, size_t bytes, hc_buffer_t **
   }
   b->dev = d;
   b->size = bytes;
+  hc__device_retain(d);
   *out = b;
   return HC_OK;
 }
 
 HC_API void hc_buffer_destroy(hc_buffer_t *b) {
   if (!b) return;
-  b->dev->backend->ops.mem_free(b->dev->handle, b->mem);
+  hc_device_t *d = b->dev;
+  d->backend->ops.mem_free(d->handle, b->mem);
   free(b);
+  hc_device_close(d);
 }
 
 HC_API size_t hc_buffer_size(const hc_buffer_t *b) { return b ? b->size : 0; }

@@ -122,6 +122,12 @@ HC_API hc_status_t hc_device_open(hc_context_t *ctx, uint32_t index, hc_device_t
   return HC_OK;
 }
 
+void hc__device_retain(hc_device_t *d) {
+  pthread_mutex_lock(&d->ctx->lock);
+  d->refs++;
+  pthread_mutex_unlock(&d->ctx->lock);
+}
+
 HC_API void hc_device_close(hc_device_t *d) {
   if (!d) return;
   hc_context_t *ctx = d->ctx;

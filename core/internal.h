@@ -115,6 +115,9 @@ struct hc_field {
 };
 
 /* --- internal functions --- */
+/* Buffers and kernels hold a reference on their device, so a device closed
+ * by its opener stays alive until the last of them is destroyed. */
+void hc__device_retain(hc_device_t *d);
 void hc__vformat_error(hc_status_t status, const char *fmt, va_list ap);
 hc__workload_t *hc__find_workload(const hc_context_t *ctx, const char *name);
 void hc__count_transfer(hc_context_t *ctx, int kind, size_t bytes,

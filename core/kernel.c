@@ -108,6 +108,7 @@ HC_API hc_status_t hc_kernel_create(hc_device_t *d, const hc_kernel_desc_t *desc
     free(k);
     return st;
   }
+  hc__device_retain(d);
   *out = k;
   return HC_OK;
 }
@@ -116,7 +117,9 @@ HC_API void hc_kernel_destroy(hc_kernel_t *k) {
   if (!k) return;
   k->dev->backend->ops.kernel_release(k->dev->handle, k->handle);
   if (k->program) put_program(k->dev, k->program);
+  hc_device_t *d = k->dev;
   free(k);
+  hc_device_close(d);
 }
 
 HC_API hc_language_t hc_kernel_language(const hc_kernel_t *k) { return k ? k->lang : HC_LANG_HOST; }

@@ -1,0 +1,178 @@
+/* hcrun: reporting a job as a human table or as JSON, saving outputs. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hcrun.h"
+
+int hcrun_exit_code(hc_status_t st) {
+  switch (st) {
+  case HC_OK: return HCRUN_OK;
+  case HC_ERR_VERIFY: return HCRUN_VERIFY_FAILED;
+  case HC_ERR_PARAM:
+  case HC_ERR_INVALID_ARG:
+  case HC_ERR_FORMAT:
+  case HC_ERR_PIPELINE: return HCRUN_USAGE;
+  case HC_ERR_NO_DEVICE:
+  case HC_ERR_UNSUPPORTED:
+  case HC_ERR_NOT_FOUND:
+  case HC_ERR_PLUGIN: return HCRUN_UNAVAILABLE;
+  default: return HCRUN_RUNTIME;
+  }
+}
+
+int hcrun_mkdirs(const char *dir) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", dir);
+  for (char *p = buf + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+      *p = '/';
+    }
+  return (mkdir(buf, 0755) == 0 || errno == EEXIST) ? 0 : -1;
+}
+
+void hcrun_print_json(json_t *doc) {
+  char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+  if (s) {
+    fputs(s, stdout);
+    fputc('\n', stdout);
+    free(s);
+  }
+}
+
+json_t *hcrun_device_json(const hc_device_info_t *in, const char *id) {
+  json_t *d = json_object();
+  json_object_set_new(d, "id", json_string(id));
+  json_object_set_new(d, "name", json_string(in->name));
+  json_object_set_new(d, "type", json_string(hc_device_type_name(in->type)));
+  json_object_set_new(d, "vendor", json_string(in->vendor));
+  json_object_set_new(d, "platform", json_string(in->platform));
+  json_object_set_new(d, "driver", json_string(in->driver));
+  json_object_set_new(d, "arch", json_string(in->arch));
+  json_t *langs = json_array();
+  for (int l = 0; l < HC_LANG_COUNT_; l++)
+    if (in->languages & HC_LANG_BIT(l)) json_array_append_new(langs, json_string(hc_language_name((hc_language_t)l)));
+  json_object_set_new(d, "languages", langs);
+  json_object_set_new(d, "compute_units", json_integer(in->compute_units));
+  json_object_set_new(d, "clock_mhz", json_integer(in->clock_mhz));
+  json_object_set_new(d, "fp64", json_boolean(in->fp64));
+  json_object_set_new(d, "global_mem_bytes", json_integer((json_int_t)in->global_mem_bytes));
+  json_object_set_new(d, "max_alloc_bytes", json_integer((json_int_t)in->max_alloc_bytes));
+  json_object_set_new(d, "local_mem_bytes", json_integer((json_int_t)in->local_mem_bytes));
+  json_object_set_new(d, "l2_cache_bytes", json_integer((json_int_t)in->l2_cache_bytes));
+  json_object_set_new(d, "max_work_group_size", json_integer(in->max_work_group_size));
+  json_object_set_new(d, "preferred_group_multiple", json_integer(in->preferred_group_multiple));
+  if (in->cc_major) {
+    char cc[16];
+    snprintf(cc, sizeof cc, "%u.%u", in->cc_major, in->cc_minor);
+    json_object_set_new(d, "compute_capability", json_string(cc));
+  }
+  json_object_set_new(d, "peak_fp32_gflops", json_real(in->peak_fp32_gflops));
+  json_object_set_new(d, "peak_fp64_gflops", json_real(in->peak_fp64_gflops));
+  json_object_set_new(d, "peak_bandwidth_gbs", json_real(in->peak_bandwidth_gbs));
+  return d;
+}
+
+json_t *hcrun_job_json(const hc_job_t *job) {
+  json_t *o = json_object();
+  json_object_set_new(o, "workload", json_string(hc_job_workload(job)));
+  json_t *params = json_object();
+  for (uint32_t i = 0; i < hc_job_param_count(job); i++) {
+    const char *n, *v;
+    if (hc_job_param_get(job, i, &n, &v) == HC_OK) json_object_set_new(params, n, json_string(v));
+  }
+  json_object_set_new(o, "params", params);
+  hc_job_times_t t;
+  hc_job_times(job, &t);
+  json_t *times = json_object();
+  json_object_set_new(times, "wall_s", json_real(t.wall_s));
+  json_object_set_new(times, "compute_s", json_real(t.compute_s));
+  json_object_set_new(times, "device_s", json_real(t.device_s));
+  json_object_set_new(o, "times", times);
+  json_t *metrics = json_object();
+  for (uint32_t i = 0; i < hc_job_metric_count(job); i++) {
+    const char *n, *u;
+    double v;
+    if (hc_job_metric(job, i, &n, &v, &u) != HC_OK) continue;
+    json_t *m = json_object();
+    json_object_set_new(m, "value", json_real(v));
+    json_object_set_new(m, "unit", json_string(u));
+    json_object_set_new(metrics, n, m);
+  }
+  json_object_set_new(o, "metrics", metrics);
+  const char *msg;
+  int ver = hc_job_verified(job, &msg);
+  json_t *v = json_object();
+  json_object_set_new(v, "passed", ver < 0 ? json_null() : json_boolean(ver));
+  json_object_set_new(v, "message", json_string(msg));
+  json_object_set_new(o, "verification", v);
+  json_t *notes = json_array();
+  const char *p = hc_job_notes(job);
+  while (*p) {
+    size_t l = strcspn(p, "\n");
+    json_array_append_new(notes, json_stringn(p, l));
+    p += l + (p[l] == '\n');
+  }
+  json_object_set_new(o, "notes", notes);
+  return o;
+}
+
+static void fmt_time(char *buf, size_t n, double s) {
+  if (s <= 0) snprintf(buf, n, "-");
+  else if (s < 1e-3) snprintf(buf, n, "%.2f us", s * 1e6);
+  else if (s < 1) snprintf(buf, n, "%.3f ms", s * 1e3);
+  else snprintf(buf, n, "%.3f s", s);
+}
+
+void hcrun_print_job(const hc_job_t *job, const char *device_id) {
+  printf("%-14s %s on %s\n", "workload", hc_job_workload(job), device_id);
+  printf("%-14s", "parameters");
+  for (uint32_t i = 0; i < hc_job_param_count(job); i++) {
+    const char *n, *v;
+    if (hc_job_param_get(job, i, &n, &v) == HC_OK && *v) printf(" %s=%s", n, v);
+  }
+  printf("\n");
+  hc_job_times_t t;
+  hc_job_times(job, &t);
+  char a[32], b[32], c[32];
+  fmt_time(a, sizeof a, t.compute_s);
+  fmt_time(b, sizeof b, t.device_s);
+  fmt_time(c, sizeof c, t.wall_s);
+  printf("%-14s %s (device %s; whole run with setup %s)\n", "time", a, b, c);
+  for (uint32_t i = 0; i < hc_job_metric_count(job); i++) {
+    const char *n, *u;
+    double v;
+    if (hc_job_metric(job, i, &n, &v, &u) == HC_OK) printf("  %-22s %.10g %s\n", n, v, u);
+  }
+  const char *notes = hc_job_notes(job);
+  if (*notes) {
+    const char *p = notes;
+    while (*p) {
+      size_t l = strcspn(p, "\n");
+      printf("  note: %.*s\n", (int)l, p);
+      p += l + (p[l] == '\n');
+    }
+  }
+  const char *msg;
+  int ver = hc_job_verified(job, &msg);
+  if (ver >= 0) printf("%-14s %s%s%s\n", "verification", ver ? "PASSED" : "FAILED", *msg ? ": " : "", msg);
+}
+
+hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefix, json_t *files) {
+  hc_context_t *ctx = hc_job_context(job);
+  uint32_t n = hc_workload_port_count(ctx, hc_job_workload(job), 1);
+  for (uint32_t i = 0; i < n; i++) {
+    const hc_port_spec_t *p = hc_workload_port(ctx, hc_job_workload(job), 1, i);
+    hc_field_t *f = hc_job_output(job, p->name);
+    if (!f) continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s%s.npy", dir, prefix ? prefix : "", p->name);
+    hc_status_t st = hc_field_save_npy(f, path);
+    if (st != HC_OK) return st;
+    if (files) json_array_append_new(files, json_string(path));
+  }
+  return HC_OK;
+}
