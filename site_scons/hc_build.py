@@ -82,7 +82,7 @@ def configure(env):
 def _embed_text(target, source, env):
     """Turns a kernel source file into a C file holding it as a string."""
     sym = env['EMBED_SYMBOL']
-    with open(str(source[0]), 'r') as f:
+    with open(source[0].srcnode().abspath, 'r') as f:
         text = f.read()
     out = ['/* generated from %s: do not edit */' % os.path.basename(str(source[0])),
            'const char %s[] =' % sym]
