@@ -115,7 +115,7 @@ def add_methods(env):
     def program(env, name, sources, **kw):
         e = env.Clone()
         e.Append(LIBS=['hc'] + kw.pop('LIBS', []), LIBPATH=[env['HC_LIBDIR']],
-                 RPATH=[e.Literal('\\$$ORIGIN/../lib')], **kw)
+                 RPATH=[e.Literal('\\$$ORIGIN/../lib'), e.Literal('\\$$ORIGIN/../../lib')], **kw)
         return e.Program(os.path.join(env['HC_BINDIR'].abspath, name), sources)
 
     env.AddMethod(embed, 'HcEmbed')

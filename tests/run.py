@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-CONFORMANCE_BACKENDS = ['cpu', 'opencl', 'cuda']
+CONFORMANCE_BACKENDS = ['cpu', 'opencl', 'cuda', 'serial']
 
 
 def run(cmd, env):
@@ -56,7 +56,11 @@ def main():
         if a.valgrind:
             cmd = ['valgrind', '--error-exitcode=99', '--leak-check=full', '--errors-for-leak-kinds=definite',
                    '--quiet', '--suppressions=' + os.path.join(os.path.dirname(__file__), 'valgrind.supp')] + cmd
-        rc, out, dt = run(cmd, env)
+        jenv = env
+        if name.endswith('[serial]'):
+            # the test backend lives outside the plugin directory
+            jenv = dict(env, HC_PLUGIN_PATH=os.path.join(a.build, 'test-plugins'))
+        rc, out, dt = run(cmd, jenv)
         p, f = cunit_counts(out)
         total_p += p
         total_f += f

@@ -57,11 +57,12 @@ static hc_status_t cpu_device_info(void *state, uint32_t index, hc_device_info_t
 static hc_status_t cpu_device_open(void *state, uint32_t index, void **out) {
   cpu_dev_t *d = calloc(1, sizeof *d);
   if (!d) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
-  d->state = state;
-  d->pool = hc_cpu_pool_create(d->state->threads);
+  cpu_state_t *s = state;
+  d->state = s;
+  d->pool = hc_cpu_pool_create(s->threads);
   if (!d->pool) {
     free(d);
-    return hc_error(HC_ERR_DEVICE, "cpu: cannot start %u worker threads", d->state->threads);
+    return hc_error(HC_ERR_DEVICE, "cpu: cannot start %u worker threads", s->threads);
   }
   *out = d;
   return HC_OK;

@@ -75,7 +75,10 @@ static void *worker_main(void *arg) {
   hc_cpu_pool_t *p = wa->pool;
   unsigned id = wa->id;
   free(wa);
-  unsigned long seen = atomic_load(&p->generation);
+  /* The generation the pool was created with (0), not the current one: a
+   * launch may bump it before this thread first runs, and that launch
+   * waits for this worker too. */
+  unsigned long seen = 0;
   for (;;) {
     /* Spin for a while, then sleep until the generation changes. */
     double t0 = hc_now();

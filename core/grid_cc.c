@@ -1,0 +1,208 @@
+/* Run-time compilation of generated host kernels with the system C
+ * compiler: cc (or $HC_GRID_CC) is spawned on the C text in a private
+ * temporary directory, the shared object is stored in the on-disk kernel
+ * cache (kind "grid-host", keyed by compiler, flags, machine and source;
+ * checksummed, written atomically) and dlopen'ed. A compiler that cannot be
+ * run is HC_ERR_UNSUPPORTED (the caller falls back to the evaluator); one
+ * that rejects the code is HC_ERR_BUILD with its output. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "grid_internal.h"
+
+extern char **environ;
+
+static const char *const cc_flags[] = {"-O3", "-std=c11", "-fPIC", "-shared", "-fno-math-errno", NULL};
+
+static const char *compiler(void) {
+  const char *c = getenv("HC_GRID_CC");
+  return c && *c ? c : "cc";
+}
+
+static const char *tmp_root(void) {
+  const char *t = getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
+}
+
+static char *read_all(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len == cap) {
+      size_t nc = cap ? cap * 2 : 65536;
+      char *n = realloc(buf, nc + 1);
+      if (!n) {
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = n;
+      cap = nc;
+    }
+    size_t r = fread(buf + len, 1, cap - len, f);
+    len += r;
+    if (r == 0) break;
+  }
+  fclose(f);
+  buf[len] = '\0';
+  *size = len;
+  return buf;
+}
+
+static int write_all(const char *path, const void *data, size_t n) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  const char *p = data;
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      close(fd);
+      return -1;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return close(fd);
+}
+
+static hc_status_t open_object(const char *path, hc_host_kernel_fn *fn, void **dl) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) return hc_error(HC_ERR_BUILD, "grid host kernel: dlopen %s: %s", path, dlerror());
+  void *sym = dlsym(h, "hcg_kernel");
+  if (!sym) {
+    dlclose(h);
+    return hc_error(HC_ERR_BUILD, "grid host kernel: %s has no hcg_kernel", path);
+  }
+  memcpy(fn, &sym, sizeof *fn); /* object pointer to function pointer (POSIX) */
+  *dl = h;
+  return HC_OK;
+}
+
+/* Runs the compiler; returns HC_OK, HC_ERR_UNSUPPORTED (cannot run it) or
+ * HC_ERR_BUILD (it failed: log in the message). */
+static hc_status_t run_cc(const char *dir, const char *src, const char *obj) {
+  char logpath[4096];
+  snprintf(logpath, sizeof logpath, "%s/cc.log", dir);
+  const char *argv[16];
+  int n = 0;
+  argv[n++] = compiler();
+  for (int i = 0; cc_flags[i]; i++) argv[n++] = cc_flags[i];
+  argv[n++] = "-o";
+  argv[n++] = obj;
+  argv[n++] = src;
+  argv[n++] = "-lm";
+  argv[n] = NULL;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  pid_t pid;
+  int e = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (e != 0) return hc_error(HC_ERR_UNSUPPORTED, "cannot run the C compiler '%s': %s", argv[0], strerror(e));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return hc_error(HC_ERR_UNSUPPORTED, "waiting for '%s': %s", argv[0], strerror(errno));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return HC_OK;
+  size_t sz = 0;
+  char *log = read_all(logpath, &sz);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    hc_status_t st = hc_error(HC_ERR_UNSUPPORTED, "cannot run the C compiler '%s' (exit 127): %.300s", argv[0],
+                              log ? log : "");
+    free(log);
+    return st;
+  }
+  hc_status_t st = hc_error(HC_ERR_BUILD, "grid host kernel: '%s' failed (%s %d):\n%.3000s", argv[0],
+                            WIFEXITED(status) ? "exit" : "signal",
+                            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), log ? log : "(no output)");
+  free(log);
+  return st;
+}
+
+static void remove_dir(const char *dir) {
+  static const char *const names[] = {"k.c", "k.so", "cc.log", "cached.so"};
+  char path[4200];
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+
+hc_status_t hcg_cc_build(hc_grid_t *g, const char *source, hc_host_kernel_fn *fn, void **dl) {
+  *fn = NULL;
+  *dl = NULL;
+  if (g->cc_state < 0) return hc_error(HC_ERR_UNSUPPORTED, "%s", g->cc_why);
+  struct utsname u;
+  if (uname(&u) != 0) memset(&u, 0, sizeof u);
+  char flags[256] = "";
+  for (int i = 0; cc_flags[i]; i++) {
+    strncat(flags, cc_flags[i], sizeof flags - strlen(flags) - 2);
+    strncat(flags, " ", sizeof flags - strlen(flags) - 1);
+  }
+  const void *parts[5] = {"grid-host-v1", compiler(), flags, u.machine, source};
+  char key[33];
+  hc_cache_key(key, 5, parts, NULL);
+
+  char dir[3000];
+  if (snprintf(dir, sizeof dir, "%s/hcgrid-XXXXXX", tmp_root()) >= (int)sizeof dir)
+    return hc_error(HC_ERR_IO, "grid host kernel: TMPDIR is too long");
+  if (!mkdtemp(dir)) return hc_error(HC_ERR_IO, "grid host kernel: cannot create a directory in %s: %s", tmp_root(),
+                                     strerror(errno));
+  char src[4200], obj[4200];
+  snprintf(src, sizeof src, "%s/k.c", dir);
+  snprintf(obj, sizeof obj, "%s/k.so", dir);
+  hc_status_t st;
+  void *bytes = NULL;
+  size_t nbytes = 0;
+  if (hc_cache_load("grid-host", key, &bytes, &nbytes) == HC_OK) {
+    char cached[4200];
+    snprintf(cached, sizeof cached, "%s/cached.so", dir);
+    st = write_all(cached, bytes, nbytes) == 0 ? open_object(cached, fn, dl)
+                                                : hc_error(HC_ERR_IO, "cannot write %s: %s", cached, strerror(errno));
+    free(bytes);
+    if (st == HC_OK) {
+      g->cc_state = 1;
+      remove_dir(dir);
+      return HC_OK;
+    }
+  }
+  if (write_all(src, source, strlen(source)) != 0) {
+    st = hc_error(HC_ERR_IO, "grid host kernel: cannot write %s: %s", src, strerror(errno));
+    remove_dir(dir);
+    return st;
+  }
+  st = run_cc(dir, src, obj);
+  if (st == HC_ERR_UNSUPPORTED) {
+    g->cc_state = -1;
+    snprintf(g->cc_why, sizeof g->cc_why, "%s", hc_last_error());
+  }
+  if (st == HC_OK) {
+    g->cc_state = 1;
+    bytes = read_all(obj, &nbytes);
+    if (bytes) {
+      hc_cache_store("grid-host", key, bytes, nbytes); /* best effort */
+      free(bytes);
+    }
+    st = open_object(obj, fn, dl);
+  }
+  remove_dir(dir);
+  return st;
+}
+
+void hcg_cc_close(void *dl) {
+  if (dl) dlclose(dl);
+}

@@ -1,0 +1,297 @@
+/* Code generation: wraps the walk's straight-line values in a kernel.
+ *
+ * One text serves opencl-c and cuda-c (the portable dialect; the core
+ * prepends the prelude); host kernels are C with the same body inside
+ * loops over the work-group's rows (the inner loop runs along the
+ * contiguous axis, so the compiler vectorises it). Variants:
+ *   assign   one work-item per cell of the box (EVEN/ODD ranges: one per
+ *            cell of that parity, packed along the fast axis);
+ *   staged   (device languages) the shared sub-expression is computed once
+ *            per work-group into a local-memory tile with halo; 3-D kernels
+ *            march along axis 0 through a ring of 2R+1 planes;
+ *   reduce   grid-stride loop, local-memory tree, one partial per group.
+ *
+ * Arguments (every variant, in order): D (assigned field) or partial,
+ * F1..Fk (the other fields), the parameters (one REAL each, or one buffer P
+ * when they would not fit HC_MAX_KERNEL_ARGS), then long n0 n1 n2 (extents
+ * of the kernel's grid, internal axes), lo0 lo1 lo2 (box start), c0 c1 c2
+ * (box size) and, for reductions, the number of cells.
+ *
+ * Computable parameters: COORD (origin, h); SIN (amplitude, then per axis
+ * origin, h, k pi); GAUSS (amplitude, 1/2 sigma^2, per axis origin, h,
+ * center); POINT (amplitude, per axis target index); USER (p0..p3, per
+ * axis origin, h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grid_walk.h"
+
+/* The host kernel's view of hc_host_group_t: its text goes into generated
+ * C, and the same declaration is compiled here so the layouts must agree. */
+#define HCG_GROUP_DECL                                                                                               \
+  typedef struct {                                                                                                   \
+    uint32_t dims, worker, num_workers, reserved_;                                                                   \
+    size_t group_id[3], num_groups[3], lo[3], hi[3], global[3];                                                      \
+  } hcg_group_t;
+#define HCG_STR_(...) #__VA_ARGS__
+#define HCG_STR(...) HCG_STR_(__VA_ARGS__)
+HCG_GROUP_DECL
+_Static_assert(sizeof(hcg_group_t) == sizeof(hc_host_group_t), "hcg_group_t must mirror hc_host_group_t");
+_Static_assert(offsetof(hcg_group_t, lo) == offsetof(hc_host_group_t, lo), "hcg_group_t must mirror hc_host_group_t");
+_Static_assert(offsetof(hcg_group_t, global) == offsetof(hc_host_group_t, global),
+               "hcg_group_t must mirror hc_host_group_t");
+
+static void lin_index(uint32_t rank, const char *v0, const char *v1, const char *v2, char *out, size_t n) {
+  if (rank == 3) snprintf(out, n, "((%s) * n1 + (%s)) * n2 + (%s)", v0, v1, v2);
+  else if (rank == 2) snprintf(out, n, "(%s) * n2 + (%s)", v1, v2);
+  else snprintf(out, n, "%s", v2);
+}
+
+static void emit_prologue(gw_t *w, const gk_t *k) {
+  const gp_plan_t *p = k->plan;
+  const int host = k->lang == HC_LANG_HOST;
+  gw_put(w, "/* hc grid expression kernel (generated; key %.60s...) */\n", k->key);
+  if (host) {
+    gw_put(w, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n");
+    gw_put(w, "#define HC_KERNEL\n#define HC_INLINE static inline\n#define HC_GLOBAL\n#define HC_RESTRICT restrict\n");
+    gw_put(w, "%s\n", HCG_STR(HCG_GROUP_DECL));
+  }
+  gw_put(w, "#define REAL %s\n", p->dtype == HC_F64 ? "double" : "float");
+  gw_put(w, "typedef %s IDX;\n", k->idx64 ? "long" : "int");
+  gw_put(w, "#ifndef HC_PI\n#define HC_PI 3.14159265358979323846\n#endif\n");
+  if (k->mode == GK_REDUCE) {
+    if (host) gw_put(w, "typedef double ACC;\n");
+    else gw_put(w, "#ifdef HC_HAS_FP64\ntypedef double ACC;\n#else\ntypedef float ACC;\n#endif\n");
+  }
+  for (uint32_t i = 0; i < k->nnodes; i++) {
+    const gp_node_t *n = k->nodes[i];
+    if (n->kind != GX_FUNC || n->src->fn.kind != HC_GFUNC_USER || gk_is_leaf(k, n)) continue;
+    gw_put(w,
+           "HC_INLINE REAL hcg_user%u(const REAL x, const REAL y, const REAL z, const long i, const long j, const long "
+           "k, const REAL p0, const REAL p1, const REAL p2, const REAL p3) {\n  return (REAL)(%s);\n}\n",
+           i, n->src->source ? n->src->source : "0");
+  }
+}
+
+static void emit_signature(gw_t *w, const gk_t *k) {
+  const int host = k->lang == HC_LANG_HOST;
+  if (host) {
+    gw_put(w, "void hcg_kernel(const hcg_group_t *g, void *const *args) {\n");
+    uint32_t a = 0;
+    if (k->mode == GK_REDUCE) gw_put(w, "  ACC *partial = (ACC *)args[%u];\n", a++);
+    else gw_put(w, "  REAL *restrict D = (REAL *)args[%u];\n", a++);
+    for (uint32_t s = 1; s < k->nfields; s++) gw_put(w, "  const REAL *restrict F%u = (const REAL *)args[%u];\n", s, a++);
+    if (k->params_in_buffer) {
+      gw_put(w, "  const REAL *P = (const REAL *)args[%u];\n", a++);
+      for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, "  const REAL p%u = P[%u];\n", i, i);
+    } else {
+      for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, "  const REAL p%u = *(const REAL *)args[%u];\n", i, a++);
+    }
+    static const char *const nm[9] = {"n0", "n1", "n2", "lo0", "lo1", "lo2", "c0", "c1", "c2"};
+    for (int i = 0; i < 9; i++) gw_put(w, "  const IDX %s = (IDX)*(const long *)args[%u];\n", nm[i], a++);
+    return;
+  }
+  gw_put(w, "HC_KERNEL void hcg_kernel(");
+  if (k->mode == GK_REDUCE) gw_put(w, "HC_GLOBAL ACC *partial");
+  else gw_put(w, "HC_GLOBAL REAL *HC_RESTRICT D");
+  for (uint32_t s = 1; s < k->nfields; s++) gw_put(w, ", HC_GLOBAL const REAL *HC_RESTRICT F%u", s);
+  if (k->params_in_buffer) gw_put(w, ", HC_GLOBAL const REAL *P");
+  else
+    for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, ", const REAL p%u", i);
+  gw_put(w, ", const long a_n0, const long a_n1, const long a_n2, const long a_lo0, const long a_lo1, const long a_lo2, "
+            "const long a_c0, const long a_c1, const long a_c2%s) {\n",
+         k->mode == GK_REDUCE ? ", const long total" : "");
+  if (k->params_in_buffer)
+    for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, "  const REAL p%u = P[%u];\n", i, i);
+  gw_put(w, "  const IDX n0 = (IDX)a_n0, n1 = (IDX)a_n1, n2 = (IDX)a_n2;\n");
+  gw_put(w, "  const IDX lo0 = (IDX)a_lo0, lo1 = (IDX)a_lo1, lo2 = (IDX)a_lo2;\n");
+  gw_put(w, "  const IDX c0 = (IDX)a_c0, c1 = (IDX)a_c1, c2 = (IDX)a_c2;\n");
+}
+
+/* Extents of every level the kernel reads, relative to its own. */
+static void emit_levels(gw_t *w, const gk_t *k) {
+  int mn = 0, mx = 0;
+  for (uint32_t i = 0; i < k->nnodes; i++) {
+    int rel = k->nodes[i]->level - k->base_level;
+    if (rel < mn) mn = rel;
+    if (rel > mx) mx = rel;
+  }
+  uint32_t ax0 = HCG_AX0(k->plan->rank);
+  for (int r = 1; r <= mx; r++)
+    for (uint32_t a = ax0; a < 3; a++) {
+      if (r == 1) gw_put(w, "  const IDX nc1_%u = (n%u + 1) >> 1;\n", a, a);
+      else gw_put(w, "  const IDX nc%d_%u = (nc%d_%u + 1) >> 1;\n", r, a, r - 1, a);
+    }
+  for (int r = 1; r <= -mn; r++)
+    for (uint32_t a = ax0; a < 3; a++) {
+      if (r == 1) gw_put(w, "  const IDX nf1_%u = 2 * n%u - 1;\n", a, a);
+      else gw_put(w, "  const IDX nf%d_%u = 2 * nf%d_%u - 1;\n", r, a, r - 1, a);
+    }
+  gw_put(w, "  (void)n0; (void)n1; (void)n2; (void)c0; (void)c1; (void)c2; (void)lo0; (void)lo1; (void)lo2;\n");
+}
+
+static const char *reduce_step(hc_grid_reduce_op_t op) {
+  return op == HC_GRID_SUM ? "acc += (ACC)(%s);\n"
+         : op == HC_GRID_SUMSQ ? "acc += (ACC)(%s) * (ACC)(%s);\n"
+                               : "acc = fmax(acc, fabs((ACC)(%s)));\n";
+}
+
+static void emit_accumulate(gw_t *w, const gk_t *k, const char *v) {
+  gw_put(w, "  ");
+  if (k->op == HC_GRID_SUMSQ) gw_put(w, reduce_step(k->op), v, v);
+  else gw_put(w, reduce_step(k->op), v);
+}
+
+static void emit_store(gw_t *w, const gk_t *k, const char *v) {
+  char idx[256];
+  lin_index(k->plan->rank, "i0", "i1", "i2", idx, sizeof idx);
+  gw_put(w, "  D[%s] = %s;\n", idx, v);
+}
+
+static void emit_host(gw_t *w, const gk_t *k) {
+  const int par = k->parity != HC_GRID_ALL;
+  if (k->mode == GK_REDUCE) gw_put(w, "  ACC acc = 0;\n");
+  gw_put(w, "  for (IDX t0 = (IDX)g->lo[2]; t0 < (IDX)g->hi[2]; t0++) {\n  const IDX i0 = lo0 + t0;\n");
+  gw_put(w, "  for (IDX t1 = (IDX)g->lo[1]; t1 < (IDX)g->hi[1]; t1++) {\n  const IDX i1 = lo1 + t1;\n");
+  if (par) {
+    gw_put(w, "  const IDX s2 = (i0 + i1 + lo2 + %d) & 1;\n", k->parity == HC_GRID_ODD);
+    gw_put(w, "  IDX e2 = (c2 - s2 + 1) >> 1;\n  if (e2 > (IDX)g->hi[0]) e2 = (IDX)g->hi[0];\n");
+    gw_put(w, "  for (IDX t2 = (IDX)g->lo[0]; t2 < e2; t2++) {\n  const IDX i2 = lo2 + 2 * t2 + s2;\n");
+  } else {
+    gw_put(w, "  for (IDX t2 = (IDX)g->lo[0]; t2 < (IDX)g->hi[0]; t2++) {\n  const IDX i2 = lo2 + t2;\n");
+  }
+  gval_t v = gw_walk_root(w, k->root, 0);
+  if (k->mode == GK_REDUCE) emit_accumulate(w, k, v.s);
+  else emit_store(w, k, v.s);
+  gw_put(w, "  }\n  }\n  }\n");
+  if (k->mode == GK_REDUCE)
+    gw_put(w, "  partial[g->group_id[0] + g->num_groups[0] * (g->group_id[1] + g->num_groups[1] * g->group_id[2])] = "
+              "acc;\n");
+  gw_put(w, "}\n");
+}
+
+static void emit_cell_of_thread(gw_t *w, const gk_t *k, const char *t0, const char *t1, const char *t2) {
+  gw_put(w, "  const IDX i0 = lo0 + %s, i1 = lo1 + %s;\n", t0, t1);
+  if (k->parity != HC_GRID_ALL)
+    gw_put(w, "  const IDX i2 = lo2 + 2 * %s + ((i0 + i1 + lo2 + %d) & 1);\n", t2, k->parity == HC_GRID_ODD);
+  else gw_put(w, "  const IDX i2 = lo2 + %s;\n", t2);
+}
+
+static void emit_device_assign(gw_t *w, const gk_t *k) {
+  gw_put(w, "  const IDX t2 = (IDX)hc_global_id(0), t1 = (IDX)hc_global_id(1), t0 = (IDX)hc_global_id(2);\n");
+  gw_put(w, "  if (t0 >= c0 || t1 >= c1 || t2 >= %s) return;\n", k->parity != HC_GRID_ALL ? "((c2 + 1) >> 1)" : "c2");
+  emit_cell_of_thread(w, k, "t0", "t1", "t2");
+  if (k->parity != HC_GRID_ALL) gw_put(w, "  if (i2 >= lo2 + c2) return;\n");
+  gval_t v = gw_walk_root(w, k->root, 0);
+  emit_store(w, k, v.s);
+  gw_put(w, "}\n");
+}
+
+static void emit_device_reduce(gw_t *w, const gk_t *k) {
+  gw_put(w, "  HC_LOCAL ACC red[%d];\n  const int lid = (int)hc_local_id(0);\n  ACC acc = 0;\n", HCG_REDUCE_LOCAL);
+  gw_put(w, "  const IDX w2 = %s;\n", k->parity != HC_GRID_ALL ? "(c2 + 1) >> 1" : "c2");
+  gw_put(w, "  for (long t = hc_global_id(0); t < total; t += hc_global_size(0)) {\n");
+  gw_put(w, "  const IDX t2 = (IDX)(t %% w2), r = (IDX)(t / w2);\n  const IDX t1 = r %% c1, t0 = r / c1;\n");
+  emit_cell_of_thread(w, k, "t0", "t1", "t2");
+  if (k->parity != HC_GRID_ALL) gw_put(w, "  if (i2 >= lo2 + c2) continue;\n");
+  gval_t v = gw_walk_root(w, k->root, 0);
+  emit_accumulate(w, k, v.s);
+  gw_put(w, "  }\n  red[lid] = acc;\n  HC_BARRIER();\n");
+  gw_put(w, "  for (int s = %d; s > 0; s >>= 1) {\n    if (lid < s) ", HCG_REDUCE_LOCAL / 2);
+  if (k->op == HC_GRID_MAXABS) gw_put(w, "red[lid] = fmax(red[lid], red[lid + s]);\n");
+  else gw_put(w, "red[lid] += red[lid + s];\n");
+  gw_put(w, "    HC_BARRIER();\n  }\n  if (lid == 0) partial[hc_group_id(0)] = red[0];\n}\n");
+}
+
+/* The staged node, its radius and the tile geometry. */
+static gp_node_t *staged_node(const gk_t *k) {
+  for (uint32_t i = 0; i < k->nnodes; i++)
+    if (k->nodes[i]->staged && !gk_is_leaf(k, k->nodes[i]) && k->nodes[i] != k->root) return k->nodes[i];
+  return NULL;
+}
+
+/* Loads one tile cell s (s loops over the plane) of the staged node. */
+static void emit_tile_load(gw_t *w, const gk_t *k, gp_node_t *s, const char *q0expr) {
+  const uint32_t rank = k->plan->rank;
+  gw_put(w, "  for (int s = lid; s < TX * TY; s += BX * BY) {\n");
+  gw_put(w, "  const IDX q0 = %s, q1 = b1 + s / TX, q2 = b2 + s %% TX;\n", q0expr);
+  gw_put(w, "  REAL val = (REAL)0;\n");
+  gw_put(w, "  if (q0 >= 0 && q0 < n0 && q1 >= 0 && q1 < n1 && q2 >= 0 && q2 < n2) {\n");
+  gw_memo_clear(w);
+  gval_t v = gw_walk_root(w, s, 3);
+  gw_memo_clear(w);
+  gw_put(w, "  val = %s;\n  }\n", v.s);
+  if (rank == 3) gw_put(w, "  T[slot * TX * TY + s] = val;\n  }\n");
+  else gw_put(w, "  T[s] = val;\n  }\n");
+}
+
+static void emit_device_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
+  const uint32_t rank = k->plan->rank;
+  const int32_t *R = w->rad;
+  const int bx = rank == 1 ? HCG_STAGE_BX1 : HCG_STAGE_BX, by = rank == 1 ? 1 : HCG_STAGE_BY;
+  gw_put(w, "#define BX %d\n#define BY %d\n#define TX %d\n#define TY %d\n#define TW %d\n", bx, by, bx + 2 * R[2],
+         by + 2 * R[1], 2 * R[0] + 1);
+  gw_put(w, "  HC_LOCAL REAL T[%d];\n", (bx + 2 * R[2]) * (by + 2 * R[1]) * (rank == 3 ? 2 * R[0] + 1 : 1));
+  gw_put(w, "  const IDX lx = (IDX)hc_local_id(0), ly = (IDX)hc_local_id(1);\n  const int lid = (int)(ly * BX + lx);\n");
+  gw_put(w, "  const IDX t2 = (IDX)hc_global_id(0), t1 = (IDX)hc_global_id(1);\n");
+  gw_put(w, "  const IDX b2 = lo2 + (IDX)hc_group_id(0) * BX - %d, b1 = lo1 + (IDX)hc_group_id(1) * BY - %d;\n", R[2],
+         R[1]);
+  gw_put(w, "  const int inside = t1 < c1 && t2 < c2;\n");
+  gw_put(w, "  const IDX i1 = lo1 + t1, i2 = lo2 + t2;\n");
+  if (rank == 3) {
+    gw_put(w, "  const IDX zb = lo0 + (IDX)hc_group_id(2) * %d;\n", HCG_STAGE_CZ);
+    gw_put(w, "  const IDX ze = zb + %d < lo0 + c0 ? zb + %d : lo0 + c0;\n", HCG_STAGE_CZ, HCG_STAGE_CZ);
+    gw_put(w, "  for (IDX zq = zb - %d; zq < ze + %d; zq++) {\n", R[0], R[0]);
+    gw_put(w, "  const int slot = (int)((zq - zb + %d) %% TW);\n", R[0]);
+    emit_tile_load(w, k, s, "zq");
+    gw_put(w, "  HC_BARRIER();\n  const IDX i0 = zq - %d;\n  if (i0 >= zb && inside) {\n", R[0]);
+    gval_t v = gw_walk_root(w, k->root, 0);
+    emit_store(w, k, v.s);
+    gw_memo_clear(w);
+    gw_put(w, "  }\n  HC_BARRIER();\n  }\n}\n");
+  } else {
+    gw_put(w, "  const IDX i0 = 0;\n");
+    emit_tile_load(w, k, s, "0");
+    gw_put(w, "  HC_BARRIER();\n  if (inside) {\n");
+    gval_t v = gw_walk_root(w, k->root, 0);
+    emit_store(w, k, v.s);
+    gw_put(w, "  }\n}\n");
+  }
+  gw_put(w, "#undef BX\n#undef BY\n#undef TX\n#undef TY\n#undef TW\n");
+}
+
+int gk_staged_radius(const gk_t *k, int32_t rad[3]);
+int gk_staged_radius(const gk_t *k, int32_t rad[3]) {
+  gp_node_t *s = staged_node(k);
+  if (!s) return -1;
+  return gk_stage_radius(k->plan, k->root, s, rad);
+}
+
+hc_status_t gk_emit(const gk_t *k, char **out) {
+  *out = NULL;
+  gw_t w;
+  hc_status_t st = gw_init(&w, k->plan, k, k->root, 1, 1);
+  if (st != HC_OK) return st;
+  gp_node_t *s = k->staged ? staged_node(k) : NULL;
+  if (s && gk_stage_radius(k->plan, k->root, s, w.rad) != 0) {
+    gw_fini(&w);
+    return hc_error(HC_ERR_INTERNAL, "grid codegen: staged node is not eligible");
+  }
+  w.stage = s;
+  emit_prologue(&w, k);
+  emit_signature(&w, k);
+  emit_levels(&w, k);
+  if (k->lang == HC_LANG_HOST) emit_host(&w, k);
+  else if (k->mode == GK_REDUCE) emit_device_reduce(&w, k);
+  else if (s) emit_device_staged(&w, k, s);
+  else emit_device_assign(&w, k);
+  if (w.fail) {
+    gw_fini(&w);
+    return hc_error(HC_ERR_NO_MEMORY, "grid codegen: out of memory");
+  }
+  *out = w.buf;
+  w.buf = NULL;
+  gw_fini(&w);
+  return HC_OK;
+}

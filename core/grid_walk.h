@@ -1,0 +1,69 @@
+/* The symbolic walk over a plan shared by the analysis passes (distinct
+ * positions per node, staged-tile radius, in-place offsets) and the code
+ * generator: a node is evaluated at a *position*, one index variable plus
+ * a constant offset per internal axis; operators derive their operands'
+ * positions (a stencil adds its offsets, a restriction doubles, a
+ * prolongation halves), and (node, position) pairs are memoised, so every
+ * distinct value is computed once per output cell — common
+ * sub-expressions of the fused kernel are shared, never recomputed. */
+#ifndef HC_CORE_GRID_WALK_H
+#define HC_CORE_GRID_WALK_H
+
+#include "grid_internal.h"
+
+typedef struct {
+  int32_t var[3];
+  int64_t off[3];
+} gpos_t;
+
+enum { GV_ROOT, GV_QROOT, GV_DBL, GV_HALF, GV_HALFUP, GV_PARW };
+
+typedef struct {
+  int kind;
+  int32_t parent;
+  int64_t off;
+} gvar_t;
+
+typedef struct {
+  uint32_t node;
+  gpos_t pos;
+  int32_t val; /* temp number, or -1: empty slot */
+} gmemo_t;
+
+typedef struct gw {
+  gp_plan_t *p;
+  const gk_t *k;      /* emitting: the kernel instance (NULL in analysis) */
+  gp_node_t *root;
+  int stop_mat;       /* materialised nodes other than root are leaves */
+  int emit;
+  gvar_t *vars;
+  uint32_t nvars, vcap;
+  gmemo_t *memo;
+  uint32_t mcap, mcount;
+  int32_t ntemps;
+  char *buf;
+  size_t len, cap;
+  int fail;
+  /* staged kernels */
+  gp_node_t *stage;   /* read from the tile at root-relative positions */
+  int32_t rad[3];
+  /* analysis hooks */
+  gp_node_t *watch;   /* report the positions of this node */
+  void (*cb)(void *u, const int64_t off[3]);
+  void *cbu;
+  int watch_ok;       /* 0 once a watched position is not root-relative */
+} gw_t;
+
+typedef struct {
+  char s[40];
+} gval_t;
+
+hc_status_t gw_init(gw_t *w, gp_plan_t *p, const gk_t *k, gp_node_t *root, int stop_mat, int emit);
+void gw_fini(gw_t *w);
+void gw_put(gw_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gw_memo_clear(gw_t *w);
+void gw_var_name(const gw_t *w, int32_t v, char *out, size_t n);
+/* Value of n at the root variables (var_base 0: i0..i2, 3: q0..q2). */
+gval_t gw_walk_root(gw_t *w, gp_node_t *n, int32_t var_base);
+
+#endif

@@ -1,0 +1,169 @@
+/* A test backend written as an outside author would: public headers only.
+ * One device ("serial:0") that runs host-language kernels on the calling
+ * thread, group after group. Memory is plain malloc'd host memory. It
+ * proves that backends are drop-in, and every workload must run on it. */
+#include <hc/plugin.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  double t0;
+} serial_dev_t;
+
+static hc_status_t s_init(hc_context_t *ctx, void **state) {
+  (void)ctx;
+  *state = NULL;
+  return HC_OK;
+}
+static void s_fini(void *state) { (void)state; }
+static uint32_t s_count(void *state) {
+  (void)state;
+  return 1;
+}
+
+static hc_status_t s_info(void *state, uint32_t index, hc_device_info_t *in) {
+  (void)state;
+  (void)index;
+  memset(in, 0, sizeof *in);
+  in->size = sizeof *in;
+  in->type = HC_DEVICE_CPU;
+  strcpy(in->name, "serial test device");
+  strcpy(in->vendor, "hc tests");
+  strcpy(in->platform, "serial");
+  in->languages = HC_LANG_BIT(HC_LANG_HOST);
+  in->compute_units = 1;
+  in->fp64 = 1;
+  in->max_work_group_size = 1u << 30;
+  in->preferred_group_multiple = 1;
+  in->global_mem_bytes = 4ull << 30;
+  in->max_alloc_bytes = 4ull << 30;
+  in->local_mem_bytes = 32768;
+  return HC_OK;
+}
+
+static hc_status_t s_open(void *state, uint32_t index, void **dev) {
+  (void)state;
+  (void)index;
+  serial_dev_t *d = calloc(1, sizeof *d);
+  if (!d) return hc_error(HC_ERR_NO_MEMORY, "serial: out of memory");
+  *dev = d;
+  return HC_OK;
+}
+static void s_close(void *dev) { free(dev); }
+
+static hc_status_t s_alloc(void *dev, size_t n, void **mem) {
+  (void)dev;
+  *mem = malloc(n);
+  return *mem ? HC_OK : hc_error(HC_ERR_DEVICE_MEMORY, "serial: cannot allocate %zu bytes", n);
+}
+static void s_free(void *dev, void *mem) {
+  (void)dev;
+  free(mem);
+}
+static hc_status_t s_write(void *dev, void *mem, size_t off, const void *src, size_t n) {
+  (void)dev;
+  memcpy((char *)mem + off, src, n);
+  return HC_OK;
+}
+static hc_status_t s_read(void *dev, void *mem, size_t off, void *dst, size_t n) {
+  (void)dev;
+  memcpy(dst, (char *)mem + off, n);
+  return HC_OK;
+}
+static hc_status_t s_copy(void *dev, void *dst, size_t doff, void *src, size_t soff, size_t n) {
+  (void)dev;
+  memmove((char *)dst + doff, (char *)src + soff, n);
+  return HC_OK;
+}
+static hc_status_t s_fill(void *dev, void *mem, size_t off, const void *pat, size_t ps, size_t n) {
+  (void)dev;
+  for (size_t i = 0; i < n; i += ps) memcpy((char *)mem + off + i, pat, ps);
+  return HC_OK;
+}
+static void *s_host_ptr(void *dev, void *mem) {
+  (void)dev;
+  return mem;
+}
+static hc_status_t s_kernel(void *dev, hc_host_kernel_fn fn, void **k) {
+  (void)dev;
+  hc_host_kernel_fn *p = malloc(sizeof *p);
+  if (!p) return hc_error(HC_ERR_NO_MEMORY, "serial: out of memory");
+  *p = fn;
+  *k = p;
+  return HC_OK;
+}
+static void s_kernel_release(void *dev, void *k) {
+  (void)dev;
+  free(k);
+}
+
+/* Groups: the launch's local size, or 64 items along the slowest axis. */
+static hc_status_t s_launch(void *dev, void *kernel, const hc_launch_t *l) {
+  (void)dev;
+  hc_host_kernel_fn fn = *(hc_host_kernel_fn *)kernel;
+  void *args[HC_MAX_KERNEL_ARGS];
+  for (uint32_t i = 0; i < l->nargs; i++)
+    args[i] = l->args[i].kind == HC_ARG_KIND_BUFFER ? l->args[i].mem : (void *)l->args[i].value;
+  size_t local[3];
+  for (int d = 0; d < 3; d++) local[d] = l->local[0] ? l->local[d] : l->global[d];
+  if (!l->local[0]) local[l->dims - 1] = 64;
+  hc_host_group_t g;
+  memset(&g, 0, sizeof g);
+  g.dims = l->dims;
+  g.num_workers = 1;
+  for (int d = 0; d < 3; d++) {
+    g.global[d] = l->global[d];
+    g.num_groups[d] = (l->global[d] + local[d] - 1) / local[d];
+  }
+  for (size_t k = 0; k < g.num_groups[2]; k++)
+    for (size_t j = 0; j < g.num_groups[1]; j++)
+      for (size_t i = 0; i < g.num_groups[0]; i++) {
+        size_t id[3] = {i, j, k};
+        for (int d = 0; d < 3; d++) {
+          g.group_id[d] = id[d];
+          g.lo[d] = id[d] * local[d];
+          g.hi[d] = g.lo[d] + local[d] < l->global[d] ? g.lo[d] + local[d] : l->global[d];
+        }
+        fn(&g, args);
+      }
+  return HC_OK;
+}
+
+static hc_status_t s_finish(void *dev) {
+  (void)dev;
+  return HC_OK;
+}
+static hc_status_t s_tbegin(void *dev) {
+  ((serial_dev_t *)dev)->t0 = hc_now();
+  return HC_OK;
+}
+static hc_status_t s_tend(void *dev, double *s) {
+  *s = hc_now() - ((serial_dev_t *)dev)->t0;
+  return HC_OK;
+}
+
+static const hc_backend_ops_t serial_ops = {
+    .size = sizeof(hc_backend_ops_t),
+    .init = s_init,
+    .fini = s_fini,
+    .device_count = s_count,
+    .device_info = s_info,
+    .device_open = s_open,
+    .device_close = s_close,
+    .mem_alloc = s_alloc,
+    .mem_free = s_free,
+    .mem_write = s_write,
+    .mem_read = s_read,
+    .mem_copy = s_copy,
+    .mem_fill = s_fill,
+    .mem_host_ptr = s_host_ptr,
+    .kernel_create_host = s_kernel,
+    .kernel_release = s_kernel_release,
+    .launch = s_launch,
+    .finish = s_finish,
+    .timer_begin = s_tbegin,
+    .timer_end = s_tend,
+};
+
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_BACKEND, 0, "serial", "1.0",
+                        "test backend: host kernels run one group after another on the calling thread", &serial_ops};
