@@ -26,9 +26,12 @@ static double auto_score(const hc__device_slot_t *s) {
   double speed = s->info.peak_fp32_gflops > 0
                      ? s->info.peak_fp32_gflops
                      : (double)s->info.compute_units * (s->info.clock_mhz ? s->info.clock_mhz : 1000);
-  /* Prefer a backend that offers source kernels natively (cuda over
-   * opencl on the same GPU: its platform is "CUDA"). */
-  double native = strcmp(s->info.platform, "CUDA") == 0 ? 0.5 : 0;
+  /* Prefer the native backend of a kind of device: CUDA over OpenCL on an
+   * NVIDIA GPU, host-language (the cpu backend) over OpenCL on a CPU. */
+  double native = !strcmp(s->info.platform, "CUDA") ||
+                          (s->info.type == HC_DEVICE_CPU && (s->info.languages & HC_LANG_BIT(HC_LANG_HOST)))
+                      ? 0.5
+                      : 0;
   return r * 1e12 + native * 1e11 + speed;
 }
 
@@ -82,6 +85,22 @@ HC_API hc_status_t hc_device_find(const hc_context_t *ctx, const char *spec, uin
                     spec, len ? names : "none");
   }
   return hc_error(HC_ERR_NO_DEVICE, "device '%s' not found", spec);
+}
+
+HC_API hc_status_t hc_device_find_auto(hc_context_t *ctx, const char *workload, uint32_t *index) {
+  if (!ctx || !index) return hc_error(HC_ERR_INVALID_ARG, "hc_device_find_auto: NULL argument");
+  int found = 0;
+  uint32_t best = 0;
+  for (uint32_t i = 0; i < ctx->ndevices; i++) {
+    if (workload && !hc_workload_can_run(ctx, workload, i, NULL)) continue;
+    if (!found || auto_score(&ctx->devices[i]) > auto_score(&ctx->devices[best])) best = i;
+    found = 1;
+  }
+  if (!found)
+    return hc_error(HC_ERR_NO_DEVICE, "no device available%s%s%s", workload ? " that can run workload '" : "",
+                    workload ? workload : "", workload ? "'" : "");
+  *index = best;
+  return HC_OK;
 }
 
 HC_API hc_status_t hc_device_open(hc_context_t *ctx, uint32_t index, hc_device_t **out) {

@@ -117,6 +117,10 @@ hc_status_t hc_device_query(const hc_context_t *ctx, uint32_t index,
  * device: a GPU over an accelerator over a CPU; then more compute). */
 hc_status_t hc_device_find(const hc_context_t *ctx, const char *spec,
                            uint32_t *index);
+/* The best device that can run the workload (NULL: any): the rule of
+ * "auto", restricted to devices hc_workload_can_run accepts. */
+hc_status_t hc_device_find_auto(hc_context_t *ctx, const char *workload,
+                                uint32_t *index);
 /* Opens the device (or returns the already open one: a context holds one
  * handle per device, reference counted). Close with hc_device_close. */
 hc_status_t hc_device_open(hc_context_t *ctx, uint32_t index,

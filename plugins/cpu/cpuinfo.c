@@ -42,7 +42,7 @@ void hc_cpu_describe(hc_device_info_t *in, unsigned threads) {
   if (!cpuinfo_field("vendor_id", in->vendor, sizeof in->vendor)) snprintf(in->vendor, sizeof in->vendor, "unknown");
   snprintf(in->platform, sizeof in->platform, "host");
   struct utsname u;
-  if (uname(&u) == 0) snprintf(in->driver, sizeof in->driver, "%s %s", u.sysname, u.release);
+  if (uname(&u) == 0) snprintf(in->driver, sizeof in->driver, "%.16s %.44s", u.sysname, u.release);
   char buf[4096] = "";
   double mhz = cpuinfo_field("cpu MHz", buf, sizeof buf) ? atof(buf) : 0;
   in->clock_mhz = (uint32_t)mhz;
@@ -50,7 +50,7 @@ void hc_cpu_describe(hc_device_info_t *in, unsigned threads) {
   cpuinfo_field("flags", flags, sizeof flags);
   int lanes32 = has_flag(flags, "avx512f") ? 16 : has_flag(flags, "avx2") ? 8 : has_flag(flags, "sse2") ? 4 : 1;
   int fma = has_flag(flags, "fma");
-  snprintf(in->arch, sizeof in->arch, "%s", has_flag(flags, "avx512f") ? "x86-64-avx512" : has_flag(flags, "avx2") ? "x86-64-avx2" : u.machine);
+  snprintf(in->arch, sizeof in->arch, "%s", has_flag(flags, "avx512f") ? "x86-64-avx512" : has_flag(flags, "avx2") ? "x86-64-avx2" : "host");
   in->languages = HC_LANG_BIT(HC_LANG_HOST);
   in->compute_units = threads;
   in->fp64 = 1;

@@ -15,8 +15,9 @@
 
 #include "harness.h"
 
-/* The plugin's NVRTC module itself, not a copy: what passes here is what
- * the plugin runs. */
+/* The plugin's NVRTC module and staging copier themselves, not copies:
+ * what passes here is what the plugin runs. Neither needs a device. */
+#include "../../plugins/cuda/copier.c"
 #include "../../plugins/cuda/hc_nvrtc.c"
 
 /* The prelude exactly as core/kernel.c prepends it. */
@@ -214,8 +215,23 @@ static void test_nvrtc_compiles_dialect(void) {
   CU_ASSERT_EQUAL(st, HC_ERR_BUILD);
   CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "BLOCK not set"));
   CU_ASSERT_PTR_NULL(img);
-  /* Quoted options group: a define whose value holds a blank. */
-  st = hc_nvrtc_compile(n, 90, src, "-DBLOCK=64 \"-DUNUSED=1 + 2\"", &img, &size, &is_ptx, NULL);
+  /* Quoted options group: a define whose value holds a blank; "-D NAME"
+   * and -U work as in a C compiler. */
+  st = hc_nvrtc_compile(n, 90, src, "-D BLOCK=64 \"-DUNUSED=1 + 2\" -DGONE -UGONE", &img, &size, &is_ptx, NULL);
+  CU_ASSERT_EQUAL(st, HC_OK);
+  free(img);
+  /* A one-letter macro must not reach NVRTC's own builtin header (whose
+   * templates say "typename T"): -DT=128 is fine in OpenCL C too. */
+  st = hc_nvrtc_compile(n, 90, src, "-DBLOCK=64 -DT=128 -DN", &img, &size, &is_ptx, NULL);
+  if (st != HC_OK) fprintf(stderr, "%.2000s\n", hc_last_error());
+  CU_ASSERT_EQUAL(st, HC_OK);
+  free(img);
+  /* Options that are not defines still reach NVRTC (an unknown one is
+   * refused by it, by name). */
+  st = hc_nvrtc_compile(n, 90, src, "-DBLOCK=64 --no-such-nvrtc-option", &img, &size, &is_ptx, NULL);
+  CU_ASSERT_EQUAL(st, HC_ERR_BUILD);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "no-such-nvrtc-option"));
+  st = hc_nvrtc_compile(n, 90, src, "-DBLOCK=64 -use_fast_math", &img, &size, &is_ptx, NULL);
   CU_ASSERT_EQUAL(st, HC_OK);
   free(img);
   free(src);
@@ -266,6 +282,34 @@ static void test_nvrtc_arch_fallback(void) {
   CU_ASSERT_EQUAL(st, HC_ERR_BUILD);
   CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "cannot compile for sm_10"));
   free(src);
+}
+
+/* ------------------------------------------------------------ copier */
+
+/* The staging path's parallel memcpy: every size, split over 1..8 threads
+ * (page-aligned shares, a short or empty last one), copies exactly. */
+static void test_copier(void) {
+  static const size_t sizes[] = {0, 1, 4095, 262144 * 3 + 17, (5u << 20) + 3, 4096 * 1000};
+  size_t max = (5u << 20) + 3;
+  unsigned char *src = malloc(max), *dst = malloc(max + 1);
+  for (size_t i = 0; i < max; i++) src[i] = (unsigned char)(i * 131 + (i >> 12));
+  for (unsigned t = 1; t <= 8; t++) {
+    hc_cuda_copier_t *c = hc_cuda_copier_create(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    for (int round = 0; round < 3; round++) /* workers serve job after job */
+      for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k] <= max ? sizes[k] : max;
+        memset(dst, 0xEE, max + 1);
+        hc_cuda_copier_memcpy(c, dst, src, n);
+        CU_ASSERT_EQUAL(memcmp(dst, src, n), 0);
+        CU_ASSERT_EQUAL(dst[n], 0xEE); /* nothing past the end */
+      }
+    hc_cuda_copier_destroy(c);
+  }
+  hc_cuda_copier_memcpy(NULL, dst, src, 100); /* no copier: plain memcpy */
+  CU_ASSERT_EQUAL(memcmp(dst, src, 100), 0);
+  free(src);
+  free(dst);
 }
 
 /* ------------------------------------------------------------ on a GPU */
@@ -652,10 +696,12 @@ static void test_gpu_staged_transfers(void) {
   /* Several chunks and a partial last one, through the bounce buffers. */
   setenv("HC_CUDA_STAGING", "1", 1);
   setenv("HC_CUDA_STAGE_CHUNK", "1M", 1);
+  setenv("HC_CUDA_STAGE_THREADS", "3", 1); /* uneven shares */
   hc_context_t *ctx;
   hc_device_t *dev = fresh_device(&ctx);
   unsetenv("HC_CUDA_STAGING");
   unsetenv("HC_CUDA_STAGE_CHUNK");
+  unsetenv("HC_CUDA_STAGE_THREADS");
   CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
   size_t n = (21u << 19) + 12345; /* 10.5 MiB and a bit */
   unsigned char *src = malloc(n), *dst = malloc(n);
@@ -682,6 +728,8 @@ static void register_tests(void) {
   CU_ADD_TEST(n, test_nvrtc_compiles_dialect);
   CU_ADD_TEST(n, test_nvrtc_reports_errors);
   CU_ADD_TEST(n, test_nvrtc_arch_fallback);
+  CU_pSuite c = CU_add_suite("cuda staging copier (no GPU needed)", NULL, NULL);
+  CU_ADD_TEST(c, test_copier);
   CU_pSuite g = CU_add_suite("cuda device (skipped without a GPU)", NULL, NULL);
   CU_ADD_TEST(g, test_gpu_info);
   CU_ADD_TEST(g, test_gpu_saxpy);

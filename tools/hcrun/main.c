@@ -64,7 +64,8 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
     }
   }
   uint32_t idx;
-  st = hc_device_find(ctx, o->device ? o->device : "auto", &idx);
+  if (!o->device || !strcmp(o->device, "auto")) st = hc_device_find_auto(ctx, o->workload, &idx);
+  else st = hc_device_find(ctx, o->device, &idx);
   if (st != HC_OK) {
     hc_job_destroy(job);
     return fail(st, o->json, NULL);

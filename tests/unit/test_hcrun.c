@@ -1,0 +1,155 @@
+/* hcrun as a spawned process: outputs, JSON validity, exit codes. Uses the
+ * test plugins (probe, saxpy) through HC_PLUGIN_PATH. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "harness.h"
+
+static char out[1 << 18], err[1 << 16];
+
+/* Runs hcrun with args; returns its exit code. */
+static int hcrun(const char *args) {
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd, "HC_PLUGIN_PATH=%s/test-plugins %s/bin/hcrun %s", th_build_dir(), th_build_dir(), args);
+  return th_run(cmd, out, sizeof out, err, sizeof err);
+}
+
+static json_t *parse_out(void) {
+  json_error_t e;
+  json_t *j = json_loads(out, 0, &e);
+  if (!j) fprintf(stderr, "invalid JSON (%s at line %d): %.500s\n", e.text, e.line, out);
+  return j;
+}
+
+static void test_version_and_usage(void) {
+  CU_ASSERT_EQUAL(hcrun("--version"), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "hcrun 0.1.0"));
+  CU_ASSERT_EQUAL(hcrun("--help"), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "exit codes: 0 ok, 1 verification failed, 2 usage error"));
+  CU_ASSERT_EQUAL(hcrun(""), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "nothing to do"));
+  CU_ASSERT_EQUAL(hcrun("--bogus"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown option '--bogus'"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe stray"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "unexpected argument 'stray'"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --repeat=0"), 2);
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --backend=cpu --device=cpu:0"), 2);
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --backend=cpu:0"), 2);
+  CU_ASSERT_EQUAL(hcrun("--list --workload=probe"), 2);
+}
+
+static void test_list(void) {
+  CU_ASSERT_EQUAL(hcrun("--list"), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "Backends:"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "cpu:0"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "serial:0"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "probe"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "Workloads x devices:"));
+  CU_ASSERT_EQUAL(hcrun("--list --json"), 0);
+  json_t *j = parse_out();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  json_t *backends = json_object_get(j, "backends");
+  CU_ASSERT_TRUE(json_is_array(backends));
+  int found_cpu = 0;
+  size_t i;
+  json_t *b;
+  json_array_foreach(backends, i, b) {
+    if (!strcmp(json_string_value(json_object_get(b, "name")), "cpu")) {
+      found_cpu = 1;
+      json_t *d = json_array_get(json_object_get(b, "devices"), 0);
+      CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(d, "id")), "cpu:0");
+      CU_ASSERT_TRUE(json_integer_value(json_object_get(d, "compute_units")) >= 1);
+    }
+  }
+  CU_ASSERT_TRUE(found_cpu);
+  CU_ASSERT_TRUE(json_is_array(json_object_get(j, "matrix")));
+  CU_ASSERT_TRUE(json_is_array(json_object_get(j, "rejected")));
+  json_decref(j);
+}
+
+static void test_workload_help(void) {
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --help"), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "count        int     default 10         in [1, 1e+09]"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "one of fast|slow|exact"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "Outputs:"));
+  CU_ASSERT_EQUAL(hcrun("--workload=nosuch --help"), 3);
+}
+
+static void test_run_and_json(void) {
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --device=cpu count=5 --verify"), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "workload       probe on cpu:0"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "verification   PASSED"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --backend=serial --json --repeat=3 grid=2x3"), 0);
+  json_t *j = parse_out();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(j, "device"), "id")), "serial:0");
+  CU_ASSERT_EQUAL(json_array_size(json_object_get(j, "runs")), 3);
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(j, "params"), "grid")), "2x3");
+  json_t *m = json_object_get(json_object_get(j, "metrics"), "grid_rank");
+  CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(m, "value")), 2, 0);
+  CU_ASSERT_TRUE(json_is_null(json_object_get(json_object_get(j, "verification"), "passed")));
+  json_decref(j);
+  /* --device=auto resolves to some device and runs. */
+  CU_ASSERT_EQUAL(hcrun("--workload=saxpy --device=auto n=1000 --verify"), 0);
+}
+
+static void test_exit_codes(void) {
+  CU_ASSERT_EQUAL(hcrun("--workload=probe count=0"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "parameter count=0: out of range"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe colour=red"), 2);
+  CU_ASSERT_EQUAL(hcrun("--workload=probe fail=param"), 2);
+  CU_ASSERT_EQUAL(hcrun("--workload=nosuch"), 3);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown workload 'nosuch'"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --device=cpu:3"), 3);
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --backend=warp9"), 3);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown backend 'warp9'"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe fail=verify --verify"), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "verification   FAILED"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe fail=verify"), 0); /* not asked to verify */
+  CU_ASSERT_EQUAL(hcrun("--workload=probe fail=runtime"), 4);
+  CU_ASSERT_EQUAL(hcrun("--workload=probe fail=runtime --json"), 4);
+  json_t *j = parse_out();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  json_t *e = json_object_get(j, "error");
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(e, "status")), "HC_ERR_DEVICE");
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(e, "exit_code")), 4);
+  json_decref(j);
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --plugin-dir=/nonexistent"), 0);
+}
+
+static void test_output_dir(void) {
+  char dir[4200], args[8192], file[4400];
+  snprintf(dir, sizeof dir, "%s/out/nested", th_tmpdir());
+  snprintf(args, sizeof args, "--workload=probe grid=4x4 --output=%s", dir);
+  CU_ASSERT_EQUAL(hcrun(args), 0);
+  snprintf(file, sizeof file, "%s/grid.npy", dir);
+  hc_dtype_t dt;
+  uint32_t rank;
+  int64_t shape[4];
+  void *data = NULL;
+  TH_ASSERT_OK(hc_npy_read(file, &dt, &rank, shape, &data));
+  CU_ASSERT_EQUAL(rank, 2);
+  CU_ASSERT_DOUBLE_EQUAL(((double *)data)[15], 15, 0);
+  free(data);
+  /* A bad parameter writes nothing, not even the directory. */
+  snprintf(dir, sizeof dir, "%s/out-bad", th_tmpdir());
+  snprintf(args, sizeof args, "--workload=probe count=-4 --output=%s", dir);
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  struct stat st;
+  CU_ASSERT_NOT_EQUAL(stat(dir, &st), 0);
+}
+
+static void register_tests(void) {
+  CU_pSuite s = CU_add_suite("hcrun", NULL, NULL);
+  CU_ADD_TEST(s, test_version_and_usage);
+  CU_ADD_TEST(s, test_list);
+  CU_ADD_TEST(s, test_workload_help);
+  CU_ADD_TEST(s, test_run_and_json);
+  CU_ADD_TEST(s, test_exit_codes);
+  CU_ADD_TEST(s, test_output_dir);
+}
+
+TH_MAIN(register_tests)

@@ -1,0 +1,212 @@
+/* Plugin loader and registry: every rejection reason with real broken files
+ * made by the test (compiled with the system C compiler), search order,
+ * first-on-path wins, and the host surviving all of it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "harness.h"
+
+static char dir1[4200], dir2[4200];
+
+/* Compiles C source text into dir/name.so against the public headers. */
+static int compile_plugin(const char *dir, const char *name, const char *src) {
+  char cpath[4400], cmd[16384], err[8192];
+  snprintf(cpath, sizeof cpath, "%s/%s.c", dir, name);
+  FILE *f = fopen(cpath, "w");
+  if (!f) return -1;
+  fputs(src, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "cc -std=c11 -shared -fPIC -fvisibility=hidden -I%s/include -o %s/%s.so %s -L%s/lib -lhc",
+           HC_SOURCE_DIR, dir, name, cpath, th_build_dir());
+  int rc = th_run(cmd, NULL, 0, err, sizeof err);
+  if (rc != 0) fprintf(stderr, "compiling %s failed: %s\n", name, err);
+  remove(cpath);
+  return rc;
+}
+
+#define WORKLOAD_BODY(NAME, MAJOR, MINOR)                                                \
+  "#include <hc/plugin.h>\n"                                                             \
+  "static hc_status_t run(hc_job_t *j) { (void)j; return HC_OK; }\n"                     \
+  "static const hc_workload_ops_t ops = { .size = sizeof(hc_workload_ops_t),\n"          \
+  "  .languages = HC_LANG_BIT(HC_LANG_HOST), .run = run };\n"                            \
+  "HC_PLUGIN_DESCRIPTOR = {" #MAJOR ", " #MINOR ", HC_PLUGIN_WORKLOAD, 0, \"" NAME "\",\n" \
+  "  \"1\", \"" NAME " from the loader test\", &ops};\n"
+
+static const char *backend_src(const char *init_status, int with_launch) {
+  static char buf[4096];
+  snprintf(buf, sizeof buf,
+           "#include <hc/plugin.h>\n"
+           "static hc_status_t init(hc_context_t *c, void **s) { (void)c; *s = 0; return %s; }\n"
+           "static uint32_t count(void *s) { (void)s; return 0; }\n"
+           "static hc_status_t info(void *s, uint32_t i, hc_device_info_t *o) { (void)s; (void)i; (void)o; return HC_ERR_NOT_FOUND; }\n"
+           "static hc_status_t open_(void *s, uint32_t i, void **d) { (void)s; (void)i; (void)d; return HC_ERR_NOT_FOUND; }\n"
+           "static void close_(void *d) { (void)d; }\n"
+           "static hc_status_t alloc(void *d, size_t n, void **m) { (void)d; (void)n; (void)m; return HC_ERR_DEVICE; }\n"
+           "static void mfree(void *d, void *m) { (void)d; (void)m; }\n"
+           "static hc_status_t rw(void *d, void *m, size_t o, const void *s, size_t n) { (void)d; (void)m; (void)o; (void)s; (void)n; return HC_OK; }\n"
+           "static hc_status_t rd(void *d, void *m, size_t o, void *s, size_t n) { (void)d; (void)m; (void)o; (void)s; (void)n; return HC_OK; }\n"
+           "static hc_status_t cp(void *d, void *a, size_t b, void *c, size_t e, size_t n) { (void)d; (void)a; (void)b; (void)c; (void)e; (void)n; return HC_OK; }\n"
+           "static hc_status_t fill(void *d, void *m, size_t o, const void *p, size_t ps, size_t n) { (void)d; (void)m; (void)o; (void)p; (void)ps; (void)n; return HC_OK; }\n"
+           "static hc_status_t kh(void *d, hc_host_kernel_fn f, void **k) { (void)d; (void)f; (void)k; return HC_OK; }\n"
+           "static void kr(void *d, void *k) { (void)d; (void)k; }\n"
+           "static hc_status_t launch(void *d, void *k, const hc_launch_t *l) { (void)d; (void)k; (void)l; return HC_OK; }\n"
+           "static hc_status_t fin(void *d) { (void)d; return HC_OK; }\n"
+           "static hc_status_t te(void *d, double *s) { (void)d; *s = 0; return HC_OK; }\n"
+           "static const hc_backend_ops_t ops = { .size = sizeof(hc_backend_ops_t), .init = init, .device_count = count,\n"
+           "  .device_info = info, .device_open = open_, .device_close = close_, .mem_alloc = alloc, .mem_free = mfree,\n"
+           "  .mem_write = rw, .mem_read = rd, .mem_copy = cp, .mem_fill = fill, .kernel_create_host = kh,\n"
+           "  .kernel_release = kr, .launch = %s, .finish = fin, .timer_begin = fin, .timer_end = te };\n"
+           "HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_BACKEND, 0, \"%s\", \"1\", \"test\", &ops};\n",
+           init_status, with_launch ? "launch" : "0", with_launch ? "failinit" : "nolaunch");
+  return buf;
+}
+
+static int setup(void) {
+  snprintf(dir1, sizeof dir1, "%s/p1", th_tmpdir());
+  snprintf(dir2, sizeof dir2, "%s/p2", th_tmpdir());
+  mkdir(dir1, 0755);
+  mkdir(dir2, 0755);
+  int rc = 0;
+  rc |= compile_plugin(dir1, "good", WORKLOAD_BODY("goodwl", HC_ABI_MAJOR, HC_ABI_MINOR));
+  rc |= compile_plugin(dir2, "dup", WORKLOAD_BODY("goodwl", HC_ABI_MAJOR, HC_ABI_MINOR));
+  rc |= compile_plugin(dir1, "future", WORKLOAD_BODY("futurewl", 99, 0));
+  rc |= compile_plugin(dir1, "newminor", WORKLOAD_BODY("minorwl", HC_ABI_MAJOR, 999));
+  rc |= compile_plugin(dir1, "badname", WORKLOAD_BODY("Bad Name!", HC_ABI_MAJOR, HC_ABI_MINOR));
+  rc |= compile_plugin(dir1, "nodesc", "int hc_something_else = 1;\n");
+  rc |= compile_plugin(dir1, "initfail", backend_src("hc_error(HC_ERR_DEVICE, \"no widget attached\")", 1));
+  rc |= compile_plugin(dir1, "nolaunch", backend_src("HC_OK", 0));
+  /* Not ELF; and an ELF file cut short. */
+  char p[4400], cmd[9000];
+  snprintf(p, sizeof p, "%s/text.so", dir1);
+  FILE *f = fopen(p, "w");
+  fputs("this is not a shared object\n", f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "head -c 200 %s/good.so > %s/truncated.so", dir1, dir1);
+  rc |= th_run(cmd, NULL, 0, NULL, 0);
+  /* A file that is not *.so is not a plugin candidate at all. */
+  snprintf(p, sizeof p, "%s/README", dir1);
+  f = fopen(p, "w");
+  fputs("notes\n", f);
+  fclose(f);
+  return rc ? 1 : 0;
+}
+
+static const char *reason_for(hc_context_t *c, const char *file) {
+  for (uint32_t i = 0; i < hc_rejected_count(c); i++) {
+    const char *path, *reason;
+    hc_rejected_get(c, i, &path, &reason);
+    const char *base = strrchr(path, '/');
+    if (base && !strcmp(base + 1, file)) return reason;
+  }
+  return NULL;
+}
+
+static hc_context_t *make_ctx(void) {
+  const char *dirs[2] = {dir1, dir2};
+  hc_context_options_t o;
+  memset(&o, 0, sizeof o);
+  o.size = sizeof o;
+  o.plugin_dirs = dirs;
+  o.plugin_dir_count = 2;
+  o.no_env_path = 1;
+  o.no_default_dirs = 1;
+  hc_context_t *c = NULL;
+  CU_ASSERT_EQUAL(hc_context_create(&o, &c), HC_OK);
+  return c;
+}
+
+static void expect_reason(hc_context_t *c, const char *file, const char *fragment) {
+  const char *r = reason_for(c, file);
+  if (!r || !strstr(r, fragment)) fprintf(stderr, "%s: reason '%s' lacks '%s'\n", file, r ? r : "(none)", fragment);
+  CU_ASSERT_PTR_NOT_NULL(r);
+  if (r) CU_ASSERT_PTR_NOT_NULL(strstr(r, fragment));
+}
+
+static void test_rejections(void) {
+  hc_context_t *c = make_ctx();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  expect_reason(c, "text.so", "not a shared object (no ELF header)");
+  expect_reason(c, "truncated.so", "cannot be loaded: ");
+  expect_reason(c, "nodesc.so", "no descriptor symbol 'hc_plugin_descriptor'");
+  expect_reason(c, "future.so", "ABI mismatch: plugin built for 99.0, core supports 1.0-1.");
+  expect_reason(c, "newminor.so", "ABI mismatch: plugin built for 1.999");
+  expect_reason(c, "badname.so", "invalid descriptor: name must be");
+  expect_reason(c, "initfail.so", "init failed: HC_ERR_DEVICE: no widget attached");
+  expect_reason(c, "nolaunch.so", "invalid descriptor: backend ops lack 'launch'");
+  expect_reason(c, "dup.so", "duplicate workload name 'goodwl' (first loaded from ");
+  CU_ASSERT_PTR_NULL(reason_for(c, "good.so"));
+  CU_ASSERT_PTR_NULL(reason_for(c, "README"));
+  CU_ASSERT_EQUAL(hc_rejected_count(c), 9);
+  /* The good one loaded, from the first directory. */
+  CU_ASSERT_EQUAL(hc_workload_count(c), 1);
+  hc_plugin_summary_t s;
+  TH_ASSERT_OK(hc_workload_get(c, 0, &s));
+  CU_ASSERT_STRING_EQUAL(s.name, "goodwl");
+  CU_ASSERT_PTR_NOT_NULL(strstr(s.path, "/p1/good.so"));
+  CU_ASSERT_EQUAL(hc_backend_count(c), 0);
+  CU_ASSERT_EQUAL(hc_device_count(c), 0);
+  uint32_t idx;
+  CU_ASSERT_EQUAL(hc_device_find(c, "auto", &idx), HC_ERR_NO_DEVICE);
+  CU_ASSERT_EQUAL(hc_device_find(c, "cpu", &idx), HC_ERR_NO_DEVICE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "unknown backend 'cpu' (loaded backends: none)"));
+  hc_context_destroy(c);
+}
+
+static void test_env_path_and_default(void) {
+  /* HC_PLUGIN_PATH is searched after the caller's directories. */
+  setenv("HC_PLUGIN_PATH", dir2, 1);
+  const char *dirs[1] = {dir1};
+  hc_context_options_t o;
+  memset(&o, 0, sizeof o);
+  o.size = sizeof o;
+  o.plugin_dirs = dirs;
+  o.plugin_dir_count = 1;
+  o.no_default_dirs = 1;
+  hc_context_t *c = NULL;
+  TH_ASSERT_OK(hc_context_create(&o, &c));
+  expect_reason(c, "dup.so", "duplicate workload name 'goodwl'");
+  hc_context_destroy(c);
+  /* With the environment reversed, dup.so comes first and wins. */
+  setenv("HC_PLUGIN_PATH", dir2, 1);
+  o.plugin_dir_count = 0;
+  o.plugin_dirs = NULL;
+  TH_ASSERT_OK(hc_context_create(&o, &c));
+  CU_ASSERT_EQUAL(hc_workload_count(c), 1);
+  hc_plugin_summary_t s;
+  TH_ASSERT_OK(hc_workload_get(c, 0, &s));
+  CU_ASSERT_PTR_NOT_NULL(strstr(s.path, "/p2/dup.so"));
+  hc_context_destroy(c);
+  unsetenv("HC_PLUGIN_PATH");
+  /* The default search finds the build tree's plugins next to the binary. */
+  TH_ASSERT_OK(hc_context_create(NULL, &c));
+  CU_ASSERT_TRUE(hc_backend_count(c) >= 1);
+  uint32_t idx;
+  TH_ASSERT_OK(hc_device_find(c, "cpu:0", &idx));
+  CU_ASSERT_EQUAL(hc_device_find(c, "cpu:7", &idx), HC_ERR_NO_DEVICE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "device 'cpu:7' does not exist"));
+  CU_ASSERT_EQUAL(hc_device_find(c, "cpu:x", &idx), HC_ERR_INVALID_ARG);
+  hc_context_destroy(c);
+}
+
+static void test_many_contexts(void) {
+  /* Contexts are independent; creating and destroying many leaks nothing
+   * and libltdl's reference counting holds. */
+  for (int i = 0; i < 20; i++) {
+    hc_context_t *a = make_ctx(), *b = make_ctx();
+    CU_ASSERT_EQUAL(hc_workload_count(a), 1);
+    hc_context_destroy(a);
+    CU_ASSERT_EQUAL(hc_workload_count(b), 1);
+    hc_context_destroy(b);
+  }
+}
+
+static void register_tests(void) {
+  CU_pSuite s = CU_add_suite("loader", setup, NULL);
+  CU_ADD_TEST(s, test_rejections);
+  CU_ADD_TEST(s, test_env_path_and_default);
+  CU_ADD_TEST(s, test_many_contexts);
+}
+
+TH_MAIN(register_tests)
