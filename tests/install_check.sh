@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs hc into a temporary prefix, builds examples/embed.c there with
+# pkg-config as a user would, and runs it and the installed hcrun.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+prefix=$(mktemp -d /tmp/hc-prefix-XXXXXX)
+trap 'rm -rf "$prefix"' EXIT
+pass=0 fail=0
+check() { if "$@"; then pass=$((pass + 1)); else echo "FAILED: $*"; fail=$((fail + 1)); fi; }
+scons -Q -j2 builddir=build-install PREFIX="$prefix" install >/dev/null || { echo "install failed"; exit 1; }
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+check test "$(pkg-config --variable=plugindir hc)" = "$prefix/lib/hc/plugins"
+check test -f "$prefix/include/hc/plugin.h"
+check test -f "$prefix/lib/hc/plugins/backend-cpu.so"
+check cc -std=c11 examples/embed.c $(pkg-config --cflags --libs hc) -o "$prefix/embed"
+# The installed tools find the installed plugins with no environment set.
+check env -u HC_PLUGIN_PATH "$prefix/embed"
+check env -u HC_PLUGIN_PATH "$prefix/bin/hcrun" --list
+echo "install check: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
