@@ -56,7 +56,7 @@ HC_API int hc_cache_enabled(void) {
   return !(e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no")));
 }
 
-static int mkdir_p(const char *path) {
+int hc__mkdir_p(const char *path) {
   char buf[4096];
   snprintf(buf, sizeof buf, "%s", path);
   for (char *p = buf + 1; *p; p++)
@@ -68,7 +68,7 @@ static int mkdir_p(const char *path) {
   return (mkdir(buf, 0755) == 0 || errno == EEXIST) ? 0 : -1;
 }
 
-static int cache_dir(char *out, size_t n) {
+int hc__cache_dir(char *out, size_t n) {
   const char *d = getenv("HC_CACHE_DIR");
   if (d && *d) return snprintf(out, n, "%s", d) < (int)n;
   d = getenv("XDG_CACHE_HOME");
@@ -80,7 +80,7 @@ static int cache_dir(char *out, size_t n) {
 
 static int entry_path(char *out, size_t n, const char *kind, const char *key) {
   char dir[3072];
-  if (!cache_dir(dir, sizeof dir)) return 0;
+  if (!hc__cache_dir(dir, sizeof dir)) return 0;
   for (const char *k = kind; *k; k++)
     if (*k == '/' || *k == '.') return 0;
   for (const char *k = key; *k; k++)
@@ -122,7 +122,7 @@ HC_API hc_status_t hc_cache_store(const char *kind, const char *key, const void 
     return hc_error(HC_ERR_NOT_FOUND, "kernel cache disabled or unavailable");
   char *slash = strrchr(path, '/');
   *slash = '\0';
-  int ok = mkdir_p(path) == 0;
+  int ok = hc__mkdir_p(path) == 0;
   *slash = '/';
   if (!ok) return hc_error(HC_ERR_IO, "cannot create cache directory for %s", path);
   size_t total = 4 + 16 + size;

@@ -128,6 +128,17 @@ enum { HC__TO_DEVICE, HC__TO_HOST, HC__CROSS_DEVICE };
 void hc__load_plugins(hc_context_t *ctx);
 void hc__unload_plugins(hc_context_t *ctx);
 
+/* The cache directory ($HC_CACHE_DIR, $XDG_CACHE_HOME/hc, ~/.cache/hc);
+ * 0 when none can be named. mkdir -p: 0 on success. */
+int hc__cache_dir(char *out, size_t n);
+int hc__mkdir_p(const char *path);
+
+/* Probes a plugin file in a separate process (hc-plugin-scanner) unless a
+ * remembered verdict for its path, size and mtime exists. Returns 1 when it
+ * may be loaded in-process, 0 with *reason filled when it crashed, hung or
+ * exited while probed. */
+int hc__probe_plugin(hc_context_t *ctx, const char *path, char *reason, size_t n);
+
 /* The dialect prelude for a language (static text). */
 const char *hc__dialect_prelude(hc_language_t lang);
 

@@ -191,6 +191,11 @@ static void load_file(hc_context_t *ctx, const char *path) {
     reject(ctx, path, "not a shared object (no ELF header)");
     return;
   }
+  char why[512];
+  if (!hc__probe_plugin(ctx, path, why, sizeof why)) {
+    reject(ctx, path, "%s", why);
+    return;
+  }
   pthread_mutex_lock(&ltdl_lock);
   lt_dladvise advise;
   lt_dlhandle h = NULL;

@@ -1,0 +1,154 @@
+/* Plugin isolation: plugins that crash, hang or exit in their init (or
+ * carry bad pointers in their tables) are probed in a child process and
+ * rejected with the signal; the host survives, and the verdict is
+ * remembered by path, size and mtime. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "harness.h"
+
+static char dir[4200], cache[4200];
+static char out[1 << 16], err[1 << 16];
+
+static int compile(const char *name, const char *init_body) {
+  char src[8192], cpath[4400], cmd[16384];
+  snprintf(src, sizeof src,
+           "#include <hc/plugin.h>\n#include <signal.h>\n#include <stdlib.h>\n#include <unistd.h>\n"
+           "static hc_status_t init(hc_context_t *c, void **s) { (void)c; *s = 0; %s; return HC_OK; }\n"
+           "static uint32_t count(void *s) { (void)s; return 0; }\n"
+           "static hc_status_t info(void *s, uint32_t i, hc_device_info_t *o) { (void)s; (void)i; (void)o; return HC_ERR_NOT_FOUND; }\n"
+           "static hc_status_t open_(void *s, uint32_t i, void **d) { (void)s; (void)i; (void)d; return HC_ERR_NOT_FOUND; }\n"
+           "static void close_(void *d) { (void)d; }\n"
+           "static hc_status_t alloc(void *d, size_t n, void **m) { (void)d; (void)n; (void)m; return HC_ERR_DEVICE; }\n"
+           "static void mfree(void *d, void *m) { (void)d; (void)m; }\n"
+           "static hc_status_t rw(void *d, void *m, size_t o, const void *s, size_t n) { (void)d; (void)m; (void)o; (void)s; (void)n; return HC_OK; }\n"
+           "static hc_status_t rd(void *d, void *m, size_t o, void *s, size_t n) { (void)d; (void)m; (void)o; (void)s; (void)n; return HC_OK; }\n"
+           "static hc_status_t cp(void *d, void *a, size_t b, void *c, size_t e, size_t n) { (void)d; (void)a; (void)b; (void)c; (void)e; (void)n; return HC_OK; }\n"
+           "static hc_status_t fill(void *d, void *m, size_t o, const void *p, size_t ps, size_t n) { (void)d; (void)m; (void)o; (void)p; (void)ps; (void)n; return HC_OK; }\n"
+           "static hc_status_t kh(void *d, hc_host_kernel_fn f, void **k) { (void)d; (void)f; (void)k; return HC_OK; }\n"
+           "static void kr(void *d, void *k) { (void)d; (void)k; }\n"
+           "static hc_status_t launch(void *d, void *k, const hc_launch_t *l) { (void)d; (void)k; (void)l; return HC_OK; }\n"
+           "static hc_status_t fin(void *d) { (void)d; return HC_OK; }\n"
+           "static hc_status_t te(void *d, double *s) { (void)d; *s = 0; return HC_OK; }\n"
+           "static const hc_backend_ops_t ops = { .size = sizeof(hc_backend_ops_t), .init = init, .device_count = count,\n"
+           "  .device_info = info, .device_open = open_, .device_close = close_, .mem_alloc = alloc, .mem_free = mfree,\n"
+           "  .mem_write = rw, .mem_read = rd, .mem_copy = cp, .mem_fill = fill, .kernel_create_host = kh,\n"
+           "  .kernel_release = kr, .launch = launch, .finish = fin, .timer_begin = fin, .timer_end = te };\n"
+           "HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_BACKEND, 0, \"%s\", \"1\", \"test\", &ops};\n",
+           init_body, name);
+  snprintf(cpath, sizeof cpath, "%s/%s.c", dir, name);
+  FILE *f = fopen(cpath, "w");
+  if (!f) return 1;
+  fputs(src, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "cc -std=c11 -shared -fPIC -fvisibility=hidden -I%s/include -o %s/%s.so %s -L%s/lib -lhc",
+           HC_SOURCE_DIR, dir, name, cpath, th_build_dir());
+  int rc = th_run(cmd, NULL, 0, err, sizeof err);
+  if (rc) fprintf(stderr, "%s\n", err);
+  remove(cpath);
+  return rc;
+}
+
+static int setup(void) {
+  snprintf(dir, sizeof dir, "%s/plugins", th_tmpdir());
+  snprintf(cache, sizeof cache, "%s/cache", th_tmpdir());
+  mkdir(dir, 0755);
+  setenv("HC_CACHE_DIR", cache, 1);
+  setenv("HC_PLUGIN_PROBE_TIMEOUT", "2", 1);
+  unsetenv("HC_PLUGIN_PROBE");
+  return compile("segv", "raise(SIGSEGV)") || compile("hang", "for (;;) sleep(1000)") ||
+         compile("quitter", "exit(3)") || compile("abrt", "abort()") || compile("fine", "(void)0");
+}
+
+static const char *reason_for(hc_context_t *c, const char *file) {
+  for (uint32_t i = 0; i < hc_rejected_count(c); i++) {
+    const char *path, *reason;
+    hc_rejected_get(c, i, &path, &reason);
+    const char *base = strrchr(path, '/');
+    if (base && !strcmp(base + 1, file)) return reason;
+  }
+  return NULL;
+}
+
+static hc_context_t *ctx_over_dir(void) {
+  const char *dirs[1] = {dir};
+  hc_context_options_t o;
+  memset(&o, 0, sizeof o);
+  o.size = sizeof o;
+  o.plugin_dirs = dirs;
+  o.plugin_dir_count = 1;
+  o.no_env_path = 1;
+  o.no_default_dirs = 1;
+  hc_context_t *c = NULL;
+  CU_ASSERT_EQUAL(hc_context_create(&o, &c), HC_OK);
+  return c;
+}
+
+static void expect(hc_context_t *c, const char *file, const char *frag) {
+  const char *r = reason_for(c, file);
+  if (!r || !strstr(r, frag)) fprintf(stderr, "%s: '%s' lacks '%s'\n", file, r ? r : "(not rejected)", frag);
+  CU_ASSERT_PTR_NOT_NULL(r);
+  if (r) CU_ASSERT_PTR_NOT_NULL(strstr(r, frag));
+}
+
+static void test_bad_plugins_rejected(void) {
+  double t0 = hc_now();
+  hc_context_t *c = ctx_over_dir();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  double first = hc_now() - t0;
+  expect(c, "segv.so", "crashed while probed: signal 11 (Segmentation fault)");
+  expect(c, "abrt.so", "crashed while probed: signal 6 (Aborted)");
+  expect(c, "hang.so", "hung while probed: no answer within 2 s");
+  expect(c, "quitter.so", "exited while probed with status 3");
+  CU_ASSERT_PTR_NULL(reason_for(c, "fine.so"));
+  CU_ASSERT_EQUAL(hc_backend_count(c), 1);
+  CU_ASSERT_TRUE(first >= 2.0); /* the hang took its timeout */
+  hc_context_destroy(c);
+  /* Second time: remembered, no probe, no waiting for the hang. */
+  t0 = hc_now();
+  c = ctx_over_dir();
+  double second = hc_now() - t0;
+  expect(c, "hang.so", "(remembered verdict)");
+  expect(c, "segv.so", "signal 11");
+  CU_ASSERT_TRUE(second < 1.5);
+  hc_context_destroy(c);
+  char reg[4400];
+  snprintf(reg, sizeof reg, "%s/plugin-registry", cache);
+  struct stat st;
+  CU_ASSERT_EQUAL(stat(reg, &st), 0);
+}
+
+static void test_changed_file_is_probed_again(void) {
+  /* Replace the crashing plugin by a good one with the same name: its size
+   * and mtime change, so the old verdict no longer applies. */
+  char a[4400], b[4400];
+  snprintf(a, sizeof a, "%s/fine.so", dir);
+  snprintf(b, sizeof b, "%s/segv.so", dir);
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s' && touch '%s'", a, b, b);
+  CU_ASSERT_EQUAL(th_run(cmd, NULL, 0, NULL, 0), 0);
+  hc_context_t *c = ctx_over_dir();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  expect(c, "segv.so", "duplicate backend name 'fine'"); /* loaded, now a duplicate */
+  hc_context_destroy(c);
+}
+
+static void test_hcrun_survives(void) {
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd, "HC_PLUGIN_PATH=%s HC_CACHE_DIR=%s %s/bin/hcrun --list", dir, cache, th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "Rejected plugin files:"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "abrt.so: crashed while probed: signal 6"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "cpu:0"));
+}
+
+static void register_tests(void) {
+  CU_pSuite s = CU_add_suite("isolation", setup, NULL);
+  CU_ADD_TEST(s, test_bad_plugins_rejected);
+  CU_ADD_TEST(s, test_changed_file_is_probed_again);
+  CU_ADD_TEST(s, test_hcrun_survives);
+}
+
+TH_MAIN(register_tests)
