@@ -135,6 +135,11 @@ HC_API hc_status_t hc_device_open(hc_context_t *ctx, uint32_t index, hc_device_t
   d->info = s->info;
   snprintf(d->id, sizeof d->id, "%s", s->id);
   pthread_mutex_init(&d->lock, NULL);
+  pthread_mutexattr_t ra;
+  pthread_mutexattr_init(&ra);
+  pthread_mutexattr_settype(&ra, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&d->run_lock, &ra);
+  pthread_mutexattr_destroy(&ra);
   s->open = d;
   *out = d;
   pthread_mutex_unlock(&ctx->lock);
@@ -166,12 +171,21 @@ HC_API void hc_device_close(hc_device_t *d) {
   }
   d->backend->ops.device_close(d->handle);
   pthread_mutex_destroy(&d->lock);
+  pthread_mutex_destroy(&d->run_lock);
   free(d);
 }
 
 HC_API const hc_device_info_t *hc_device_info(const hc_device_t *d) { return d ? &d->info : NULL; }
 HC_API const char *hc_device_name(const hc_device_t *d) { return d ? d->id : "?"; }
 HC_API hc_context_t *hc_device_context(const hc_device_t *d) { return d ? d->ctx : NULL; }
+
+HC_API void hc_device_lock(hc_device_t *d) {
+  if (d) pthread_mutex_lock(&d->run_lock);
+}
+
+HC_API void hc_device_unlock(hc_device_t *d) {
+  if (d) pthread_mutex_unlock(&d->run_lock);
+}
 
 HC_API hc_status_t hc_device_finish(hc_device_t *d) {
   if (!d) return hc_error(HC_ERR_INVALID_ARG, "hc_device_finish: NULL device");

@@ -55,6 +55,7 @@ struct hc_device {
   hc_device_info_t info;
   char id[48];
   pthread_mutex_t lock;  /* program cache */
+  pthread_mutex_t run_lock; /* recursive: hc_device_lock, held by job runs */
   hc__program_t *programs;
 };
 

@@ -232,9 +232,11 @@ HC_API hc_status_t hc_job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags) {
     j->flags = flags;
     j->last_progress = 0;
     hc_error(HC_OK, "%s", "");
+    hc_device_lock(dev); /* jobs on one device run one at a time */
     double t0 = hc_now();
     st = j->wl->ops.run(j);
     j->times.wall_s = hc_now() - t0;
+    hc_device_unlock(dev);
     if (j->times.compute_s == 0) j->times.compute_s = j->times.wall_s;
     j->dev = NULL;
     if (st != HC_OK) {

@@ -5,11 +5,17 @@
  * launches its own kernels on buffers and fields.
  *
  * Conventions: every fallible call returns hc_status_t; on failure the
- * detail is in hc_last_error(). Handles are opaque; a function that gives a
- * handle says who owns it. Thread safety: a context may be shared by threads
- * for registry queries and hc_device_open(); a device, and the buffers,
- * fields, kernels and jobs on it, are used by one thread at a time (the
- * caller serialises, e.g. with a mutex, or opens one context per thread).
+ * detail is in hc_last_error() (kept per thread). Handles are opaque; a
+ * function that gives a handle says who owns it.
+ *
+ * Threads: contexts are independent, one per thread or shared. A shared
+ * context may be used by several threads at once for registry queries,
+ * hc_device_open/close and hc_job_run: jobs on different devices run in
+ * parallel, jobs on the same device are serialised by the core (the run
+ * holds the device's lock). A job, and buffers, fields and kernels used
+ * outside jobs, belong to one thread at a time; to share a device's raw
+ * operations between threads, bracket them with hc_device_lock/unlock. The
+ * log and progress callbacks may be called from any thread.
  *
  * Axis order: field shapes are in C (NumPy) order, shape[0] the slowest
  * axis. Kernel launch ranges follow OpenCL: global[0] is the fastest. */
@@ -129,6 +135,9 @@ void hc_device_close(hc_device_t *dev);
 const hc_device_info_t *hc_device_info(const hc_device_t *dev);
 const char *hc_device_name(const hc_device_t *dev); /* its id, "cuda:0" */
 hc_context_t *hc_device_context(const hc_device_t *dev);
+/* The device's recursive lock (see Threads above). */
+void hc_device_lock(hc_device_t *dev);
+void hc_device_unlock(hc_device_t *dev);
 /* Waits until every command queued on the device has finished. */
 hc_status_t hc_device_finish(hc_device_t *dev);
 /* Device time: the span of device work between begin and end (kernels and
