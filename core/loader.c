@@ -278,11 +278,18 @@ static void scan_dir(hc_context_t *ctx, const char *dir) {
   free(names);
 }
 
+/* Loading (probing, dlopen, backend init) is serialised process-wide:
+ * plugin inits touch process state (PoCL calls setenv, for one) that must
+ * not race with another context's loading or with a probe's posix_spawn. */
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void hc__load_plugins(hc_context_t *ctx) {
+  pthread_mutex_lock(&load_lock);
   pthread_mutex_lock(&ltdl_lock);
   lt_dlinit();
   pthread_mutex_unlock(&ltdl_lock);
   for (uint32_t i = 0; i < ctx->nsearch_dirs; i++) scan_dir(ctx, ctx->search_dirs[i]);
+  pthread_mutex_unlock(&load_lock);
 }
 
 void hc__unload_plugins(hc_context_t *ctx) {
