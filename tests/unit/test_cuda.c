@@ -713,10 +713,24 @@ static void test_gpu_staged_transfers(void) {
   TH_ASSERT_OK(hc_buffer_read(b, 64, dst, n));
   CU_ASSERT_EQUAL(memcmp(src, dst, n), 0);
   hc_buffer_destroy(b);
-  free(src);
-  free(dst);
   hc_device_close(dev);
   hc_context_destroy(ctx);
+  /* The default policy stages large transfers (from 16 MiB): an odd size
+   * at an odd offset, through the shared device. */
+  size_t big = (40u << 20) + 5;
+  unsigned char *bsrc = malloc(big), *bdst = malloc(big);
+  for (size_t i = 0; i < big; i++) bsrc[i] = (unsigned char)(i * 7 + (i >> 17));
+  TH_ASSERT_OK(hc_buffer_create(gpu(), big + 3, &b));
+  TH_ASSERT_OK(hc_buffer_write(b, 3, bsrc, big));
+  TH_ASSERT_OK(hc_buffer_read(b, 3, bdst, big));
+  CU_ASSERT_EQUAL(memcmp(bsrc, bdst, big), 0);
+  TH_ASSERT_OK(hc_buffer_read(b, 3 + 1000, bdst, n)); /* below the threshold */
+  CU_ASSERT_EQUAL(memcmp(bsrc + 1000, bdst, n), 0);
+  hc_buffer_destroy(b);
+  free(bsrc);
+  free(bdst);
+  free(src);
+  free(dst);
 }
 
 static void register_tests(void) {
