@@ -26,7 +26,9 @@ int hcrun_workload_help(hc_context_t *ctx, const char *workload);
 /* JSON pieces shared by single runs and pipelines. */
 json_t *hcrun_device_json(const hc_device_info_t *info, const char *id);
 json_t *hcrun_job_json(const hc_job_t *job);
-void hcrun_print_job(const hc_job_t *job, const char *device_id);
+/* The human table of one run, from its hcrun_job_json document (so that
+ * --repeat prints the best run, as --json does). */
+void hcrun_print_job(json_t *jobdoc, const char *device_id);
 /* Writes every output field of job into dir as <prefix><port>.npy;
  * appends the file names to files (may be NULL). */
 hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefix, json_t *files);

@@ -101,9 +101,6 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       best = t.compute_s;
       json_decref(best_doc);
       best_doc = hcrun_job_json(job);
-      if (!o->json && o->repeat > 1 && r == o->repeat - 1) {
-        /* printed below */
-      }
     }
     if (st == HC_ERR_VERIFY) break;
   }
@@ -130,7 +127,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       hcrun_print_json(doc);
       json_decref(doc);
     } else {
-      hcrun_print_job(job, hc_device_name(dev));
+      hcrun_print_job(best_doc, hc_device_name(dev));
       if (o->repeat > 1) {
         printf("%-14s %d runs, best compute time reported; compute times:", "repeat", o->repeat);
         size_t i;

@@ -127,38 +127,33 @@ static void fmt_time(char *buf, size_t n, double s) {
   else snprintf(buf, n, "%.3f s", s);
 }
 
-void hcrun_print_job(const hc_job_t *job, const char *device_id) {
-  printf("%-14s %s on %s\n", "workload", hc_job_workload(job), device_id);
+void hcrun_print_job(json_t *doc, const char *device_id) {
+  printf("%-14s %s on %s\n", "workload", json_string_value(json_object_get(doc, "workload")), device_id);
   printf("%-14s", "parameters");
-  for (uint32_t i = 0; i < hc_job_param_count(job); i++) {
-    const char *n, *v;
-    if (hc_job_param_get(job, i, &n, &v) == HC_OK && *v) printf(" %s=%s", n, v);
+  const char *key;
+  json_t *v;
+  json_object_foreach(json_object_get(doc, "params"), key, v) {
+    if (*json_string_value(v)) printf(" %s=%s", key, json_string_value(v));
   }
   printf("\n");
-  hc_job_times_t t;
-  hc_job_times(job, &t);
+  json_t *t = json_object_get(doc, "times");
   char a[32], b[32], c[32];
-  fmt_time(a, sizeof a, t.compute_s);
-  fmt_time(b, sizeof b, t.device_s);
-  fmt_time(c, sizeof c, t.wall_s);
+  fmt_time(a, sizeof a, json_real_value(json_object_get(t, "compute_s")));
+  fmt_time(b, sizeof b, json_real_value(json_object_get(t, "device_s")));
+  fmt_time(c, sizeof c, json_real_value(json_object_get(t, "wall_s")));
   printf("%-14s %s (device %s; whole run with setup %s)\n", "time", a, b, c);
-  for (uint32_t i = 0; i < hc_job_metric_count(job); i++) {
-    const char *n, *u;
-    double v;
-    if (hc_job_metric(job, i, &n, &v, &u) == HC_OK) printf("  %-22s %.10g %s\n", n, v, u);
+  json_object_foreach(json_object_get(doc, "metrics"), key, v) {
+    printf("  %-22s %.10g %s\n", key, json_real_value(json_object_get(v, "value")),
+           json_string_value(json_object_get(v, "unit")));
   }
-  const char *notes = hc_job_notes(job);
-  if (*notes) {
-    const char *p = notes;
-    while (*p) {
-      size_t l = strcspn(p, "\n");
-      printf("  note: %.*s\n", (int)l, p);
-      p += l + (p[l] == '\n');
-    }
-  }
-  const char *msg;
-  int ver = hc_job_verified(job, &msg);
-  if (ver >= 0) printf("%-14s %s%s%s\n", "verification", ver ? "PASSED" : "FAILED", *msg ? ": " : "", msg);
+  size_t i;
+  json_array_foreach(json_object_get(doc, "notes"), i, v) printf("  note: %s\n", json_string_value(v));
+  json_t *ver = json_object_get(doc, "verification");
+  json_t *passed = json_object_get(ver, "passed");
+  const char *msg = json_string_value(json_object_get(ver, "message"));
+  if (!json_is_null(passed))
+    printf("%-14s %s%s%s\n", "verification", json_is_true(passed) ? "PASSED" : "FAILED", msg && *msg ? ": " : "",
+           msg ? msg : "");
 }
 
 hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefix, json_t *files) {

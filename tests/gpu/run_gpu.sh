@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs hc's tests and benchmarks on the GPU machine (NVIDIA H100, CUDA 13),
+# from a build made here and carried there (docs/gpu-run.md says how):
+#   bash tests/gpu/run_gpu.sh [tests|bench|quickbench|all]
+# Logs and JSON go to $OUT (or ./gpu-out).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-$PWD/gpu-out}
+mkdir -p "$out"
+what=${1:-all}
+
+# NVIDIA's OpenCL driver is installed there but not registered.
+mkdir -p /tmp/icd && cp /etc/OpenCL/vendors/*.icd /tmp/icd/ 2>/dev/null
+echo /usr/lib/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
+export OCL_ICD_VENDORS=/tmp/icd
+# CUnit is not installed there: unpack the Debian package carried in .deps.
+if ls .deps/libcunit1_*.deb >/dev/null 2>&1; then
+  dpkg -x .deps/libcunit1_*.deb /tmp/cu
+  export LD_LIBRARY_PATH=/tmp/cu/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+fi
+# Tests compiled here name the source tree by its path here.
+src=/work/main
+if [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
+export HC_CACHE_DIR=/tmp/hc-cache
+export HC_TEST_PYTHON=$(command -v python3)
+
+build/bin/hcrun --list 2>&1 | tee "$out/list.txt"
+nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,memory.total --format=csv > "$out/nvidia-smi.txt" 2>&1
+
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  python3 tests/run.py --build build 2>&1 | tee "$out/tests.txt"
+  # Again with NVIDIA's OpenCL as the only OpenCL platform (otherwise the
+  # first OpenCL device there is PoCL's CPU device).
+  HC_OPENCL_PLATFORM=NVIDIA python3 tests/run.py --build build 2>&1 | tee "$out/tests-nvidia-opencl.txt"
+fi
+if [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = quickbench ]; then
+  q=""
+  [ "$what" = quickbench ] && q="--quick"
+  HC_OPENCL_PLATFORM=NVIDIA python3 bench/run --build build $q --device=cuda,opencl --out "$out" 2>&1 | tee "$out/bench.txt"
+fi
