@@ -23,9 +23,10 @@ static double auto_score(const hc__device_slot_t *s) {
   static const double type_rank[] = {[HC_DEVICE_CPU] = 0, [HC_DEVICE_GPU] = 3,
                                      [HC_DEVICE_ACCELERATOR] = 2, [HC_DEVICE_OTHER] = 1};
   double r = s->info.type < HC_DEVICE_TYPE_COUNT_ ? type_rank[s->info.type] : 0;
+  /* GFLOP/s-like either way: the peak, or cores x GHz when it is unknown. */
   double speed = s->info.peak_fp32_gflops > 0
                      ? s->info.peak_fp32_gflops
-                     : (double)s->info.compute_units * (s->info.clock_mhz ? s->info.clock_mhz : 1000);
+                     : (double)s->info.compute_units * (s->info.clock_mhz ? s->info.clock_mhz : 1000) * 1e-3;
   /* Prefer the native backend of a kind of device: CUDA over OpenCL on an
    * NVIDIA GPU, host-language (the cpu backend) over OpenCL on a CPU. */
   double native = !strcmp(s->info.platform, "CUDA") ||

@@ -54,6 +54,10 @@ void hc__pl_reset_run(hc_pipeline_t *p) {
       hc_field_t *f = NULL;
       if (hc_job_output(s->job, name) && hc_job_take_output(s->job, name, &f) == HC_OK) hc_field_destroy(f);
     }
+    /* Inputs are bound again at each hand-over; the fields they pointed
+     * to (outputs of other stages, moved copies) are gone or going. */
+    n = hc__pl_nports(s, ctx, 0);
+    for (uint32_t k = 0; k < n; k++) hc_job_set_input(s->job, hc__pl_port(s, ctx, 0, k)->name, NULL);
     s->state = HC_STAGE_PENDING;
     s->status = HC_OK;
     s->handover_s = 0;
@@ -85,6 +89,7 @@ HC_API void hc_pipeline_destroy(hc_pipeline_t *p) {
   free(p->stages);
   free(p->binds);
   free(p->order);
+  free(p->output_dir);
   free(p);
 }
 
@@ -109,13 +114,17 @@ HC_API hc_status_t hc_pipeline_add_stage(hc_pipeline_t *p, const char *workload,
       /* No device given: the previous stage's. */
       st = hc_device_open(p->ctx, p->stages[p->nstages - 1].dev->index, &dev);
     } else {
+      /* "auto": the best device that can run this workload, as for a
+       * single run. */
+      const char *spec = device && *device ? device : "auto";
       uint32_t idx = 0;
-      st = hc_device_find(p->ctx, device && *device ? device : "auto", &idx);
+      st = !strcmp(spec, "auto") ? hc_device_find_auto(p->ctx, workload, &idx) : hc_device_find(p->ctx, spec, &idx);
       if (st != HC_OK) st = HC_ERR_PIPELINE; /* a device spec that names nothing here */
       else st = hc_device_open(p->ctx, idx, &dev);
     }
     if (st != HC_OK) hc_error_prefix(st, "pipeline: stage %u (%s): ", number, workload);
   }
+  if (st == HC_OK && p->output_dir) st = hc_job_set_output_dir(job, p->output_dir);
   hc__pl_stage_t *grown = st == HC_OK ? realloc(p->stages, (p->nstages + 1) * sizeof *grown) : NULL;
   if (st == HC_OK && !grown) st = hc_error(HC_ERR_NO_MEMORY, "pipeline: out of memory");
   if (st != HC_OK) {
@@ -228,6 +237,10 @@ HC_API hc_status_t hc_pipeline_set_input(hc_pipeline_t *p, uint32_t stage, const
 
 HC_API hc_status_t hc_pipeline_set_output_dir(hc_pipeline_t *p, const char *dir) {
   if (!p) return hc_error(HC_ERR_INVALID_ARG, "hc_pipeline_set_output_dir: NULL pipeline");
+  char *copy = dir ? hc__strdup(dir) : NULL;
+  if (dir && !copy) return hc_error(HC_ERR_NO_MEMORY, "pipeline: out of memory");
+  free(p->output_dir);
+  p->output_dir = copy;
   for (uint32_t i = 0; i < p->nstages; i++) {
     hc_status_t st = hc_job_set_output_dir(p->stages[i].job, dir);
     if (st != HC_OK) return st;

@@ -56,7 +56,8 @@ struct hc_pipeline {
   hc__pl_move_t *moves;
   uint32_t nmoves;
   hc_pipeline_report_t report;
-  char *message; /* report.message */
+  char *message;    /* report.message */
+  char *output_dir; /* given to every stage's job, later ones too */
 };
 
 /* Port helpers over the public schema queries. */

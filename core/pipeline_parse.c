@@ -225,7 +225,11 @@ hc_status_t hc__pp_parse(const char *text, hc__pp_t *out) {
   if (!out) return hc_error(HC_ERR_INVALID_ARG, "pipeline: NULL output");
   memset(out, 0, sizeof *out);
   if (!text) return hc_error(HC_ERR_PIPELINE, "pipeline: no text");
-  parser_t ps = {text, 0, 1, 1, strchr(text, '\n') != NULL};
+  /* Locations name the line only when the text has more than one (a
+   * trailing newline, as files end, does not count). */
+  const char *nl = strchr(text, '\n');
+  int multiline = nl && nl[strspn(nl, " \t\r\n")] != '\0';
+  parser_t ps = {text, 0, 1, 1, multiline};
   hc__pp_t pp = {NULL, 0};
   hc__pp_stage_t *cur = NULL;           /* the stage tokens go to */
   int after_pipe = 0;                   /* a '|' since the last stage */

@@ -45,11 +45,18 @@ static hc_status_t moved_copy(hc_pipeline_t *p, const hc__pl_bind_t *b, hc_field
   hc_pipeline_transfer_t *tr = realloc(p->transfers, (p->ntransfers + 1) * sizeof *tr);
   if (!tr) return hc_error(HC_ERR_NO_MEMORY, "out of memory");
   p->transfers = tr;
+  /* Both devices locked (in index order, as every thread must) for the copy. */
+  hc_device_t *sdev = hc_field_device(src), *first = sdev->index < dev->index ? sdev : dev;
+  hc_device_t *second = first == dev ? sdev : dev;
+  hc_device_lock(first);
+  hc_device_lock(second);
   double t0 = hc_now();
   hc_field_t *copy = NULL;
   hc_status_t st = hc_field_copy_to(src, dev, &copy);
   if (st == HC_OK) st = hc_device_finish(dev);
   double dt = hc_now() - t0;
+  hc_device_unlock(second);
+  hc_device_unlock(first);
   if (st != HC_OK) {
     hc_field_destroy(copy);
     return hc_error_prefix(st, "moving it from %s to %s: ", hc_device_name(hc_field_device(src)), hc_device_name(dev));

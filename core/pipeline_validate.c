@@ -45,12 +45,8 @@ static hc_dtype_t single_dtype(uint32_t set) {
 
 HC_API hc_status_t hc_job_input_info(const hc_job_t *job, const char *port, hc_dtype_t *dtype, uint32_t *rank) {
   if (!job || !port) return hc_error(HC_ERR_INVALID_ARG, "hc_job_input_info: NULL argument");
-  const hc_field_t *f = hc_job_input(job, port);
-  if (f) {
-    if (dtype) *dtype = f->dtype;
-    if (rank) *rank = f->rank;
-    return HC_OK;
-  }
+  /* While its pipeline validates, a job answers with what the binding
+   * will deliver (a field bound by an earlier run may be stale). */
   const scope_t *sc = tl_scope;
   if (sc && sc->p->stages[sc->stage].job == job) {
     const hc__pl_stage_t *s = &sc->p->stages[sc->stage];
@@ -63,6 +59,13 @@ HC_API hc_status_t hc_job_input_info(const hc_job_t *job, const char *port, hc_d
       if (rank) *rank = (uint32_t)sh->rank_min;
       return HC_OK;
     }
+    return hc_error(HC_ERR_NOT_FOUND, "%s: dtype and rank of input '%s' are not known", hc_job_workload(job), port);
+  }
+  const hc_field_t *f = hc_job_input(job, port);
+  if (f) {
+    if (dtype) *dtype = f->dtype;
+    if (rank) *rank = f->rank;
+    return HC_OK;
   }
   return hc_error(HC_ERR_NOT_FOUND, "%s: dtype and rank of input '%s' are not known", hc_job_workload(job), port);
 }

@@ -206,6 +206,12 @@ hc_vec_t hc_job_vec(const hc_job_t *job, const char *name);
 int hc_job_given(const hc_job_t *job, const char *name);
 /* Bound input field or NULL. */
 hc_field_t *hc_job_input(const hc_job_t *job, const char *port);
+/* Dtype and rank of an input: the bound field's, or, while a pipeline is
+ * being validated (it calls describe_output and check then, before any
+ * field exists), those the stage bound to it will give. HC_ERR_NOT_FOUND
+ * when neither is known. (core/pipeline_validate.c) */
+hc_status_t hc_job_input_info(const hc_job_t *job, const char *port,
+                              hc_dtype_t *dtype, uint32_t *rank);
 /* Hands an output to the job (the job owns it from now on). */
 hc_status_t hc_job_set_output(hc_job_t *job, const char *port, hc_field_t *f);
 hc_status_t hc_job_add_metric(hc_job_t *job, const char *name, double value,
