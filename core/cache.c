@@ -154,8 +154,11 @@ HC_API hc_status_t hc_cache_load(const char *kind, const char *key, void **data,
     memcpy(&hs, hdr + 12, 8);
     ok = sz < ((uint64_t)1 << 32);
   }
-  void *buf = ok ? malloc(sz ? sz : 1) : NULL;
+  /* One byte more, a NUL after the payload: a consumer that takes the
+   * payload as text (a PTX image, say) stops there even when it is not. */
+  void *buf = ok ? malloc(sz + 1) : NULL;
   if (buf) {
+    ((char *)buf)[sz] = '\0';
     ok = fread(buf, 1, sz, f) == sz && fgetc(f) == EOF && payload_hash(buf, sz) == hs;
   } else {
     ok = 0;

@@ -28,6 +28,17 @@ static const char *compiler(void) {
   return c && *c ? c : "cc";
 }
 
+/* $HC_GRID_CFLAGS: extra flags (space-separated, at most 8), e.g.
+ * "-march=native"; part of the cache key. */
+static int extra_flags(char *buf, size_t n, const char **out, int max) {
+  const char *e = getenv("HC_GRID_CFLAGS");
+  int k = 0;
+  snprintf(buf, n, "%s", e ? e : "");
+  for (char *save = NULL, *t = strtok_r(buf, " \t", &save); t && k < max; t = strtok_r(NULL, " \t", &save))
+    out[k++] = t;
+  return k;
+}
+
 static const char *tmp_root(void) {
   const char *t = getenv("TMPDIR");
   return t && *t ? t : "/tmp";
@@ -90,20 +101,45 @@ static hc_status_t open_object(const char *path, hc_host_kernel_fn *fn, void **d
   return HC_OK;
 }
 
+/* 1 when the compiler names an executable file (a path, or a name found on
+ * $PATH): checked before spawning, because a child that fails to exec is
+ * not always told apart from a compiler that fails (e.g. under valgrind). */
+static int compiler_exists(const char *cc) {
+  if (strchr(cc, '/')) return access(cc, X_OK) == 0;
+  const char *path = getenv("PATH");
+  if (!path || !*path) path = "/usr/bin:/bin";
+  char buf[4096];
+  while (*path) {
+    size_t n = strcspn(path, ":");
+    if (n > 0 && n + strlen(cc) + 2 < sizeof buf) {
+      snprintf(buf, sizeof buf, "%.*s/%s", (int)n, path, cc);
+      if (access(buf, X_OK) == 0) return 1;
+    }
+    path += n;
+    if (*path == ':') path++;
+  }
+  return 0;
+}
+
 /* Runs the compiler; returns HC_OK, HC_ERR_UNSUPPORTED (cannot run it) or
  * HC_ERR_BUILD (it failed: log in the message). */
 static hc_status_t run_cc(const char *dir, const char *src, const char *obj) {
   char logpath[4096];
   snprintf(logpath, sizeof logpath, "%s/cc.log", dir);
-  const char *argv[16];
+  const char *argv[24];
+  char extra[512];
   int n = 0;
   argv[n++] = compiler();
   for (int i = 0; cc_flags[i]; i++) argv[n++] = cc_flags[i];
+  n += extra_flags(extra, sizeof extra, argv + n, 8);
   argv[n++] = "-o";
   argv[n++] = obj;
   argv[n++] = src;
   argv[n++] = "-lm";
   argv[n] = NULL;
+  if (!compiler_exists(argv[0]))
+    return hc_error(HC_ERR_UNSUPPORTED, "cannot run the C compiler '%s': not found%s", argv[0],
+                    strchr(argv[0], '/') ? "" : " on PATH");
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -148,11 +184,13 @@ hc_status_t hcg_cc_build(hc_grid_t *g, const char *source, hc_host_kernel_fn *fn
   if (g->cc_state < 0) return hc_error(HC_ERR_UNSUPPORTED, "%s", g->cc_why);
   struct utsname u;
   if (uname(&u) != 0) memset(&u, 0, sizeof u);
-  char flags[256] = "";
+  char flags[1024] = "";
   for (int i = 0; cc_flags[i]; i++) {
     strncat(flags, cc_flags[i], sizeof flags - strlen(flags) - 2);
     strncat(flags, " ", sizeof flags - strlen(flags) - 1);
   }
+  const char *e = getenv("HC_GRID_CFLAGS");
+  if (e) strncat(flags, e, sizeof flags - strlen(flags) - 1);
   const void *parts[5] = {"grid-host-v1", compiler(), flags, u.machine, source};
   char key[33];
   hc_cache_key(key, 5, parts, NULL);

@@ -53,7 +53,7 @@ static void emit_prologue(gw_t *w, const gk_t *k) {
   const int host = k->lang == HC_LANG_HOST;
   gw_put(w, "/* hc grid expression kernel (generated; key %.60s...) */\n", k->key);
   if (host) {
-    gw_put(w, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n");
+    gw_put(w, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdlib.h>\n");
     gw_put(w, "#define HC_KERNEL\n#define HC_INLINE static inline\n#define HC_GLOBAL\n#define HC_RESTRICT restrict\n");
     gw_put(w, "%s\n", HCG_STR(HCG_GROUP_DECL));
   }
@@ -149,9 +149,8 @@ static void emit_store(gw_t *w, const gk_t *k, const char *v) {
   gw_put(w, "  D[%s] = %s;\n", idx, v);
 }
 
-static void emit_host(gw_t *w, const gk_t *k) {
+static void emit_host_loops(gw_t *w, const gk_t *k) {
   const int par = k->parity != HC_GRID_ALL;
-  if (k->mode == GK_REDUCE) gw_put(w, "  ACC acc = 0;\n");
   gw_put(w, "  for (IDX t0 = (IDX)g->lo[2]; t0 < (IDX)g->hi[2]; t0++) {\n  const IDX i0 = lo0 + t0;\n");
   gw_put(w, "  for (IDX t1 = (IDX)g->lo[1]; t1 < (IDX)g->hi[1]; t1++) {\n  const IDX i1 = lo1 + t1;\n");
   if (par) {
@@ -165,6 +164,65 @@ static void emit_host(gw_t *w, const gk_t *k) {
   if (k->mode == GK_REDUCE) emit_accumulate(w, k, v.s);
   else emit_store(w, k, v.s);
   gw_put(w, "  }\n  }\n  }\n");
+}
+
+/* Host staging: the shared sub-expression is computed once per cell into a
+ * window of 2R+1 slices (planes in 3-D, rows otherwise) that marches along
+ * the slowest axis of the work-group's box; the expression then reads its
+ * neighbours from the window. Without memory for the window, the plain
+ * recomputing loops run instead. */
+static void emit_host_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
+  const uint32_t rank = k->plan->rank;
+  const int32_t *R = w->rad;
+  const int m3 = rank == 3;
+  const int Rm = m3 ? R[0] : R[1];
+  gw_put(w, "#define TW %d\n", 2 * Rm + 1);
+  if (m3) {
+    gw_put(w, "  const IDX z0 = lo0 + (IDX)g->lo[2], z1 = lo0 + (IDX)g->hi[2], nm = n0;\n");
+    gw_put(w, "  const IDX ya = lo1 + (IDX)g->lo[1], yb = lo1 + (IDX)g->hi[1];\n");
+    gw_put(w, "  const IDX NY = yb - ya + %d;\n", 2 * R[1]);
+  } else {
+    gw_put(w, "  const IDX z0 = lo1 + (IDX)g->lo[1], z1 = lo1 + (IDX)g->hi[1], nm = n1;\n");
+    gw_put(w, "  const IDX NY = 1;\n");
+  }
+  gw_put(w, "  const IDX xa = lo2 + (IDX)g->lo[0], xb = lo2 + (IDX)g->hi[0];\n");
+  gw_put(w, "  const IDX NX = xb - xa + %d;\n  const size_t TN = (size_t)NY * (size_t)NX;\n", 2 * R[2]);
+  gw_put(w, "  REAL *T = (REAL *)malloc(sizeof(REAL) * TW * TN);\n  if (!T) {\n");
+  w->stage = NULL; /* the fallback recomputes */
+  emit_host_loops(w, k);
+  w->stage = s;
+  gw_memo_clear(w);
+  gw_put(w, "  return;\n  }\n");
+  gw_put(w, "  const IDX xs = xa - %d < 0 ? %d - xa : 0, xe = xb + %d > n2 ? NX - (xb + %d - n2) : NX;\n", R[2], R[2],
+         R[2], R[2]);
+  gw_put(w, "  for (IDX zq = z0 - %d; zq < z1 + %d; zq++) {\n", Rm, Rm);
+  gw_put(w, "  REAL *Ts = T + (size_t)((zq - z0 + %d) %% TW) * TN;\n", Rm);
+  gw_put(w, "  if (zq >= 0 && zq < nm) {\n");
+  if (m3) {
+    gw_put(w, "  for (IDX y = 0; y < NY; y++) {\n  const IDX q0 = zq, q1 = ya - %d + y;\n", R[1]);
+    gw_put(w, "  if (q1 < 0 || q1 >= n1) continue;\n  REAL *Tr = Ts + (size_t)y * NX;\n");
+  } else {
+    gw_put(w, "  {\n  const IDX q0 = 0, q1 = zq;\n  REAL *Tr = Ts;\n");
+  }
+  gw_put(w, "  for (IDX x = xs; x < xe; x++) {\n  const IDX q2 = xa - %d + x;\n", R[2]);
+  gw_memo_clear(w);
+  gval_t sv = gw_walk_root(w, s, 3);
+  gw_memo_clear(w);
+  gw_put(w, "  Tr[x] = %s;\n  }\n  }\n  }\n", sv.s);
+  gw_put(w, "  const IDX im = zq - %d;\n  if (im < z0) continue;\n", Rm);
+  if (m3) gw_put(w, "  const IDX i0 = im;\n  for (IDX i1 = ya; i1 < yb; i1++) {\n");
+  else gw_put(w, "  const IDX i0 = 0, i1 = im;\n  {\n");
+  gw_put(w, "  for (IDX i2 = xa; i2 < xb; i2++) {\n");
+  gval_t v = gw_walk_root(w, k->root, 0);
+  gw_memo_clear(w);
+  emit_store(w, k, v.s);
+  gw_put(w, "  }\n  }\n  }\n  free(T);\n#undef TW\n");
+}
+
+static void emit_host(gw_t *w, const gk_t *k, gp_node_t *s) {
+  if (k->mode == GK_REDUCE) gw_put(w, "  ACC acc = 0;\n");
+  if (s) emit_host_staged(w, k, s);
+  else emit_host_loops(w, k);
   if (k->mode == GK_REDUCE)
     gw_put(w, "  partial[g->group_id[0] + g->num_groups[0] * (g->group_id[1] + g->num_groups[1] * g->group_id[2])] = "
               "acc;\n");
@@ -261,13 +319,6 @@ static void emit_device_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
   gw_put(w, "#undef BX\n#undef BY\n#undef TX\n#undef TY\n#undef TW\n");
 }
 
-int gk_staged_radius(const gk_t *k, int32_t rad[3]);
-int gk_staged_radius(const gk_t *k, int32_t rad[3]) {
-  gp_node_t *s = staged_node(k);
-  if (!s) return -1;
-  return gk_stage_radius(k->plan, k->root, s, rad);
-}
-
 hc_status_t gk_emit(const gk_t *k, char **out) {
   *out = NULL;
   gw_t w;
@@ -278,11 +329,12 @@ hc_status_t gk_emit(const gk_t *k, char **out) {
     gw_fini(&w);
     return hc_error(HC_ERR_INTERNAL, "grid codegen: staged node is not eligible");
   }
-  w.stage = s;
   emit_prologue(&w, k);
   emit_signature(&w, k);
   emit_levels(&w, k);
-  if (k->lang == HC_LANG_HOST) emit_host(&w, k);
+  w.stage = s;
+  w.host_stage = k->lang == HC_LANG_HOST;
+  if (k->lang == HC_LANG_HOST) emit_host(&w, k, s);
   else if (k->mode == GK_REDUCE) emit_device_reduce(&w, k);
   else if (s) emit_device_staged(&w, k, s);
   else emit_device_assign(&w, k);

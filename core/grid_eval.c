@@ -9,20 +9,28 @@
 
 #include "grid_internal.h"
 
-#define EV_CACHE 8
+/* Row cache of a node read at several positions per output cell: rows are
+ * direct-mapped on (r0 mod w0, r1 mod w1). In 3-D, w1 covers the node's
+ * whole plane and w0 a window of planes, so a row is computed once per
+ * work-group however many output rows read it (the evaluator's staging:
+ * Δ(f + g) adds f and g once per cell, like the materialised form, without
+ * the temporary's traffic); in 2-D a window of rows. */
+#define EV_PLANES 8
+#define EV_ROWS 8
 
 typedef struct {
   int64_t r0, r1;
-  uint64_t stamp;
   int valid;
 } ev_tag_t;
 
 typedef struct {
-  int64_t a, b, w; /* interval of the contiguous axis, width */
+  int64_t a, b, w;   /* interval of the contiguous axis, width */
+  int64_t lo[2], hi[2]; /* rows of axes 0 and 1 it is read at (this group) */
   int reached;
-  void *buf;       /* EV_CACHE rows of w values (scalars: one row) */
-  ev_tag_t tag[EV_CACHE];
-  int64_t ext[3];  /* extents of the node's level */
+  void *buf;         /* w0 * w1 rows of w values (scalars: one row) */
+  ev_tag_t *tag;
+  int64_t w0, w1;
+  int64_t ext[3];    /* extents of the node's level */
 } ev_node_t;
 
 #define EV_REAL float
@@ -37,9 +45,13 @@ typedef struct {
 #undef EV_REAL
 #undef EV
 
-static void widen(ev_node_t *c, int64_t a, int64_t b) {
-  if (!c->reached || a < c->a) c->a = a;
-  if (!c->reached || b > c->b) c->b = b;
+static void widen(ev_node_t *c, const int64_t lo[3], const int64_t hi[3]) {
+  if (!c->reached || lo[2] < c->a) c->a = lo[2];
+  if (!c->reached || hi[2] > c->b) c->b = hi[2];
+  for (int d = 0; d < 2; d++) {
+    if (!c->reached || lo[d] < c->lo[d]) c->lo[d] = lo[d];
+    if (!c->reached || hi[d] > c->hi[d]) c->hi[d] = hi[d];
+  }
   c->reached = 1;
 }
 
@@ -53,38 +65,49 @@ void hcg_eval_host(const hc_host_group_t *g, void *const *args) {
   if (!nodes) return; /* cannot report from a work-group; the launch stays incomplete */
   /* the root's interval for this group, then every operand's */
   ev_node_t *re = &nodes[nn - 1];
-  if (k->parity != HC_GRID_ALL) {
-    int64_t end = k->lo[2] + 2 * (int64_t)g->hi[0];
-    if (end > k->lo[2] + k->cnt[2]) end = k->lo[2] + k->cnt[2];
-    widen(re, k->lo[2] + 2 * (int64_t)g->lo[0], end - 1);
-  } else {
-    widen(re, k->lo[2] + (int64_t)g->lo[0], k->lo[2] + (int64_t)g->hi[0] - 1);
+  {
+    int64_t lo[3] = {k->lo[0] + (int64_t)g->lo[2], k->lo[1] + (int64_t)g->lo[1], 0};
+    int64_t hi[3] = {k->lo[0] + (int64_t)g->hi[2] - 1, k->lo[1] + (int64_t)g->hi[1] - 1, 0};
+    if (k->parity != HC_GRID_ALL) {
+      int64_t end = k->lo[2] + 2 * (int64_t)g->hi[0];
+      if (end > k->lo[2] + k->cnt[2]) end = k->lo[2] + k->cnt[2];
+      lo[2] = k->lo[2] + 2 * (int64_t)g->lo[0];
+      hi[2] = end - 1;
+    } else {
+      lo[2] = k->lo[2] + (int64_t)g->lo[0];
+      hi[2] = k->lo[2] + (int64_t)g->hi[0] - 1;
+    }
+    widen(re, lo, hi);
   }
+  const uint32_t ax0 = HCG_AX0(k->plan->rank);
   for (uint32_t i = nn; i-- > 0;) {
     const gp_node_t *n = k->nodes[i];
     ev_node_t *e = &nodes[i];
     gp_level_extents(k->plan, n->level, e->ext);
     if (!e->reached || gk_is_leaf(k, n) || !n->a) continue;
-    int64_t a = e->a, b = e->b;
+    int64_t lo[3] = {e->lo[0], e->lo[1], e->a}, hi[3] = {e->hi[0], e->hi[1], e->b};
     if (n->kind == GX_STENCIL) {
       const gx_stencil_t *st = n->src->st;
-      int64_t mn = 0, mx = 0;
-      for (uint32_t p = 0; p < st->n; p++) {
-        int64_t o = st->off[p][st->rank - 1];
-        if (p == 0 || o < mn) mn = o;
-        if (p == 0 || o > mx) mx = o;
+      for (uint32_t d = 0; d < st->rank; d++) {
+        int64_t mn = 0, mx = 0;
+        for (uint32_t p = 0; p < st->n; p++) {
+          int64_t o = st->off[p][d];
+          if (p == 0 || o < mn) mn = o;
+          if (p == 0 || o > mx) mx = o;
+        }
+        lo[ax0 + d] += mn;
+        hi[ax0 + d] += mx;
       }
-      a += mn;
-      b += mx;
     } else if (n->kind == GX_RESTRICT) {
-      a = 2 * a - 1;
-      b = 2 * b + 1;
+      for (uint32_t a = ax0; a < 3; a++) lo[a] = 2 * lo[a] - 1, hi[a] = 2 * hi[a] + 1;
     } else if (n->kind == GX_PROLONG) {
-      a = a >> 1;
-      b = (b + 1) >> 1;
+      for (uint32_t a = ax0; a < 3; a++) lo[a] = lo[a] >> 1, hi[a] = (hi[a] + 1) >> 1;
     }
-    widen(&nodes[k->local[n->a->id]], a, b);
-    if (n->b) widen(&nodes[k->local[n->b->id]], e->a, e->b);
+    widen(&nodes[k->local[n->a->id]], lo, hi);
+    if (n->b) {
+      int64_t blo[3] = {e->lo[0], e->lo[1], e->a}, bhi[3] = {e->hi[0], e->hi[1], e->b};
+      widen(&nodes[k->local[n->b->id]], blo, bhi);
+    }
   }
   int ok = 1;
   for (uint32_t i = 0; i < nn && ok; i++) {
@@ -92,9 +115,20 @@ void hcg_eval_host(const hc_host_group_t *g, void *const *args) {
     ev_node_t *e = &nodes[i];
     e->w = e->reached ? e->b - e->a + 1 : 0;
     if (!e->reached || gk_is_leaf(k, n)) continue;
-    size_t rows = n->kind == GX_SCALAR ? 1 : EV_CACHE;
+    int64_t r0 = e->hi[0] - e->lo[0] + 1, r1 = e->hi[1] - e->lo[1] + 1;
+    e->w0 = e->w1 = 1;
+    if (n->kind != GX_SCALAR && n->npos > 1) {
+      if (r0 > 1) {
+        e->w0 = r0 < EV_PLANES ? r0 : EV_PLANES;
+        e->w1 = r1;
+      } else {
+        e->w1 = r1 < EV_ROWS ? r1 : EV_ROWS;
+      }
+    }
+    size_t rows = (size_t)(e->w0 * e->w1);
     e->buf = malloc(rows * (size_t)(e->w > 0 ? e->w : 1) * es);
-    if (!e->buf) {
+    e->tag = calloc(rows, sizeof *e->tag);
+    if (!e->buf || !e->tag) {
       ok = 0;
       break;
     }
@@ -110,6 +144,9 @@ void hcg_eval_host(const hc_host_group_t *g, void *const *args) {
     if (f64) group_f64(L, g, nodes);
     else group_f32(L, g, nodes);
   }
-  for (uint32_t i = 0; i < nn; i++) free(nodes[i].buf);
+  for (uint32_t i = 0; i < nn; i++) {
+    free(nodes[i].buf);
+    free(nodes[i].tag);
+  }
   free(nodes);
 }

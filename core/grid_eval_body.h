@@ -13,7 +13,6 @@ typedef struct {
   const hcg_eval_launch_t *L;
   const gk_t *k;
   ev_node_t *nodes; /* by local index */
-  uint64_t clock;
 } EV(ev_state_t);
 
 static const EV_REAL *EV(row)(EV(ev_state_t) * S, uint32_t li, int64_t r0, int64_t r1);
@@ -22,24 +21,20 @@ static EV_REAL EV(param)(const EV(ev_state_t) * S, const gp_node_t *n, uint32_t 
   return (EV_REAL)S->k->params[S->k->lparam0[n->id] + i];
 }
 
-/* The cache entry for (r0, r1): a hit, or the least recently used slot,
- * re-tagged (the caller fills it). */
+/* The cache slot of (r0, r1): a hit, or the slot re-tagged (the caller
+ * fills it). */
 static EV_REAL *EV(slot)(EV(ev_state_t) * S, ev_node_t *e, int64_t r0, int64_t r1, int *hit) {
-  int lru = 0;
-  for (int i = 0; i < EV_CACHE; i++) {
-    if (e->tag[i].valid && e->tag[i].r0 == r0 && e->tag[i].r1 == r1) {
-      e->tag[i].stamp = ++S->clock;
-      *hit = 1;
-      return (EV_REAL *)e->buf + (size_t)i * (size_t)e->w;
-    }
-    if (!e->tag[i].valid || e->tag[i].stamp < e->tag[lru].stamp) lru = i;
-  }
-  e->tag[lru].valid = 1;
-  e->tag[lru].r0 = r0;
-  e->tag[lru].r1 = r1;
-  e->tag[lru].stamp = ++S->clock;
-  *hit = 0;
-  return (EV_REAL *)e->buf + (size_t)lru * (size_t)e->w;
+  (void)S;
+  int64_t m0 = r0 % e->w0, m1 = r1 % e->w1;
+  if (m0 < 0) m0 += e->w0;
+  if (m1 < 0) m1 += e->w1;
+  size_t i = (size_t)(m0 * e->w1 + m1);
+  ev_tag_t *t = &e->tag[i];
+  *hit = t->valid && t->r0 == r0 && t->r1 == r1;
+  t->valid = 1;
+  t->r0 = r0;
+  t->r1 = r1;
+  return (EV_REAL *)e->buf + i * (size_t)e->w;
 }
 
 static void EV(func)(EV(ev_state_t) * S, const gp_node_t *n, const ev_node_t *e, int64_t r0, int64_t r1,
@@ -136,9 +131,31 @@ static const EV_REAL *EV(row)(EV(ev_state_t) * S, uint32_t li, int64_t r0, int64
   case GX_ADD:
   case GX_SUB:
   case GX_MUL: {
-    const EV_REAL *A = EV(row)(S, ca, r0, r1) + (e->a - S->nodes[ca].a);
+    /* One pass when an operand is a field or a scalar (fetching it touches
+     * no cache, so both rows can be held); else copy the first operand out
+     * before computing the second (see the top of this file). */
+    const gp_node_t *na = n->a, *nb = n->b;
+    const int la = gk_is_leaf(k, na) || na->kind == GX_SCALAR, lb = gk_is_leaf(k, nb) || nb->kind == GX_SCALAR;
+    const EV_REAL *A, *B;
+    if (la || lb) {
+      if (lb) {
+        A = EV(row)(S, ca, r0, r1) + (e->a - S->nodes[ca].a);
+        B = EV(row)(S, cb, r0, r1) + (e->a - S->nodes[cb].a);
+      } else {
+        B = EV(row)(S, cb, r0, r1) + (e->a - S->nodes[cb].a);
+        A = EV(row)(S, ca, r0, r1) + (e->a - S->nodes[ca].a);
+      }
+      if (n->kind == GX_ADD)
+        for (int64_t x = 0; x < w; x++) out[x] = A[x] + B[x];
+      else if (n->kind == GX_SUB)
+        for (int64_t x = 0; x < w; x++) out[x] = A[x] - B[x];
+      else
+        for (int64_t x = 0; x < w; x++) out[x] = A[x] * B[x];
+      break;
+    }
+    A = EV(row)(S, ca, r0, r1) + (e->a - S->nodes[ca].a);
     for (int64_t x = 0; x < w; x++) out[x] = A[x];
-    const EV_REAL *B = EV(row)(S, cb, r0, r1) + (e->a - S->nodes[cb].a);
+    B = EV(row)(S, cb, r0, r1) + (e->a - S->nodes[cb].a);
     if (n->kind == GX_ADD)
       for (int64_t x = 0; x < w; x++) out[x] += B[x];
     else if (n->kind == GX_SUB)
@@ -155,14 +172,21 @@ static const EV_REAL *EV(row)(EV(ev_state_t) * S, uint32_t li, int64_t r0, int64
   }
   case GX_STENCIL: {
     const gx_stencil_t *st = n->src->st;
-    for (int64_t x = 0; x < w; x++) out[x] = 0;
+    int first = 1;
     for (uint32_t p = 0; p < st->n; p++) {
       int64_t o[3] = {0, 0, 0};
       for (uint32_t d = 0; d < st->rank; d++) o[ax0 + d] = st->off[p][d];
-      const EV_REAL c = EV(param)(S, n, p);
+      const EV_REAL c = (EV_REAL)k->plan->params[n->param0 + p];
+      if (c == 0) continue;
       const EV_REAL *A = EV(row)(S, ca, r0 + o[0], r1 + o[1]) + (e->a + o[2] - S->nodes[ca].a);
-      for (int64_t x = 0; x < w; x++) out[x] += c * A[x];
+      if (first)
+        for (int64_t x = 0; x < w; x++) out[x] = c * A[x];
+      else
+        for (int64_t x = 0; x < w; x++) out[x] += c * A[x];
+      first = 0;
     }
+    if (first)
+      for (int64_t x = 0; x < w; x++) out[x] = 0;
     break;
   }
   case GX_RESTRICT: {
@@ -225,7 +249,7 @@ static const EV_REAL *EV(row)(EV(ev_state_t) * S, uint32_t li, int64_t r0, int64
 /* One work-group: output rows of the group's box part. */
 static void EV(group)(const hcg_eval_launch_t *L, const hc_host_group_t *g, ev_node_t *nodes) {
   const gk_t *k = L->k;
-  EV(ev_state_t) S = {L, k, nodes, 0};
+  EV(ev_state_t) S = {L, k, nodes};
   const uint32_t root = k->nnodes - 1;
   const int par = k->parity != HC_GRID_ALL;
   const int want = k->parity == HC_GRID_ODD;

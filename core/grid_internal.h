@@ -199,7 +199,9 @@ typedef struct gk {
   hc_grid_reduce_op_t op;    /* GK_REDUCE */
   hc_language_t lang;        /* what it is emitted for */
   int host_eval;             /* run by the row evaluator */
-  int staged;                /* a staged (local-memory tile) kernel */
+  int staged;                /* a staged kernel: the shared sub-expression computed once
+                                per cell into a local-memory tile (device languages)
+                                or a window of slices (host C) */
   int params_in_buffer;      /* too many for kernel arguments */
   int idx64;                 /* 64-bit index arithmetic */
   int64_t lo[3], cnt[3];     /* box at base level (internal axes) */
@@ -215,6 +217,12 @@ typedef struct gk {
   uint32_t *lparam0;         /* plan node id -> first local param */
   double *params;            /* local parameter values */
   uint32_t nparams;
+  /* Stencil coefficients are grouped into classes of equal value (one
+   * parameter each, points of a class summed before the multiply; a zero
+   * coefficient drops its point): the pattern is structure, in the key. */
+  int32_t *cls;              /* per stencil point: class, -1 for a zero coefficient */
+  uint32_t *cls0;            /* plan node id -> its first entry in cls */
+  uint32_t *ncls;            /* plan node id -> number of classes */
   char *key;                 /* structural key */
 } gk_t;
 
@@ -226,15 +234,7 @@ void gk_free(gk_t *k);
 int gk_is_leaf(const gk_t *k, const gp_node_t *n);
 
 /* Emits the kernel's source: portable dialect (lang opencl-c / cuda-c) or
- * C (lang host). *out is malloc'd. Also gives the staged tile geometry the
- * launch needs (local sizes) when k->staged. */
-typedef struct gk_launch_shape {
-  size_t local[3];
-  size_t global[3];
-  uint32_t dims;
-  int explicit_local;
-  uint32_t groups; /* GK_REDUCE: number of partials */
-} gk_launch_shape_t;
+ * C (lang host). *out is malloc'd. */
 hc_status_t gk_emit(const gk_t *k, char **out);
 /* Counting pass: fills npos of every plan node reachable from root
  * (leaves stop at materialised nodes) and the staged halo radii. */

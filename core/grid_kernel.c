@@ -33,6 +33,9 @@ void gk_free(gk_t *k) {
   free(k->slot);
   free(k->lparam0);
   free(k->params);
+  free(k->cls);
+  free(k->cls0);
+  free(k->ncls);
   free(k->key);
   memset(k, 0, sizeof *k);
 }
@@ -66,8 +69,10 @@ static int build_key(gk_t *k) {
     else if (n->kind == GX_STENCIL) {
       const gx_stencil_t *st = n->src->st;
       ok = keyf(&b, &len, &cap, ":n%u", st->n);
-      for (uint32_t p = 0; ok && p < st->n; p++)
+      for (uint32_t p = 0; ok && p < st->n; p++) {
         for (uint32_t d = 0; ok && d < st->rank; d++) ok = keyf(&b, &len, &cap, "%c%d", d ? ',' : '/', st->off[p][d]);
+        if (ok) ok = keyf(&b, &len, &cap, "c%d", k->cls[k->cls0[n->id] + p]);
+      }
     } else if (n->kind == GX_FUNC) {
       ok = keyf(&b, &len, &cap, ":f%u.%u", n->src->fn.kind, n->src->fn.axis);
       if (ok && n->src->fn.kind == HC_GFUNC_USER)
@@ -105,7 +110,10 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
   k->slot = malloc(p->nnodes * sizeof *k->slot);
   k->lparam0 = calloc(p->nnodes, sizeof *k->lparam0);
   k->params = malloc((p->nparams ? p->nparams : 1) * sizeof *k->params);
-  if (!k->nodes || !k->local || !k->slot || !k->lparam0 || !k->params) {
+  k->cls = malloc((p->nparams ? p->nparams : 1) * sizeof *k->cls);
+  k->cls0 = calloc(p->nnodes, sizeof *k->cls0);
+  k->ncls = calloc(p->nnodes, sizeof *k->ncls);
+  if (!k->nodes || !k->local || !k->slot || !k->lparam0 || !k->params || !k->cls || !k->cls0 || !k->ncls) {
     gk_free(k);
     return hc_error(HC_ERR_NO_MEMORY, "grid kernel: out of memory");
   }
@@ -134,13 +142,35 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
     }
     k->slot[n->id] = (int32_t)s;
   }
-  /* parameters, in the kernel's post-order */
+  /* parameters, in the kernel's post-order; a stencil's by class */
+  uint32_t ncl = 0;
   for (uint32_t i = 0; i < k->nnodes; i++) {
     gp_node_t *n = k->nodes[i];
     if (gk_is_leaf(k, n) || !n->nparam) continue;
     k->lparam0[n->id] = k->nparams;
-    memcpy(k->params + k->nparams, p->params + n->param0, n->nparam * sizeof(double));
-    k->nparams += n->nparam;
+    const double *v = p->params + n->param0;
+    if (n->kind == GX_STENCIL) {
+      uint32_t nc = 0;
+      k->cls0[n->id] = ncl;
+      for (uint32_t q = 0; q < n->nparam; q++) {
+        int32_t c = -1;
+        if (v[q] != 0) {
+          for (uint32_t r = 0; r < q && c < 0; r++)
+            if (v[r] == v[q]) c = k->cls[ncl + r];
+          if (c < 0) {
+            c = (int32_t)nc++;
+            k->params[k->nparams + (uint32_t)c] = v[q];
+          }
+        }
+        k->cls[ncl + q] = c;
+      }
+      ncl += n->nparam;
+      k->ncls[n->id] = nc;
+      k->nparams += nc;
+    } else {
+      memcpy(k->params + k->nparams, v, n->nparam * sizeof(double));
+      k->nparams += n->nparam;
+    }
   }
   for (int l = p->min_level; l <= p->max_level; l++) {
     int64_t e[3];
@@ -151,7 +181,7 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
   k->idx64 = lang == HC_LANG_HOST || maxcells >= (INT64_C(1) << 31) - 64;
   uint32_t nargs = 1 + (k->nfields - 1) + k->nparams + 9 + (mode == GK_REDUCE);
   k->params_in_buffer = !host_eval && nargs > HC_MAX_KERNEL_ARGS;
-  if (!host_eval && lang != HC_LANG_HOST && mode == GK_ASSIGN && parity == HC_GRID_ALL && root == p->root)
+  if (!host_eval && mode == GK_ASSIGN && parity == HC_GRID_ALL && root == p->root)
     for (uint32_t i = 0; i < k->nnodes; i++)
       if (k->nodes[i]->staged && !gk_is_leaf(k, k->nodes[i]) && k->nodes[i] != root) k->staged = 1;
   if (!build_key(k)) {

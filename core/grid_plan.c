@@ -62,6 +62,7 @@ static hc_status_t grow(void **arr, uint32_t *cap, uint32_t need, size_t elem) {
 static hc_status_t add_params(gp_plan_t *p, gp_node_t *n, uint32_t count) {
   n->param0 = p->nparams;
   n->nparam = count;
+  if (!count) return HC_OK;
   if (grow((void **)&p->params, &p->pcap, p->nparams + count, sizeof(double)) != HC_OK) return HC_ERR_NO_MEMORY;
   memset(p->params + p->nparams, 0, count * sizeof(double));
   p->nparams += count;
@@ -509,7 +510,6 @@ static void check_offset(void *u, const int64_t off[3]) {
 
 hc_status_t gp_plan_decide(gp_plan_t *p, hc_grid_fuse_t fuse, hc_language_t lang) {
   const hc_device_info_t *info = hc_device_info(p->g->dev);
-  int gpu_lang = lang != HC_LANG_HOST;
   gk_count_positions(p, p->root, 0);
   uint8_t *seen = calloc(p->nnodes ? p->nnodes : 1, 1);
   if (!seen) return hc_error(HC_ERR_NO_MEMORY, "grid plan: out of memory");
@@ -519,8 +519,12 @@ hc_status_t gp_plan_decide(gp_plan_t *p, hc_grid_fuse_t fuse, hc_language_t lang
    * sub-expression that saves the most recomputation. */
   gp_node_t *stage = NULL;
   double stage_gain = 0;
-  int want_stage = gpu_lang && p->dst && p->parity == HC_GRID_ALL &&
-                   (fuse == HC_GRID_FUSE_STAGE || (fuse == HC_GRID_FUSE_AUTO && info->type == HC_DEVICE_GPU));
+  /* Staging pays on GPUs (local memory) and in compiled host code (a window
+   * of slices in cache); a CPU's OpenCL runs work-group barriers in loops
+   * slowly, so there only when asked for. */
+  int want_stage = p->dst && p->parity == HC_GRID_ALL &&
+                   (fuse == HC_GRID_FUSE_STAGE ||
+                    (fuse == HC_GRID_FUSE_AUTO && (info->type == HC_DEVICE_GPU || lang == HC_LANG_HOST)));
   /* Post-order: inner candidates are decided before the ones containing them. */
   for (uint32_t i = 0; i < p->nnodes; i++) {
     gp_node_t *n = p->nodes[i];
@@ -547,9 +551,10 @@ hc_status_t gp_plan_decide(gp_plan_t *p, hc_grid_fuse_t fuse, hc_language_t lang
     }
   }
   free(seen);
-  if (stage && (fuse == HC_GRID_FUSE_STAGE || !stage->materialise)) {
-    /* A staged node replaces its own materialisation, and nothing inside
-     * it is materialised (it is pointwise: nothing inside is shared). */
+  if (stage) {
+    /* Staging computes the node once per cell without a temporary's
+     * traffic, so it replaces the node's materialisation; nothing inside it
+     * is shared (it is pointwise). */
     stage->materialise = 0;
     stage->staged = 1;
   }

@@ -8,8 +8,6 @@
 
 #include "grid_internal.h"
 
-int gk_staged_radius(const gk_t *k, int32_t rad[3]);
-
 struct gk_entry {
   gk_entry_t *next;
   char *key;
@@ -300,10 +298,7 @@ static hc_status_t launch_kernel(hc_grid_t *g, const gk_t *k, reduce_out_t *red)
   longs[9] = (long)((uint64_t)plain_global_count(k));
   for (int i = 0; i < 9; i++) args[na++] = (hc_arg_t)HC_ARG_VAL(longs[i]);
   if (red && k->lang != HC_LANG_HOST) args[na++] = (hc_arg_t)HC_ARG_VAL(longs[9]);
-  if (k->staged) {
-    int32_t R[3];
-    gk_staged_radius(k, R);
-    (void)R;
+  if (k->staged && k->lang != HC_LANG_HOST) {
     const uint32_t rank = k->plan->rank;
     size_t bx = rank == 1 ? HCG_STAGE_BX1 : HCG_STAGE_BX, by = rank == 1 ? 1 : HCG_STAGE_BY;
     local[0] = bx;
@@ -313,8 +308,8 @@ static hc_status_t launch_kernel(hc_grid_t *g, const gk_t *k, reduce_out_t *red)
     global[1] = rank >= 2 ? (size_t)(k->cnt[1] + (int64_t)by - 1) / by * by : 1;
     global[2] = rank == 3 ? (size_t)(k->cnt[0] + HCG_STAGE_CZ - 1) / HCG_STAGE_CZ : 1;
     explicit_local = 1;
-    g->stats.staged++;
   }
+  if (k->staged) g->stats.staged++;
   st = hc_kernel_launch(e->kernel, dims, global, explicit_local ? local : NULL, na, args);
   g->stats.launches++;
   if (st == HC_OK && red) {

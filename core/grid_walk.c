@@ -114,9 +114,11 @@ static gmemo_t *memo_slot(gw_t *w, uint32_t node, const gpos_t *p) {
   return &w->memo[h];
 }
 
+/* Leaving a C scope: its values and derived index variables are gone. */
 void gw_memo_clear(gw_t *w) {
   for (uint32_t i = 0; i < w->mcap; i++) w->memo[i].val = -1;
   w->mcount = 0;
+  w->nvars = 6;
 }
 
 hc_status_t gw_init(gw_t *w, gp_plan_t *p, const gk_t *k, gp_node_t *root, int stop_mat, int emit) {
@@ -218,6 +220,17 @@ static gval_t emit_tile_read(gw_t *w, gp_node_t *n, const gpos_t *pos, gmemo_t *
   const uint32_t rank = w->p->rank;
   const int32_t *R = w->rad;
   gval_t v = new_temp(w, slot, n->id, pos);
+  if (w->host_stage) {
+    /* slices along the marching axis (0 in 3-D, 1 otherwise), see grid_emit.c */
+    int m = rank == 3 ? 0 : 1;
+    if (rank == 3)
+      gw_put(w, "  const REAL %s = T[(size_t)((zq - z0 + (%lld)) %% TW) * TN + (size_t)((i1 - ya + %d + (%lld)) * NX + (i2 - xa + %d + (%lld)))];\n",
+             v.s, (long long)pos->off[m], R[1], (long long)pos->off[1], R[2], (long long)pos->off[2]);
+    else
+      gw_put(w, "  const REAL %s = T[(size_t)((zq - z0 + (%lld)) %% TW) * TN + (size_t)(i2 - xa + %d + (%lld))];\n", v.s,
+             (long long)pos->off[m], R[2], (long long)pos->off[2]);
+    return v;
+  }
   if (rank == 3)
     gw_put(w, "  const REAL %s = T[(((zq - zb + %d + (%lld)) %% TW) * TY + (ly + %d + (%lld))) * TX + (lx + %d + (%lld))];\n",
            v.s, R[0], (long long)pos->off[0] - R[0], R[1], (long long)pos->off[1], R[2], (long long)pos->off[2]);
@@ -381,22 +394,35 @@ static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos) {
   }
   case GX_STENCIL: {
     const gx_stencil_t *st = n->src->st;
+    /* analysis: every point; code: the points of non-zero coefficients,
+     * summed per class of equal coefficients, one multiply per class */
+    const int32_t *cls = w->emit ? w->k->cls + w->k->cls0[n->id] : NULL;
     gval_t *vals = malloc(st->n * sizeof *vals);
     if (!vals) {
       w->fail = 1;
       return v;
     }
     for (uint32_t k = 0; k < st->n; k++) {
+      if (cls && cls[k] < 0) continue;
       gpos_t q = *pos;
       for (uint32_t d = 0; d < st->rank; d++) q.off[ax0 + d] += st->off[k][d];
       vals[k] = walk(w, n->a, &q);
     }
     if (w->emit) {
+      uint32_t nc = w->k->ncls[n->id];
       v = new_temp(w, slot, n->id, pos);
       gw_put(w, "  const REAL %s = ", v.s);
-      for (uint32_t k = 0; k < st->n; k++) {
-        pname(w, n, k, p0, sizeof p0);
-        gw_put(w, "%s%s * %s", k ? " + " : "", p0, vals[k].s);
+      if (nc == 0) gw_put(w, "(REAL)0");
+      for (uint32_t c = 0; c < nc; c++) {
+        pname(w, n, c, p0, sizeof p0);
+        gw_put(w, "%s%s * (", c ? " + " : "", p0);
+        int first = 1;
+        for (uint32_t k = 0; k < st->n; k++)
+          if (cls[k] == (int32_t)c) {
+            gw_put(w, "%s%s", first ? "" : " + ", vals[k].s);
+            first = 0;
+          }
+        gw_put(w, ")");
       }
       gw_put(w, ";\n");
     }

@@ -46,6 +46,7 @@ typedef struct gw {
   int fail;
   /* staged kernels */
   gp_node_t *stage;   /* read from the tile at root-relative positions */
+  int host_stage;     /* the tile is the host kernel's window of slices */
   int32_t rad[3];
   /* analysis hooks */
   gp_node_t *watch;   /* report the positions of this node */

@@ -127,6 +127,11 @@ enum { HC__TO_DEVICE, HC__TO_HOST, HC__CROSS_DEVICE };
 
 /* Loader: fills ctx->backends/workloads/rejected from ctx->search_dirs. */
 void hc__load_plugins(hc_context_t *ctx);
+/* Validates a descriptor found in a plugin file (descriptor.h) and adds the
+ * plugin, or records why not. handle (an lt_dlhandle, may be NULL) is
+ * closed when the plugin is refused. */
+void hc__register_plugin(hc_context_t *ctx, const char *path, void *handle,
+                         const hc_plugin_descriptor_t *d);
 void hc__unload_plugins(hc_context_t *ctx);
 
 /* The cache directory ($HC_CACHE_DIR, $XDG_CACHE_HOME/hc, ~/.cache/hc);

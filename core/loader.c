@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "descriptor.h"
 #include "internal.h"
 
 /* libltdl keeps global state and is not thread-safe: every use goes through
@@ -48,33 +49,11 @@ static int is_elf(const char *path) {
   return n == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
 }
 
-static int valid_name(const char *s) {
-  if (!s || !*s || strlen(s) > 63) return 0;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
-      return 0;
-  return 1;
-}
-
 static void unload_handle(void *h) {
   if (!h) return;
   pthread_mutex_lock(&ltdl_lock);
   lt_dlclose((lt_dlhandle)h);
   pthread_mutex_unlock(&ltdl_lock);
-}
-
-/* Which required backend op is missing, or NULL. */
-static const char *missing_backend_op(const hc_backend_ops_t *o) {
-#define REQ(f)                                                                 \
-  if (!o->f) return #f;
-  REQ(init) REQ(device_count) REQ(device_info) REQ(device_open) REQ(device_close)
-  REQ(mem_alloc) REQ(mem_free) REQ(mem_write) REQ(mem_read) REQ(mem_copy)
-  REQ(mem_fill) REQ(kernel_release) REQ(launch) REQ(finish) REQ(timer_begin)
-  REQ(timer_end)
-#undef REQ
-  if (!o->kernel_create_host && !(o->program_build && o->kernel_create))
-    return "kernel_create_host or program_build+kernel_create";
-  return NULL;
 }
 
 static int name_taken(hc_context_t *ctx, uint32_t kind, const char *name,
@@ -98,21 +77,9 @@ static int name_taken(hc_context_t *ctx, uint32_t kind, const char *name,
 static void add_backend(hc_context_t *ctx, const char *path, lt_dlhandle h,
                         const hc_plugin_descriptor_t *d) {
   const hc_backend_ops_t *ops = d->ops;
-  if (ops->size < offsetof(hc_backend_ops_t, peer_copy)) {
-    reject(ctx, path, "invalid descriptor: backend ops size %u is smaller than ABI 1.0's",
-           ops->size);
-    unload_handle(h);
-    return;
-  }
   hc__backend_t b;
   memset(&b, 0, sizeof b);
   memcpy(&b.ops, ops, ops->size < sizeof b.ops ? ops->size : sizeof b.ops);
-  const char *miss = missing_backend_op(&b.ops);
-  if (miss) {
-    reject(ctx, path, "invalid descriptor: backend ops lack '%s'", miss);
-    unload_handle(h);
-    return;
-  }
   hc_error(HC_OK, "(no message)");
   hc_status_t st = b.ops.init(ctx, &b.state);
   if (st != HC_OK) {
@@ -136,41 +103,6 @@ static void add_backend(hc_context_t *ctx, const char *path, lt_dlhandle h,
 static void add_workload(hc_context_t *ctx, const char *path, lt_dlhandle h,
                          const hc_plugin_descriptor_t *d) {
   const hc_workload_ops_t *ops = d->ops;
-  const char *bad = NULL;
-  if (ops->size < sizeof(hc_workload_ops_t)) bad = "ops size smaller than ABI 1.0's";
-  else if (!ops->run) bad = "workload ops lack 'run'";
-  else if (ops->nparams && (!ops->params || ops->param_spec_size < sizeof(hc_param_spec_t)))
-    bad = "parameter table missing or its entry size too small";
-  else if ((ops->ninputs && !ops->inputs) || (ops->noutputs && !ops->outputs) ||
-           ((ops->ninputs || ops->noutputs) && ops->port_spec_size < sizeof(hc_port_spec_t)))
-    bad = "port table missing or its entry size too small";
-  else if (ops->nparams > 256 || ops->ninputs > 64 || ops->noutputs > 64)
-    bad = "too many parameters or ports";
-  if (!bad) {
-    for (uint32_t i = 0; i < ops->nparams && !bad; i++) {
-      const hc_param_spec_t *p =
-          (const void *)((const char *)ops->params + (size_t)i * ops->param_spec_size);
-      if (!p->name || !*p->name) bad = "a parameter has no name";
-      else if (p->type >= HC_PARAM_TYPE_COUNT_) bad = "a parameter has an unknown type";
-      else if (p->type == HC_PARAM_ENUM && !p->choices) bad = "an enum parameter has no choices";
-    }
-    for (uint32_t k = 0; k < 2 && !bad; k++) {
-      uint32_t n = k ? ops->noutputs : ops->ninputs;
-      const hc_port_spec_t *base = k ? ops->outputs : ops->inputs;
-      for (uint32_t i = 0; i < n && !bad; i++) {
-        const hc_port_spec_t *p =
-            (const void *)((const char *)base + (size_t)i * ops->port_spec_size);
-        if (!p->name || !*p->name) bad = "a port has no name";
-        else if (p->rank_min < 0 || p->rank_max > HC_MAX_DIMS || p->rank_min > p->rank_max)
-          bad = "a port has an invalid rank range";
-      }
-    }
-  }
-  if (bad) {
-    reject(ctx, path, "invalid descriptor: %s", bad);
-    unload_handle(h);
-    return;
-  }
   hc__workload_t *nw = realloc(ctx->workloads, (ctx->nworkloads + 1) * sizeof *nw);
   if (!nw) {
     unload_handle(h);
@@ -218,20 +150,15 @@ static void load_file(hc_context_t *ctx, const char *path) {
     unload_handle(h);
     return;
   }
-  if (d->abi_major != HC_ABI_MAJOR || d->abi_minor > HC_ABI_MINOR) {
-    reject(ctx, path, "ABI mismatch: plugin built for %u.%u, core supports %u.0-%u.%u",
-           d->abi_major, d->abi_minor, HC_ABI_MAJOR, HC_ABI_MAJOR, HC_ABI_MINOR);
-    unload_handle(h);
-    return;
-  }
-  if (d->kind != HC_PLUGIN_BACKEND && d->kind != HC_PLUGIN_WORKLOAD) {
-    reject(ctx, path, "invalid descriptor: unknown kind %u", d->kind);
-    unload_handle(h);
-    return;
-  }
-  if (!valid_name(d->name) || !d->ops || !d->version || !d->summary) {
-    reject(ctx, path, "invalid descriptor: name must be 1-63 of [a-z0-9_-], "
-                      "and version, summary and ops must be set");
+  hc__register_plugin(ctx, path, h, d);
+}
+
+void hc__register_plugin(hc_context_t *ctx, const char *path, void *handle,
+                         const hc_plugin_descriptor_t *d) {
+  lt_dlhandle h = handle;
+  char why[512];
+  if (hc__descriptor_problem(d, why, sizeof why)) {
+    reject(ctx, path, "%s", why);
     unload_handle(h);
     return;
   }
@@ -239,6 +166,11 @@ static void load_file(hc_context_t *ctx, const char *path) {
   if (name_taken(ctx, d->kind, d->name, &first)) {
     reject(ctx, path, "duplicate %s name '%s' (first loaded from %s)",
            d->kind == HC_PLUGIN_BACKEND ? "backend" : "workload", d->name, first);
+    unload_handle(h);
+    return;
+  }
+  if (hc__descriptor_ops_problem(d, why, sizeof why)) {
+    reject(ctx, path, "%s", why);
     unload_handle(h);
     return;
   }

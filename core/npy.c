@@ -177,7 +177,7 @@ static hc_status_t open_npy(const char *path, FILE **fp, hc_dtype_t *dtype, uint
     fclose(f);
     return hc_error(HC_ERR_IO, "%s: not a regular file", path);
   }
-  unsigned char pre[12];
+  unsigned char pre[12] = {0}; /* a 10- or 11-byte file reads no length bytes 10-11 */
   size_t got = fread(pre, 1, sizeof pre, f);
   size_t hdr = 0;
   if (got >= 10 && !memcmp(pre, NPY_MAGIC, 6))

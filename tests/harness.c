@@ -90,6 +90,7 @@ static void cleanup(void) {
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    tmpdir[0] = '\0';
   }
 }
 
@@ -160,9 +161,11 @@ int th_main(int argc, char **argv, void (*register_tests)(void)) {
   }
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
   unsigned fails = CU_get_number_of_tests_failed();
   CU_cleanup_registry();
-  (void)failed;
+  /* Close devices and the context before returning: at exit(), the
+   * drivers' own exit handlers (PoCL's) may already have torn down their
+   * worker threads. The atexit hook stays for tests that call exit(). */
+  cleanup();
   return fails ? 1 : 0;
 }

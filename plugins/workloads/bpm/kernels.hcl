@@ -1,0 +1,594 @@
+/* bpm kernels in hc's portable dialect (OpenCL C and CUDA C from one text).
+ *
+ * Build options (prefixed: a bare -DT would clash with names in NVRTC's
+ * own headers):
+ *   -DBPM_F64         complex double (c128); else complex float (c64)
+ *   -DBPM_T=<n>       threads per line (bpm_march2d, bpm_rich2d, bpm_adi_fast,
+ *                     bpm_power3d)
+ *   -DBPM_CHUNK=<m>   most unknowns one thread holds (bpm_march2d, bpm_adi_fast)
+ *   -DBPM_LINE=<n>    row length staged in local memory (bpm_adi_fast);
+ *                     -DBPM_STAGED=0 when a row does not fit
+ *   -DBPM_W=<n>, -DBPM_C=<n>  columns per work-group and chunks per column
+ *                     (bpm_adi_slow)
+ *
+ * The line solvers use Thomas' factors precomputed on the host (the matrix
+ * does not change along z): the forward sweep d'_k = inv_k (b_k - lo d'_k-1)
+ * and the back substitution x_k = d'_k - cp_k x_k+1 are first-order linear
+ * recurrences, i.e. compositions of affine maps. Each thread composes the
+ * maps of its chunk, a Kogge-Stone scan in local memory composes the chunks,
+ * and each thread applies the result to its chunk: O(n) work, 2 log2(BPM_T)
+ * barriers per solve, and the same arithmetic as Thomas (it is stable where
+ * Thomas is: the Crank-Nicolson matrix is diagonally dominant). */
+
+#ifdef BPM_F64
+typedef double real_t;
+typedef double2 cplx_t;
+#define CMK(a, b) hc_double2((a), (b))
+#define CMUL hc_cmul
+#define CADD hc_cadd
+#define CSUB hc_csub
+#define CDIV hc_cdiv
+#define CABS2 hc_cabs2
+#else
+typedef float real_t;
+typedef float2 cplx_t;
+#define CMK(a, b) hc_float2((a), (b))
+#define CMUL hc_cmulf
+#define CADD hc_caddf
+#define CSUB hc_csubf
+#define CDIV hc_cdivf
+#define CABS2 hc_cabs2f
+#endif
+
+#ifndef BPM_T
+#define BPM_T 64
+#endif
+#ifndef BPM_CHUNK
+#define BPM_CHUNK 1
+#endif
+#ifndef BPM_LINE
+#define BPM_LINE 1
+#endif
+#ifndef BPM_W
+#define BPM_W 1
+#endif
+#ifndef BPM_C
+#define BPM_C 1
+#endif
+
+/* Unrolling hint for the x-line passes (loads independent of the
+ * recurrence get in flight together); NVRTC honours it, other compilers
+ * unroll by their own judgement and would only warn. */
+#ifdef HC_CUDA
+#define BPM_UNROLL4 _Pragma("unroll 4")
+#else
+#define BPM_UNROLL4
+#endif
+
+/* a*b + c, complex */
+HC_INLINE cplx_t cfma(cplx_t a, cplx_t b, cplx_t c) {
+  return CMK(a.x * b.x - a.y * b.y + c.x, a.x * b.y + a.y * b.x + c.y);
+}
+
+/* Hadley's transparent wall: ghost = edge * eta, eta = edge/inner with a
+ * negative phase (an incoming wave) clipped to 0; 0 when inner vanishes. */
+HC_INLINE cplx_t tbc_eta(cplx_t edge, cplx_t inner) {
+  real_t m2 = CABS2(inner);
+  if (!(m2 > 0)) return CMK(0, 0);
+  cplx_t r = CDIV(edge, inner);
+  if (r.y < 0) r = CMK(sqrt(CABS2(r)), 0);
+  return r;
+}
+
+/* Solves the 2x2 system of Hadley's rank-2 correction (see host2d_impl.h):
+ * returns s0 in .s0 and s1 in .s1 of the pair. */
+HC_INLINE void tbc_coeffs(cplx_t dL, cplx_t dR, cplx_t z00, cplx_t z10, cplx_t z0n, cplx_t z1n, cplx_t y0, cplx_t yn,
+                          cplx_t *s0, cplx_t *s1) {
+  cplx_t a11 = cfma(dL, z00, CMK(1, 0)), a12 = CMUL(dL, z10), a21 = CMUL(dR, z0n), a22 = cfma(dR, z1n, CMK(1, 0));
+  cplx_t r1 = CMUL(dL, y0), r2 = CMUL(dR, yn);
+  cplx_t det = CSUB(CMUL(a11, a22), CMUL(a12, a21));
+  *s0 = CDIV(CSUB(CMUL(r1, a22), CMUL(a12, r2)), det);
+  *s1 = CDIV(CSUB(CMUL(a11, r2), CMUL(a21, r1)), det);
+}
+
+/* Kogge-Stone scan of affine maps x -> A x + B over the NT entries of a
+ * line, entry index ID, in local arrays SA[2][..], SB[2][..] addressed by
+ * IDX(buffer, entry). DIR +1 composes from entry 0 up (forward sweep), -1
+ * from the last entry down (back substitution). On exit PIN names the
+ * buffer with the inclusive results. One barrier per round. */
+#define BPM_SCAN(SA, SB, IDX, NT, ID, A, B, DIR, PIN)                                  \
+  {                                                                                    \
+    PIN = 0;                                                                           \
+    SA[IDX(0, ID)] = A;                                                                \
+    SB[IDX(0, ID)] = B;                                                                \
+    HC_BARRIER();                                                                      \
+    for (int off_ = 1; off_ < (NT); off_ <<= 1) {                                      \
+      cplx_t a_ = SA[IDX(PIN, ID)], b_ = SB[IDX(PIN, ID)];                             \
+      int u_ = (DIR) > 0 ? (ID) - off_ : (ID) + off_;                                  \
+      if (u_ >= 0 && u_ < (NT)) {                                                      \
+        b_ = cfma(a_, SB[IDX(PIN, u_)], b_);                                           \
+        a_ = CMUL(a_, SA[IDX(PIN, u_)]);                                               \
+      }                                                                                \
+      SA[IDX(1 - PIN, ID)] = a_;                                                       \
+      SB[IDX(1 - PIN, ID)] = b_;                                                       \
+      PIN = 1 - PIN;                                                                   \
+      HC_BARRIER();                                                                    \
+    }                                                                                  \
+  }
+
+/* ------------------------------------------------------------------ 2-D */
+
+#define IDX1(p, i) ((p) * BPM_T + (i))
+#define KNEXT(k) ((k) + 1 < BPM_CHUNK ? (k) + 1 : (k))
+#define KPREV(k) ((k) > 0 ? (k) - 1 : 0)
+
+/* The direct 2-D march: one work-group of BPM_T threads holds the line (BPM_CHUNK
+ * unknowns per thread, in registers) and makes `steps` theta-steps, then
+ * writes E and its |E|^2 as row `row` of the intensity map. coef = [r | inv
+ * | cp]: the explicit diagonal and Thomas' factors; zc = [z0 | z1] for
+ * Hadley's walls (tbc = 1). lo, be: the implicit and explicit off-diagonals. */
+HC_KERNEL void bpm_march2d(const int n, const int steps, const int tbc, const real_t lo_r, const real_t lo_i,
+                           const real_t be_r, const real_t be_i, HC_GLOBAL const cplx_t *coef,
+                           HC_GLOBAL const cplx_t *zc, HC_GLOBAL cplx_t *E, HC_GLOBAL real_t *inten,
+                           const long row) {
+  HC_LOCAL cplx_t sFa[2 * BPM_T], sFb[2 * BPM_T]; /* forward scan */
+  HC_LOCAL cplx_t sBa[2 * BPM_T], sBb[2 * BPM_T]; /* backward scan */
+  HC_LOCAL cplx_t sEdge[2 * BPM_T];           /* first and last value of each chunk */
+  HC_LOCAL cplx_t sW[6];                  /* nodes 0, 1, n-2, n-1; then y0, yn */
+  const int t = (int)hc_local_id(0);
+  const int m = (n + BPM_T - 1) / BPM_T;
+  const int k0 = t * m;
+  const int cnt = hc_max(0, hc_min(m, n - k0));
+  const cplx_t lo = CMK(lo_r, lo_i), nlo = CMK(-lo_r, -lo_i), be = CMK(be_r, be_i);
+  HC_GLOBAL const cplx_t *r = coef;
+  HC_GLOBAL const cplx_t *inv = coef + n;
+  HC_GLOBAL const cplx_t *cp = coef + 2 * n;
+  cplx_t e[BPM_CHUNK], d[BPM_CHUNK];
+  for (int k = 0; k < BPM_CHUNK; k++) e[k] = k < cnt ? E[k0 + k] : CMK(0, 0);
+  for (int s = 0; s < steps; s++) {
+    /* neighbours across chunks, and the wall nodes for Hadley's factor */
+    if (cnt > 0) {
+      sEdge[t] = e[0];
+      for (int k = 0; k < BPM_CHUNK; k++)
+        if (k == cnt - 1) sEdge[BPM_T + t] = e[k];
+    }
+    for (int k = 0; k < BPM_CHUNK; k++) {
+      int gi = k0 + k;
+      if (k < cnt) {
+        if (gi == 0) sW[0] = e[k];
+        if (gi == 1) sW[1] = e[k];
+        if (gi == n - 2) sW[2] = e[k];
+        if (gi == n - 1) sW[3] = e[k];
+      }
+    }
+    HC_BARRIER();
+    cplx_t etaL = CMK(0, 0), etaR = CMK(0, 0);
+    if (tbc) {
+      etaL = tbc_eta(sW[0], sW[1]);
+      etaR = tbc_eta(sW[3], sW[2]);
+    }
+    const cplx_t left = t > 0 ? sEdge[BPM_T + t - 1] : CMUL(etaL, sW[0]);
+    const cplx_t right = (k0 + cnt < n) ? sEdge[t + 1] : CMUL(etaR, sW[3]);
+    /* RHS and the forward maps d'_k = A_k d'_k-1 + B_k, composed */
+    cplx_t A = CMK(1, 0), B = CMK(0, 0);
+    for (int k = 0; k < BPM_CHUNK; k++) {
+      if (k < cnt) {
+        int gi = k0 + k;
+        cplx_t em = k > 0 ? e[KPREV(k)] : left;
+        cplx_t ep = k + 1 < cnt ? e[KNEXT(k)] : right;
+        cplx_t rhs = cfma(r[gi], e[k], CMUL(be, CADD(em, ep)));
+        cplx_t iv = inv[gi];
+        cplx_t Ak = CMUL(nlo, iv);
+        d[k] = CMUL(iv, rhs); /* B_k */
+        B = cfma(Ak, B, d[k]);
+        A = CMUL(Ak, A);
+      }
+    }
+    int pin;
+    BPM_SCAN(sFa, sFb, IDX1, BPM_T, t, A, B, 1, pin);
+    cplx_t prev = t > 0 ? sFb[IDX1(pin, t - 1)] : CMK(0, 0);
+    for (int k = 0; k < BPM_CHUNK; k++) {
+      if (k < cnt) {
+        cplx_t Ak = CMUL(nlo, inv[k0 + k]);
+        prev = cfma(Ak, prev, d[k]);
+        d[k] = prev; /* d'_k */
+      }
+    }
+    /* back substitution x_k = -cp_k x_k+1 + d'_k, composed from the end */
+    cplx_t P = CMK(1, 0), Q = CMK(0, 0);
+    for (int k = BPM_CHUNK - 1; k >= 0; k--) {
+      if (k < cnt) {
+        cplx_t c = cp[k0 + k];
+        cplx_t Pk = CMK(-c.x, -c.y);
+        Q = cfma(Pk, Q, d[k]);
+        P = CMUL(Pk, P);
+      }
+    }
+    BPM_SCAN(sBa, sBb, IDX1, BPM_T, t, P, Q, -1, pin);
+    cplx_t next = t + 1 < BPM_T ? sBb[IDX1(pin, t + 1)] : CMK(0, 0);
+    for (int k = BPM_CHUNK - 1; k >= 0; k--) {
+      if (k < cnt) {
+        cplx_t c = cp[k0 + k];
+        next = CSUB(d[k], CMUL(c, next));
+        e[k] = next;
+      }
+    }
+    if (tbc) {
+      for (int k = 0; k < BPM_CHUNK; k++) {
+        if (k < cnt && k0 + k == 0) sW[4] = e[k];
+        if (k < cnt && k0 + k == n - 1) sW[5] = e[k];
+      }
+      HC_BARRIER();
+      cplx_t s0, s1;
+      tbc_coeffs(CMUL(lo, etaL), CMUL(lo, etaR), zc[0], zc[n], zc[n - 1], zc[2 * n - 1], sW[4], sW[5], &s0, &s1);
+      for (int k = 0; k < BPM_CHUNK; k++)
+        if (k < cnt) e[k] = CSUB(e[k], CADD(CMUL(zc[k0 + k], s0), CMUL(zc[n + k0 + k], s1)));
+    }
+  }
+  for (int k = 0; k < BPM_CHUNK; k++) {
+    if (k < cnt) {
+      E[k0 + k] = e[k];
+      inten[row * n + k0 + k] = CABS2(e[k]);
+    }
+  }
+}
+
+/* Sum over the work-group of one value per thread, in local memory S[BPM_T]:
+ * every thread gets the total. */
+#define BPM_GROUP_SUM(S, ID, V, OUT)                                                   \
+  {                                                                                    \
+    S[ID] = V;                                                                         \
+    HC_BARRIER();                                                                      \
+    for (int h_ = BPM_T / 2; h_ > 0; h_ >>= 1) {                                           \
+      if ((ID) < h_) S[ID] += S[(ID) + h_];                                            \
+      HC_BARRIER();                                                                    \
+    }                                                                                  \
+    OUT = S[0];                                                                        \
+    HC_BARRIER();                                                                      \
+  }
+
+/* Row i of a band matrix stored by diagonals as the paper stores it: band
+ * = [Adiag (n) | upper bands 1..q | lower bands 1..p], band m (upper or
+ * lower) starting at (m-1) n - m (m-1)/2 of its part; times x. */
+HC_INLINE cplx_t band_row(HC_GLOBAL const cplx_t *band, int n, int p, int q, int i, HC_GLOBAL const cplx_t *x) {
+  HC_GLOBAL const cplx_t *bd = band + n;
+  HC_GLOBAL const cplx_t *cd = bd + ((long)q * n - (long)q * (q + 1) / 2);
+  cplx_t z = CMUL(band[i], x[i]);
+  for (int m = 1; m <= q; m++)
+    if (i + m < n) z = cfma(bd[(long)(m - 1) * n - (long)m * (m - 1) / 2 + i], x[i + m], z);
+  for (int h = 1; h <= p; h++)
+    if (i - h >= 0) z = cfma(cd[(long)(h - 1) * n - (long)h * (h - 1) / 2 + i - h], x[i - h], z);
+  return z;
+}
+
+/* The paper's one-parameter iteration, one work-group per line: the RHS
+ * b = R E and the sweeps x <- x + tau (b - M x) are products with band
+ * matrices stored by diagonals (rband = R, band = M, lower/upper widths p,
+ * q), row by row; Hadley's walls add lo eta (M) and be eta (R) to the
+ * corner rows. The iterates are double-buffered in global memory (E and
+ * scratch[n..2n)), b is scratch[0..n); the residual norm is formed every
+ * 8th sweep. BPM_T must be a power of two here (the sums). */
+HC_KERNEL void bpm_rich2d(const int n, const int steps, const int tbc, const real_t lo_r, const real_t lo_i,
+                          const real_t be_r, const real_t be_i, HC_GLOBAL const cplx_t *rband,
+                          HC_GLOBAL const cplx_t *band, const int p, const int q, const real_t tau_r,
+                          const real_t tau_i, const int iters, const real_t tol, HC_GLOBAL cplx_t *E,
+                          HC_GLOBAL cplx_t *scratch, HC_GLOBAL long *stats, HC_GLOBAL real_t *inten,
+                          const long row) {
+  HC_LOCAL real_t sSum[BPM_T];
+  const int t = (int)hc_local_id(0);
+  const cplx_t lo = CMK(lo_r, lo_i), be = CMK(be_r, be_i), tau = CMK(tau_r, tau_i);
+  HC_GLOBAL cplx_t *b = scratch;
+  HC_GLOBAL cplx_t *xs = scratch + n;
+  HC_GLOBAL long *st = stats + 4 * row;
+  long it_sum = 0, it_max = 0, missed = 0;
+  int diverged = 0;
+  for (int s = 0; s < steps && !diverged; s++) {
+    cplx_t etaL = CMK(0, 0), etaR = CMK(0, 0);
+    if (tbc) {
+      etaL = tbc_eta(E[0], E[1]);
+      etaR = tbc_eta(E[n - 1], E[n - 2]);
+    }
+    real_t bn = 0;
+    for (int i = t; i < n; i += BPM_T) {
+      cplx_t bi = band_row(rband, n, p, q, i, E);
+      if (i == 0) bi = cfma(CMUL(be, etaL), E[0], bi);
+      if (i == n - 1) bi = cfma(CMUL(be, etaR), E[n - 1], bi);
+      b[i] = bi;
+      bn += CABS2(bi);
+    }
+    real_t bn2;
+    BPM_GROUP_SUM(sSum, t, bn, bn2);
+    const cplx_t cL = CMUL(lo, etaL), cR = CMUL(lo, etaR);
+    HC_GLOBAL cplx_t *x = E;
+    HC_GLOBAL cplx_t *y = xs;
+    int it = 0, done = 0;
+    while (it < iters && !done) {
+      real_t rn = 0;
+      for (int i = t; i < n; i += BPM_T) {
+        cplx_t z = band_row(band, n, p, q, i, x);
+        if (i == 0) z = cfma(cL, x[0], z);
+        if (i == n - 1) z = cfma(cR, x[n - 1], z);
+        cplx_t res = CSUB(b[i], z);
+        y[i] = cfma(tau, res, x[i]);
+        rn += CABS2(res);
+      }
+      HC_BARRIER_GLOBAL();
+      HC_GLOBAL cplx_t *tmp = x;
+      x = y;
+      y = tmp;
+      it++;
+      if ((it & 7) == 0 || it == iters) {
+        real_t rn2;
+        BPM_GROUP_SUM(sSum, t, rn, rn2);
+        if (rn2 <= tol * tol * bn2) done = 1;
+        else if (!(rn2 <= (real_t)1e12 * bn2)) diverged = 1, done = 1;
+      }
+    }
+    if (x != E) {
+      for (int i = t; i < n; i += BPM_T) E[i] = x[i];
+      HC_BARRIER_GLOBAL();
+    }
+    it_sum += it;
+    it_max = it > it_max ? it : it_max;
+    if (!done || diverged) missed++;
+  }
+  if (t == 0) {
+    st[0] += it_sum;
+    st[1] = it_max > st[1] ? it_max : st[1];
+    st[2] += missed;
+    st[3] = diverged;
+  }
+  for (int i = t; i < n; i += BPM_T) inten[row * n + i] = CABS2(E[i]);
+}
+
+/* ------------------------------------------------------------------ 3-D */
+
+/* Peaceman-Rachford ADI on an nx x ny field (x slow, y fast). A half-step
+ * solves one axis implicitly, the other explicitly:
+ *   bpm_adi_slow: (I - theta hz Ax) E* = (I + (1-theta) hz Ay) E   (x-lines)
+ *   bpm_adi_fast: (I - theta hz Ay) E' = (I + (1-theta) hz Ax) E*  (y-lines)
+ * Shared arguments: lo (the implicit off-diagonal), be (the explicit one),
+ * rr (the explicit diagonal: rr[0] when runi, else per node), fac = [inv |
+ * cp] and zc = [z0 | z1] (Hadley's walls): per node when percol (lines
+ * differ), else one line. Each half-step takes its walls' factors from its
+ * own input, as the host reference does. */
+
+/* The explicit part at node (i, j) along the other axis: rhs = r e +
+ * be (em + ep), with Hadley's ghost (or 0) past the walls. */
+HC_INLINE cplx_t adi_rhs(cplx_t r, cplx_t be, cplx_t e, cplx_t em, cplx_t ep, int has_m, int has_p, int tbc) {
+  if (!has_m) em = tbc ? CMUL(tbc_eta(e, ep), e) : CMK(0, 0);
+  if (!has_p) ep = tbc ? CMUL(tbc_eta(e, em), e) : CMK(0, 0);
+  return cfma(r, e, CMUL(be, CADD(em, ep)));
+}
+
+/* RHS of the slow (x-line) half-step: explicit along y, within row i. */
+HC_INLINE cplx_t rhs_slow(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr, int runi, cplx_t be, int ny, long i,
+                          long j, int tbc) {
+  long o = i * ny + j;
+  cplx_t e = E[o];
+  cplx_t em = j > 0 ? E[o - 1] : e, ep = j + 1 < ny ? E[o + 1] : e;
+  return adi_rhs(runi ? rr[0] : rr[o], be, e, em, ep, j > 0, j + 1 < ny, tbc);
+}
+
+/* Lines along x (the slow axis, stride ny): a work-group holds BPM_W
+ * neighbouring columns (coalesced rows of BPM_W values) split into BPM_C chunks
+ * of rows; each thread re-reads its chunk in three passes (compose, apply
+ * forward, apply backward; the middle pass leaves d' in Eout), so no line
+ * needs to fit anywhere but in the caches (the loads of a pass do not
+ * depend on its recurrence: unrolled, several are in flight). Launch: global (ceil(ny/BPM_W) BPM_W,
+ * BPM_C), local (BPM_W, BPM_C). */
+#define IDXS(p, cc) ((((p) * BPM_C) + (cc)) * BPM_W + jj)
+HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int percol, const int runi,
+                            const real_t lo_r, const real_t lo_i, const real_t be_r, const real_t be_i,
+                            HC_GLOBAL const cplx_t *rr, HC_GLOBAL const cplx_t *fac, HC_GLOBAL const cplx_t *zc,
+                            HC_GLOBAL const cplx_t *E, HC_GLOBAL cplx_t *Eout) {
+  HC_LOCAL cplx_t sA[2 * BPM_C * BPM_W], sB[2 * BPM_C * BPM_W];
+  HC_LOCAL cplx_t sW[6 * BPM_W];
+  const int jj = (int)hc_local_id(0), c = (int)hc_local_id(1);
+  const long j = hc_group_id(0) * BPM_W + jj;
+  const int act = j < ny;
+  const int m = (nx + BPM_C - 1) / BPM_C, k0 = c * m;
+  const int cnt = act ? hc_max(0, hc_min(m, nx - k0)) : 0;
+  const long S = percol ? (long)nx * ny : (long)nx;
+  const cplx_t lo = CMK(lo_r, lo_i), nlo = CMK(-lo_r, -lo_i), be = CMK(be_r, be_i);
+  HC_GLOBAL const cplx_t *inv = fac;
+  HC_GLOBAL const cplx_t *cp = fac + S;
+  if (tbc && c == 0 && act) {
+    sW[jj] = E[j];
+    sW[BPM_W + jj] = E[ny + j];
+    sW[2 * BPM_W + jj] = E[(long)(nx - 2) * ny + j];
+    sW[3 * BPM_W + jj] = E[(long)(nx - 1) * ny + j];
+  }
+  /* pass 1: compose the forward maps of the chunk */
+  cplx_t A = CMK(1, 0), B = CMK(0, 0);
+  BPM_UNROLL4
+  for (int k = 0; k < cnt; k++) {
+    long i = k0 + k;
+    cplx_t iv = inv[percol ? i * ny + j : i];
+    cplx_t Ak = CMUL(nlo, iv);
+    B = cfma(Ak, B, CMUL(iv, rhs_slow(E, rr, runi, be, ny, i, j, tbc)));
+    A = CMUL(Ak, A);
+  }
+  int pin;
+  BPM_SCAN(sA, sB, IDXS, BPM_C, c, A, B, 1, pin);
+  cplx_t prev = c > 0 ? sB[IDXS(pin, c - 1)] : CMK(0, 0);
+  HC_BARRIER();
+  /* pass 2: d' into Eout, composing the back substitution on the way */
+  cplx_t P = CMK(1, 0), Q = CMK(0, 0);
+  BPM_UNROLL4
+  for (int k = 0; k < cnt; k++) {
+    long i = k0 + k, ci = percol ? i * ny + j : i;
+    cplx_t iv = inv[ci];
+    prev = cfma(CMUL(nlo, iv), prev, CMUL(iv, rhs_slow(E, rr, runi, be, ny, i, j, tbc)));
+    Eout[i * ny + j] = prev;
+    Q = cfma(P, prev, Q);
+    cplx_t c1 = cp[ci];
+    P = CMUL(P, CMK(-c1.x, -c1.y));
+  }
+  BPM_SCAN(sA, sB, IDXS, BPM_C, c, P, Q, -1, pin);
+  cplx_t next = c + 1 < BPM_C ? sB[IDXS(pin, c + 1)] : CMK(0, 0);
+  /* pass 3: back substitution */
+  BPM_UNROLL4
+  for (int k = cnt - 1; k >= 0; k--) {
+    long i = k0 + k, o = i * ny + j;
+    next = CSUB(Eout[o], CMUL(cp[percol ? o : i], next));
+    Eout[o] = next;
+    if (i == nx - 1) sW[5 * BPM_W + jj] = next;
+  }
+  if (tbc) {
+    if (c == 0 && act) sW[4 * BPM_W + jj] = next; /* x at row 0 */
+    HC_BARRIER();
+    if (act) {
+      cplx_t etaL = tbc_eta(sW[jj], sW[BPM_W + jj]), etaR = tbc_eta(sW[3 * BPM_W + jj], sW[2 * BPM_W + jj]);
+      long b0 = percol ? j : 0, bn = percol ? (long)(nx - 1) * ny + j : nx - 1;
+      cplx_t s0, s1;
+      tbc_coeffs(CMUL(lo, etaL), CMUL(lo, etaR), zc[b0], zc[S + b0], zc[bn], zc[S + bn], sW[4 * BPM_W + jj],
+                 sW[5 * BPM_W + jj], &s0, &s1);
+      for (int k = 0; k < cnt; k++) {
+        long i = k0 + k, o = i * ny + j, ci = percol ? o : i;
+        Eout[o] = CSUB(Eout[o], CADD(CMUL(zc[ci], s0), CMUL(zc[S + ci], s1)));
+      }
+    }
+  }
+}
+
+/* RHS of the fast (y-line) half-step: explicit along x, within column j. */
+HC_INLINE cplx_t rhs_fast(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr, int runi, cplx_t be, int nx, int ny,
+                          long i, long j, int tbc) {
+  long o = i * ny + j;
+  cplx_t e = E[o];
+  cplx_t em = i > 0 ? E[o - ny] : e, ep = i + 1 < nx ? E[o + ny] : e;
+  return adi_rhs(runi ? rr[0] : rr[o], be, e, em, ep, i > 0, i + 1 < nx, tbc);
+}
+
+/* Lines along y (the fast axis): one work-group of BPM_T threads per row. The
+ * RHS is built with coalesced reads into local memory (BPM_LINE values, one
+ * pad per BPM_CHUNK against bank conflicts), each thread solves its BPM_CHUNK
+ * values in registers, and the row goes back out coalesced. BPM_STAGED=0
+ * (a row too long for local memory) reads and writes the chunks directly.
+ * Launch: global nx BPM_T, local BPM_T. */
+#ifndef BPM_STAGED
+#define BPM_STAGED 1
+#endif
+#define PADJ(j) ((j) + (j) / BPM_CHUNK)
+HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int percol, const int runi,
+                            const real_t lo_r, const real_t lo_i, const real_t be_r, const real_t be_i,
+                            HC_GLOBAL const cplx_t *rr, HC_GLOBAL const cplx_t *fac, HC_GLOBAL const cplx_t *zc,
+                            HC_GLOBAL const cplx_t *E, HC_GLOBAL cplx_t *Eout) {
+#if BPM_STAGED
+  HC_LOCAL cplx_t sd[BPM_LINE + BPM_LINE / BPM_CHUNK + 1];
+#endif
+  HC_LOCAL cplx_t sA[2 * BPM_T], sB[2 * BPM_T];
+  HC_LOCAL cplx_t sW[6];
+  const int t = (int)hc_local_id(0);
+  const long i = hc_group_id(0);
+  const int m = (ny + BPM_T - 1) / BPM_T, k0 = t * m;
+  const int cnt = hc_max(0, hc_min(m, ny - k0));
+  const long S = percol ? (long)nx * ny : (long)ny, cb = percol ? i * ny : 0;
+  const cplx_t lo = CMK(lo_r, lo_i), nlo = CMK(-lo_r, -lo_i), be = CMK(be_r, be_i);
+  HC_GLOBAL const cplx_t *inv = fac + cb;
+  HC_GLOBAL const cplx_t *cp = fac + S + cb;
+  HC_GLOBAL cplx_t *out = Eout + i * ny;
+  if (tbc && t == 0) {
+    sW[0] = E[i * ny];
+    sW[1] = E[i * ny + 1];
+    sW[2] = E[i * ny + ny - 2];
+    sW[3] = E[i * ny + ny - 1];
+  }
+  cplx_t d[BPM_CHUNK];
+#if BPM_STAGED
+  for (long j = t; j < ny; j += BPM_T) sd[PADJ(j)] = rhs_fast(E, rr, runi, be, nx, ny, i, j, tbc);
+  HC_BARRIER();
+  for (int k = 0; k < BPM_CHUNK; k++) d[k] = k < cnt ? sd[PADJ(k0 + k)] : CMK(0, 0);
+#else
+  for (int k = 0; k < BPM_CHUNK; k++) d[k] = k < cnt ? rhs_fast(E, rr, runi, be, nx, ny, i, k0 + k, tbc) : CMK(0, 0);
+#endif
+  cplx_t A = CMK(1, 0), B = CMK(0, 0);
+  for (int k = 0; k < BPM_CHUNK; k++) {
+    if (k < cnt) {
+      cplx_t iv = inv[k0 + k];
+      cplx_t Ak = CMUL(nlo, iv);
+      d[k] = CMUL(iv, d[k]);
+      B = cfma(Ak, B, d[k]);
+      A = CMUL(Ak, A);
+    }
+  }
+  int pin;
+  BPM_SCAN(sA, sB, IDX1, BPM_T, t, A, B, 1, pin);
+  cplx_t prev = t > 0 ? sB[IDX1(pin, t - 1)] : CMK(0, 0);
+  HC_BARRIER();
+  for (int k = 0; k < BPM_CHUNK; k++) {
+    if (k < cnt) {
+      prev = cfma(CMUL(nlo, inv[k0 + k]), prev, d[k]);
+      d[k] = prev;
+    }
+  }
+  cplx_t P = CMK(1, 0), Q = CMK(0, 0);
+  for (int k = BPM_CHUNK - 1; k >= 0; k--) {
+    if (k < cnt) {
+      cplx_t c1 = cp[k0 + k];
+      cplx_t Pk = CMK(-c1.x, -c1.y);
+      Q = cfma(Pk, Q, d[k]);
+      P = CMUL(Pk, P);
+    }
+  }
+  BPM_SCAN(sA, sB, IDX1, BPM_T, t, P, Q, -1, pin);
+  cplx_t next = t + 1 < BPM_T ? sB[IDX1(pin, t + 1)] : CMK(0, 0);
+  for (int k = BPM_CHUNK - 1; k >= 0; k--) {
+    if (k < cnt) {
+      next = CSUB(d[k], CMUL(cp[k0 + k], next));
+      d[k] = next;
+      if (k0 + k == ny - 1) sW[5] = next;
+    }
+  }
+  if (tbc) {
+    if (t == 0) sW[4] = d[0];
+    HC_BARRIER();
+    cplx_t etaL = tbc_eta(sW[0], sW[1]), etaR = tbc_eta(sW[3], sW[2]);
+    HC_GLOBAL const cplx_t *z0 = zc + cb;
+    HC_GLOBAL const cplx_t *z1 = zc + S + cb;
+    cplx_t s0, s1;
+    tbc_coeffs(CMUL(lo, etaL), CMUL(lo, etaR), z0[0], z1[0], z0[ny - 1], z1[ny - 1], sW[4], sW[5], &s0, &s1);
+    for (int k = 0; k < BPM_CHUNK; k++)
+      if (k < cnt) d[k] = CSUB(d[k], CADD(CMUL(z0[k0 + k], s0), CMUL(z1[k0 + k], s1)));
+  }
+#if BPM_STAGED
+  for (int k = 0; k < BPM_CHUNK; k++)
+    if (k < cnt) sd[PADJ(k0 + k)] = d[k];
+  HC_BARRIER();
+  for (long j = t; j < ny; j += BPM_T) out[j] = sd[PADJ(j)];
+#else
+  for (int k = 0; k < BPM_CHUNK; k++)
+    if (k < cnt) out[k0 + k] = d[k];
+#endif
+}
+
+/* Power of a 3-D field by rows: partial[(save nx + i) 2 + {0, 1}] = the
+ * window's and the core's sum of |E|^2 over row i (one work-group of BPM_T
+ * threads per row, BPM_T a power of two). */
+HC_KERNEL void bpm_power3d(const int nx, const int ny, HC_GLOBAL const cplx_t *E, HC_GLOBAL const real_t *mask,
+                           HC_GLOBAL real_t *partial, const long save) {
+  HC_LOCAL real_t s1[BPM_T], s2[BPM_T];
+  const int t = (int)hc_local_id(0);
+  const long i = hc_group_id(0);
+  real_t a = 0, b = 0;
+  for (long j = t; j < ny; j += BPM_T) {
+    real_t v = CABS2(E[i * ny + j]);
+    a += v;
+    b += mask[i * ny + j] * v;
+  }
+  s1[t] = a;
+  s2[t] = b;
+  HC_BARRIER();
+  for (int h = BPM_T / 2; h > 0; h >>= 1) {
+    if (t < h) {
+      s1[t] += s1[t + h];
+      s2[t] += s2[t + h];
+    }
+    HC_BARRIER();
+  }
+  if (t == 0) {
+    partial[(save * nx + i) * 2] = s1[0];
+    partial[(save * nx + i) * 2 + 1] = s2[0];
+  }
+}

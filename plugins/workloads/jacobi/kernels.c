@@ -1,0 +1,328 @@
+/* jacobi — choosing, checking and launching the kernels: the work-group
+ * (block) per device, the launch geometry of each kernel, and the small
+ * host-side sums of the reductions' partials. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jacobi.h"
+
+extern const char jacobi_kernels_src[];
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+static size_t clampz(size_t v, size_t lo, size_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* Interior rows: every interior line along the contiguous axis. */
+static size_t interior_rows(const jacobi_problem_t *p) {
+  return (size_t)(p->n[1] - 2) * (p->dim == 3 ? (size_t)(p->n[0] - 2) : 1);
+}
+
+static void block_text(const jacobi_problem_t *p, char *buf, size_t n) {
+  int r = p->block_rank ? p->block_rank : p->dim;
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int a = 3 - r; a < 3 && len < n; a++) len += (size_t)snprintf(buf + len, n - len, "%s%d", a > 3 - r ? "x" : "", p->block[a]);
+}
+
+/* How many groups a host launch should have: about 4 per thread, but no
+ * group under ~32k points, since handing a group to another thread costs
+ * more than computing that little (a small grid runs as one group). */
+static size_t host_groups(const jacobi_problem_t *p, const hc_device_info_t *in) {
+  size_t cu = in->compute_units ? in->compute_units : 1;
+  size_t most = p->interior / 32768;
+  return clampz(4 * cu, 1, most ? most : 1);
+}
+
+/* Default blocks when none is given. On a device compiling source: rows of
+ * 32 contiguous items (one warp-wide coalesced access), 256 per group; a
+ * tiled 3-D sweep marches an 8x32 tile. On the host, naive: slabs of whole
+ * planes; tiled: whole rows, as many as keep three planes of the block in a
+ * quarter of the L2 cache, and enough groups for every thread. */
+static void default_block(jacobi_problem_t *p, const hc_device_info_t *in, int host) {
+  if (!host) {
+    p->block[2] = 32;
+    p->block[1] = 8;
+    p->block[0] = 1;
+    if (p->dim == 3 && p->variant == VARIANT_NAIVE) {
+      p->block[1] = 4;
+      p->block[0] = 2;
+    }
+    p->block_rank = p->dim == 3 && p->variant == VARIANT_NAIVE ? 3 : 2;
+    return;
+  }
+  size_t groups = host_groups(p, in);
+  size_t row_bytes = (size_t)p->n[2] * p->es;
+  size_t l2 = in->l2_cache_bytes ? (size_t)in->l2_cache_bytes : 256 * 1024;
+  size_t ny = (size_t)(p->n[1] - 2), nz = (size_t)(p->n[0] - 2);
+  p->block[2] = (int)(p->n[2] - 2);
+  if (p->dim == 2) {
+    p->block[1] = (int)ceil_div(ny, clampz(groups, 1, ny));
+  } else if (p->variant == VARIANT_NAIVE) {
+    /* Slabs of whole planes, as the backend would cut them. */
+    p->block[1] = (int)ny;
+    p->block[0] = (int)ceil_div(nz, clampz(groups, 1, nz));
+    p->block_rank = 3;
+    return;
+  } else {
+    size_t fit = l2 / 4 / (3 * row_bytes);
+    p->block[1] = (int)clampz(fit, 1, ceil_div(ny, clampz(groups, 1, ny)));
+    p->block[0] = 1;
+  }
+  p->block_rank = 2;
+}
+
+/* The sweep's launch geometry. */
+static void sweep_geometry(const jacobi_problem_t *p, const hc_device_info_t *in, jacobi_kernels_t *k) {
+  const size_t nx = (size_t)(p->n[2] - 2), ny = (size_t)(p->n[1] - 2), nz = (size_t)(p->n[0] - 2);
+  const size_t bx = (size_t)p->block[2], by = (size_t)p->block[1], bz = (size_t)p->block[0];
+  k->sweep_dims = (uint32_t)p->dim;
+  k->sweep_global[0] = nx;
+  k->sweep_global[1] = ny;
+  k->sweep_global[2] = p->dim == 3 ? nz : 1;
+  k->chunk = 0;
+  if (k->lang == HC_LANG_HOST) {
+    /* Groups are cache blocks; a 2-D block in 3-D marches the whole depth. */
+    k->sweep_local[0] = clampz(bx, 1, nx);
+    k->sweep_local[1] = clampz(by, 1, ny);
+    k->sweep_local[2] = p->dim == 3 ? (p->block_rank == 3 ? clampz(bz, 1, nz) : nz) : 1;
+    return;
+  }
+  k->sweep_local[0] = bx;
+  k->sweep_local[1] = by;
+  k->sweep_local[2] = p->dim == 3 ? bz : 1;
+  for (int d = 0; d < 3; d++) k->sweep_global[d] = ceil_div(k->sweep_global[d], k->sweep_local[d]) * k->sweep_local[d];
+  if (p->sweep == SWEEP_MARCH) {
+    /* Enough work-groups to fill the device about 16 deep, cutting the
+     * depth into chunks of at least 16 planes (each chunk reads two extra
+     * planes). */
+    size_t tiles = ceil_div(nx, bx) * ceil_div(ny, by);
+    size_t target = (in->compute_units ? in->compute_units : 64) * 16;
+    size_t chunks = clampz(ceil_div(target, tiles), 1, nz / 16 ? nz / 16 : 1);
+    size_t chunk = ceil_div(nz, chunks);
+    k->chunk = (int)chunk;
+    k->sweep_global[2] = ceil_div(nz, chunk);
+    k->sweep_local[2] = 1;
+  }
+}
+
+/* The reductions' geometry: groups of RED_X x RED_Y striding over the rows
+ * (a few per compute unit), or on the host whole rows per group. */
+static void reduction_geometry(const jacobi_problem_t *p, const hc_device_info_t *in, jacobi_kernels_t *k) {
+  const size_t nx = (size_t)(p->n[2] - 2), rows = interior_rows(p);
+  size_t cu = in->compute_units ? in->compute_units : 1;
+  if (k->lang == HC_LANG_HOST) {
+    size_t per = ceil_div(rows, clampz(host_groups(p, in), 1, rows));
+    k->red_global[0] = nx;
+    k->red_global[1] = rows;
+    k->red_local[0] = nx;
+    k->red_local[1] = per;
+    k->red_groups = ceil_div(rows, per);
+    return;
+  }
+  size_t g0 = ceil_div(nx, JACOBI_RED_X);
+  size_t g1 = clampz(ceil_div(32 * cu, g0), 1, ceil_div(rows, JACOBI_RED_Y));
+  k->red_global[0] = g0 * JACOBI_RED_X;
+  k->red_global[1] = g1 * JACOBI_RED_Y;
+  k->red_local[0] = JACOBI_RED_X;
+  k->red_local[1] = JACOBI_RED_Y;
+  k->red_groups = g0 * g1;
+}
+
+/* Block limits of a device compiling source, checked before the build. */
+static hc_status_t check_block(const jacobi_problem_t *p, const hc_device_info_t *in, const char *dev_id) {
+  char b[64];
+  block_text(p, b, sizeof b);
+  size_t items = (size_t)p->block[0] * (size_t)p->block[1] * (size_t)p->block[2];
+  if (p->variant == VARIANT_TILED)
+    for (int a = 3 - (p->block_rank ? p->block_rank : p->dim); a < 3; a++)
+      if (p->block[a] < 2)
+        return hc_error(HC_ERR_PARAM, "block=%s: the tiled variant needs at least 2 items per block axis", b);
+  if (in->max_work_group_size && items > in->max_work_group_size)
+    return hc_error(HC_ERR_PARAM, "block=%s: %zu work-items per group, but %s allows at most %u", b, items, dev_id,
+                    in->max_work_group_size);
+  if (p->dim == 3 && p->block[0] > 64)
+    return hc_error(HC_ERR_PARAM, "block=%s: at most 64 on the slowest block axis (a device limit of CUDA and "
+                    "most OpenCL GPUs)", b);
+  if (p->variant == VARIANT_TILED && in->local_mem_bytes) {
+    size_t tile = (size_t)(p->block[2] + 2) * (size_t)(p->block[1] + 2) *
+                  (p->sweep == SWEEP_TILED && p->dim == 3 ? (size_t)(p->block[0] + 2) : 1) * p->es;
+    if (tile > in->local_mem_bytes)
+      return hc_error(HC_ERR_PARAM, "block=%s: its tile with halo needs %zu bytes of local memory, but %s has %llu",
+                      b, tile, dev_id, (unsigned long long)in->local_mem_bytes);
+  }
+  return HC_OK;
+}
+
+static hc_status_t make(hc_device_t *dev, const char *name, const char *options, hc_host_kernel_fn fn,
+                        hc_kernel_t **out) {
+  hc_kernel_desc_t d = {sizeof d, name, jacobi_kernels_src, options, fn};
+  return hc_kernel_create(dev, &d, out);
+}
+
+hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_kernels_t *k) {
+  memset(k, 0, sizeof *k);
+  const hc_device_info_t *in = hc_device_info(dev);
+  /* The core runs host functions where the device takes them. */
+  k->lang = (in->languages & HC_LANG_BIT(HC_LANG_HOST)) ? HC_LANG_HOST
+            : (in->languages & HC_LANG_BIT(HC_LANG_CUDA_C)) ? HC_LANG_CUDA_C
+                                                             : HC_LANG_OPENCL_C;
+  const int host = k->lang == HC_LANG_HOST;
+  if (!p->block_given) default_block(p, in, host);
+  p->sweep = p->variant == VARIANT_NAIVE ? SWEEP_NAIVE
+             : (p->dim == 3 && p->block_rank == 2 && !host) ? SWEEP_MARCH
+                                                           : SWEEP_TILED;
+  hc_status_t st;
+  if (!host && (st = check_block(p, in, hc_device_name(dev))) != HC_OK) return st;
+  sweep_geometry(p, in, k);
+  reduction_geometry(p, in, k);
+  k->acc_f64 = host || in->fp64;
+  /* Where the partial sums land on the host: allocated once, not per check. */
+  k->host_partials = malloc(k->red_groups * 4 * sizeof(double));
+  if (!k->host_partials) return hc_error(HC_ERR_NO_MEMORY, "jacobi: out of host memory");
+
+  /* Tiles are sized by the block only where a tiled kernel runs, so that
+   * a naive block never asks for a tile the device cannot hold. */
+  int tb[3] = {2, 2, 2};
+  if (p->variant == VARIANT_TILED) tb[0] = p->block[2], tb[1] = p->block[1], tb[2] = p->block[0] > 1 ? p->block[0] : 2;
+  snprintf(k->options, sizeof k->options,
+           "-DREAL=%s -DDIM=%d -DF_STORED=%d -DSWEEP=%d -DBX=%d -DBY=%d -DBZ=%d -DDEPTH=%d",
+           p->dtype == HC_F64 ? "double" : "float", p->dim, p->f_stored, (int)p->sweep + 1, tb[0], tb[1], tb[2],
+           p->sweep == SWEEP_MARCH ? p->depth : 2);
+  const jacobi_host_fns_t *fns = &jacobi_host_fns[p->dtype == HC_F64][p->f_stored];
+  const char *sweep_name = p->sweep == SWEEP_NAIVE ? "jacobi_naive" : p->sweep == SWEEP_MARCH ? "jacobi_march" : "jacobi_tiled";
+  if ((st = make(dev, sweep_name, k->options, fns->sweep, &k->sweep)) != HC_OK ||
+      (st = make(dev, "residual_norms", k->options, fns->residual, &k->residual)) != HC_OK ||
+      (st = make(dev, "compare_norms", k->options, fns->compare, &k->compare)) != HC_OK ||
+      (st = make(dev, "fill_product", k->options, fns->fill, &k->fill)) != HC_OK)
+    return st;
+  if (p->want_residual && (st = make(dev, "residual_field", k->options, fns->rfield, &k->rfield)) != HC_OK) return st;
+  if (!host) {
+    size_t items = k->sweep_local[0] * k->sweep_local[1] * k->sweep_local[2];
+    size_t most = hc_kernel_max_group_size(k->sweep);
+    if (most && items > most) {
+      char b[64];
+      block_text(p, b, sizeof b);
+      return hc_error(HC_ERR_PARAM, "block=%s: %zu work-items per group, but the %s kernel allows at most %zu on %s",
+                      b, items, sweep_name, most, hc_device_name(dev));
+    }
+    size_t red = hc_kernel_max_group_size(k->residual), cmp = hc_kernel_max_group_size(k->compare);
+    if ((red && red < JACOBI_RED_X * JACOBI_RED_Y) || (cmp && cmp < JACOBI_RED_X * JACOBI_RED_Y))
+      return hc_error(HC_ERR_UNSUPPORTED, "jacobi: the reduction kernels need work-groups of %d on %s",
+                      JACOBI_RED_X * JACOBI_RED_Y, hc_device_name(dev));
+  }
+  return HC_OK;
+}
+
+void jacobi_kernels_destroy(jacobi_kernels_t *k) {
+  hc_kernel_destroy(k->sweep);
+  hc_kernel_destroy(k->residual);
+  hc_kernel_destroy(k->compare);
+  hc_kernel_destroy(k->fill);
+  hc_kernel_destroy(k->rfield);
+  free(k->host_partials);
+  memset(k, 0, sizeof *k);
+}
+
+/* Scalars of the element type: a float or a double argument. */
+typedef union {
+  float f;
+  double d;
+} real_t;
+
+static hc_arg_t real_arg(const jacobi_problem_t *p, real_t *slot, double v) {
+  if (p->dtype == HC_F64) {
+    slot->d = v;
+    return (hc_arg_t){HC_ARG_KIND_SCALAR, sizeof(double), &slot->d};
+  }
+  slot->f = (float)v;
+  return (hc_arg_t){HC_ARG_KIND_SCALAR, sizeof(float), &slot->f};
+}
+
+hc_status_t jacobi_sweep(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *in, hc_buffer_t *out,
+                         hc_buffer_t *f, hc_buffer_t *tab) {
+  int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2], chunk = k->chunk;
+  real_t c[4];
+  hc_arg_t a[12] = {HC_ARG_BUF(in),    HC_ARG_BUF(out),   HC_ARG_BUF(f ? f : tab), HC_ARG_BUF(tab),
+                    HC_ARG_VAL(n0),    HC_ARG_VAL(n1),    HC_ARG_VAL(n2),          real_arg(p, &c[0], p->c[0]),
+                    real_arg(p, &c[1], p->c[1]), real_arg(p, &c[2], p->c[2]), real_arg(p, &c[3], p->cf),
+                    HC_ARG_VAL(chunk)};
+  return hc_kernel_launch(k->sweep, k->sweep_dims, k->sweep_global, k->sweep_local, 12, a);
+}
+
+/* Reads n values per group and combines them: sums, or the max where
+ * is_max[j] is set. */
+static hc_status_t gather(const jacobi_kernels_t *k, hc_buffer_t *partial, int n, const int *is_max, double *out) {
+  size_t es = k->acc_f64 ? sizeof(double) : sizeof(float);
+  size_t count = k->red_groups * (size_t)n;
+  hc_status_t st = hc_buffer_read(partial, 0, k->host_partials, count * es);
+  for (int j = 0; j < n; j++) out[j] = 0;
+  for (size_t g = 0; st == HC_OK && g < k->red_groups; g++)
+    for (int j = 0; j < n; j++) {
+      size_t i = g * (size_t)n + (size_t)j;
+      double v = k->acc_f64 ? ((const double *)k->host_partials)[i] : ((const float *)k->host_partials)[i];
+      if (is_max && is_max[j]) out[j] = v > out[j] ? v : out[j];
+      else out[j] += v;
+    }
+  return st;
+}
+
+hc_status_t jacobi_residual(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u, hc_buffer_t *f,
+                            hc_buffer_t *tab, hc_buffer_t *partial, double *r2, double *f2) {
+  int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2];
+  real_t w[3];
+  hc_arg_t a[10] = {HC_ARG_BUF(u),  HC_ARG_BUF(f ? f : tab), HC_ARG_BUF(tab), HC_ARG_VAL(n0),
+                    HC_ARG_VAL(n1), HC_ARG_VAL(n2),          real_arg(p, &w[0], p->w[0]),
+                    real_arg(p, &w[1], p->w[1]), real_arg(p, &w[2], p->w[2]), HC_ARG_BUF(partial)};
+  hc_status_t st = hc_kernel_launch(k->residual, 2, k->red_global, k->red_local, 10, a);
+  double s[2] = {0, 0};
+  if (st == HC_OK) st = gather(k, partial, 2, NULL, s);
+  if (st == HC_OK) *r2 = s[0], *f2 = s[1];
+  return st;
+}
+
+hc_status_t jacobi_compare(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u, hc_buffer_t *tab2,
+                           double s1, double s2, hc_buffer_t *partial, double out[4]) {
+  int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2];
+  real_t s[2];
+  hc_arg_t a[8] = {HC_ARG_BUF(u),  HC_ARG_BUF(tab2), HC_ARG_VAL(n0), HC_ARG_VAL(n1), HC_ARG_VAL(n2),
+                   real_arg(p, &s[0], s1), real_arg(p, &s[1], s2), HC_ARG_BUF(partial)};
+  hc_status_t st = hc_kernel_launch(k->compare, 2, k->red_global, k->red_local, 8, a);
+  static const int is_max[4] = {0, 1, 0, 0};
+  if (st == HC_OK) st = gather(k, partial, 4, is_max, out);
+  return st;
+}
+
+hc_status_t jacobi_fill(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *out, hc_buffer_t *tab,
+                        double s) {
+  int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2];
+  real_t v;
+  hc_arg_t a[6] = {HC_ARG_BUF(out), HC_ARG_BUF(tab), HC_ARG_VAL(n0), HC_ARG_VAL(n1), HC_ARG_VAL(n2),
+                   real_arg(p, &v, s)};
+  size_t global[3] = {(size_t)n2, (size_t)n1, (size_t)n0};
+  return hc_kernel_launch(k->fill, (uint32_t)p->dim, global, NULL, 6, a);
+}
+
+hc_status_t jacobi_residual_field(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u,
+                                  hc_buffer_t *f, hc_buffer_t *tab, hc_buffer_t *r) {
+  int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2];
+  real_t w[3];
+  hc_arg_t a[10] = {HC_ARG_BUF(u),  HC_ARG_BUF(f ? f : tab), HC_ARG_BUF(tab), HC_ARG_VAL(n0),
+                    HC_ARG_VAL(n1), HC_ARG_VAL(n2),          real_arg(p, &w[0], p->w[0]),
+                    real_arg(p, &w[1], p->w[1]), real_arg(p, &w[2], p->w[2]), HC_ARG_BUF(r)};
+  size_t global[2] = {(size_t)(n2 - 2), interior_rows(p)};
+  return hc_kernel_launch(k->rfield, 2, global, NULL, 10, a);
+}
+
+hc_status_t jacobi_upload_table(hc_device_t *dev, const jacobi_problem_t *p, const double *tab, size_t count,
+                                hc_buffer_t **out) {
+  void *tmp = malloc(count * p->es);
+  if (!tmp) return hc_error(HC_ERR_NO_MEMORY, "jacobi: out of host memory");
+  for (size_t i = 0; i < count; i++) {
+    if (p->dtype == HC_F64) ((double *)tmp)[i] = tab[i];
+    else ((float *)tmp)[i] = (float)tab[i];
+  }
+  hc_status_t st = hc_buffer_create(dev, count * p->es, out);
+  if (st == HC_OK) st = hc_buffer_write(*out, 0, tmp, count * p->es);
+  free(tmp);
+  return st;
+}

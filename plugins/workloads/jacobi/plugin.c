@@ -1,0 +1,93 @@
+/* jacobi — the workload's descriptor: parameters, ports, checks. */
+#include <stdio.h>
+#include <string.h>
+
+#include "jacobi.h"
+
+static const hc_param_spec_t params[] = {
+    {"dim", HC_PARAM_INT, 0, NULL, 2, 3, NULL,
+     "2 (unit square) or 3 (unit cube); default: the rank of n=AxB[xC] or of the input field, else 2"},
+    {"n", HC_PARAM_SHAPE, 0, "128", 3, 1 << 20, NULL,
+     "grid points per axis including the boundary (h = 1/(n-1)): one number for every axis, or NXxNY[xNZ] "
+     "in array order (last axis contiguous); default with a field f: its shape"},
+    {"f", HC_PARAM_STRING, 0, "sin", 0, 0, NULL,
+     "right-hand side: sin (from the exact solution u = prod sin(pi x_d)), gauss (sigma 0.1 at the centre), "
+     "point (unit source at the centre point), zero, or a .npy file of the grid's shape"},
+    {"f_mode", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|computed|stored",
+     "built-in f computed in the kernel from per-axis factors (8 B/update in f32) or stored as a field "
+     "(12 B/update); auto: computed for built-ins, stored for a field"},
+    {"dtype", HC_PARAM_ENUM, 0, "f32", 0, 0, "f32|f64", "element type"},
+    {"iters", HC_PARAM_INT, 0, "1000", 1, 1e15, NULL, "sweeps (the most when tol is given)"},
+    {"tol", HC_PARAM_FLOAT, 0, "0", 1, 0, NULL,
+     "stop when the relative residual ||f + Lap u|| / ||f|| <= tol, checked every `check` sweeps by an "
+     "on-device reduction; 0: run exactly `iters` sweeps"},
+    {"check", HC_PARAM_INT, 0, "100", 1, 1e15, NULL, "sweeps between residual checks and progress reports"},
+    {"variant", HC_PARAM_ENUM, 0, "tiled", 0, 0, "naive|tiled",
+     "naive: global memory only; tiled: tiles with halos in local/shared memory (3-D with a 2-D block: "
+     "tiles marching along the slowest axis); on the cpu: a cache-blocked host kernel"},
+    {"block", HC_PARAM_SHAPE, 0, NULL, 1, 1024, NULL,
+     "work-group (cache block on the cpu) in the order of n, last extent the contiguous one: 8x8, 16x16, "
+     "8x32, 8x8x8, ... (3-D tiled with a 2-D block: the marching tile); default: chosen per device"},
+    {"depth", HC_PARAM_INT, 0, "2", 1, 4, NULL,
+     "marching sweep (GPU): planes of each column loaded ahead of use, to keep enough loads in flight"},
+    {"init", HC_PARAM_STRING, 0, "zero", 0, 0, NULL,
+     "initial guess: zero, eigen (the discrete eigenvector prod sin(k_d pi x_d) of the Jacobi iteration, "
+     "k from mode), or a .npy file (its boundary values are kept)"},
+    {"mode", HC_PARAM_VEC, 0, "1", 1, 1e9, NULL, "wave numbers k of init=eigen: one for every axis or one per axis"},
+    {"residual", HC_PARAM_BOOL, 0, "false", 0, 0, NULL, "also output the residual field f + Lap u"},
+};
+
+static const hc_port_spec_t inputs[] = {
+    {"f", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL | HC_PORT_PRIMARY,
+     "right-hand side as a field of the grid's shape (replaces f=...)"},
+    {"u0", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL, "initial guess (warm start); its boundary values are kept"},
+};
+
+static const hc_port_spec_t outputs[] = {
+    {"u", HC_DTYPES_REAL, 2, 3, HC_PORT_PRIMARY, "the solution after the sweeps (spacing h, origin 0)"},
+    {"residual", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL, "f + Lap u at the interior, 0 on the boundary (residual=true)"},
+};
+
+static int jacobi_check(const hc_job_t *job, const hc_device_info_t *dev, char *why, size_t n) {
+  if (!strcmp(hc_job_string(job, "dtype"), "f64") && !dev->fp64) {
+    snprintf(why, n, "needs fp64");
+    return 1;
+  }
+  return 0;
+}
+
+static hc_status_t jacobi_describe(const hc_job_t *job, const char *port, hc_dtype_t *dtype, uint32_t *rank) {
+  if (strcmp(port, "u") != 0 && strcmp(port, "residual") != 0)
+    return hc_error(HC_ERR_NOT_FOUND, "jacobi has no output port '%s'", port);
+  *dtype = !strcmp(hc_job_string(job, "dtype"), "f64") ? HC_F64 : HC_F32;
+  int d = jacobi_param_dim(job);
+  *rank = (uint32_t)(d ? d : 2);
+  return HC_OK;
+}
+
+static hc_status_t jacobi_run(hc_job_t *job) {
+  jacobi_problem_t p;
+  hc_status_t st = jacobi_problem_init(job, &p);
+  if (st == HC_OK) st = jacobi_solve(job, &p);
+  jacobi_problem_free(&p);
+  return st;
+}
+
+static const hc_workload_ops_t jacobi_ops = {
+    .size = sizeof(hc_workload_ops_t),
+    .languages = HC_LANG_BIT(HC_LANG_HOST) | HC_LANG_BIT(HC_LANG_OPENCL_C) | HC_LANG_BIT(HC_LANG_CUDA_C),
+    .param_spec_size = sizeof(hc_param_spec_t),
+    .nparams = sizeof params / sizeof params[0],
+    .params = params,
+    .port_spec_size = sizeof(hc_port_spec_t),
+    .ninputs = sizeof inputs / sizeof inputs[0],
+    .inputs = inputs,
+    .noutputs = sizeof outputs / sizeof outputs[0],
+    .outputs = outputs,
+    .check = jacobi_check,
+    .describe_output = jacobi_describe,
+    .run = jacobi_run,
+};
+
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "jacobi", "1.0",
+                        "Poisson's equation on the unit square/cube by Jacobi iteration (seed 001)", &jacobi_ops};

@@ -1,0 +1,84 @@
+/* multigrid — Poisson's equation Δu = -f on the unit square or cube, u = 0
+ * on the boundary (the jacobi workload's problem, right-hand sides and
+ * outputs), by geometric multigrid V-cycles written entirely with grid
+ * expressions:
+ *
+ *   smooth    u <- u + s (f + Δ_h u)      red-black Gauss-Seidel in place
+ *                                          (s = 1 / Σ 2/h_d²), or weighted
+ *                                          Jacobi (s ω, ping-pong)
+ *   restrict  f_H <- R (f_h + Δ_h u_h)    the residual restricted in one
+ *                                          fused kernel (no residual field)
+ *   correct   u_h <- u_h + P u_H           linear prolongation, in place
+ *   coarse    many smoothing sweeps on the coarsest grid (3 points per axis)
+ *
+ * i.e. the two-grid operator of the seed paper, Q = S^p (I - P A_H^-1 R A_h) S^p,
+ * applied recursively. */
+#ifndef MULTIGRID_H
+#define MULTIGRID_H
+
+#include <hc/grid.h>
+#include <hc/plugin.h>
+
+#define MG_MAX_LEVELS 24
+#define MG_MAX_RESIDUALS 200
+#define MG_GAUSS_SIGMA 0.1 /* as jacobi's gauss right-hand side */
+
+typedef enum { MG_RBGS, MG_JACOBI } mg_smoother_t;
+
+typedef struct {
+  int64_t n[3];      /* public extents (dim of them) */
+  double h[3];
+  hc_field_t *u, *f, *t; /* t: weighted Jacobi's second buffer */
+  hc_gexpr_t *smooth_u;  /* u + s (f + Δu): into u (RB-GS) or t (Jacobi) */
+  hc_gexpr_t *smooth_t;  /* t + s (f + Δt): into u (Jacobi) */
+  hc_gexpr_t *copy_t;    /* t (Jacobi: an odd sweep count copies back) */
+  hc_gexpr_t *restrict_residual; /* R (f + Δu) of this level: into the next f */
+  hc_gexpr_t *correct;   /* u + P u_coarser */
+  hc_gexpr_t *zero;
+  hc_gexpr_t *residual;  /* f + Δu */
+} mg_level_t;
+
+typedef struct {
+  hc_job_t *job;
+  hc_device_t *dev;
+  int dim;
+  hc_dtype_t dtype;
+  size_t es;
+  /* right-hand side */
+  char rhs[16];          /* sin | gauss | point | zero | field */
+  hc_field_t *f_in;      /* a field given (port or file), or NULL */
+  int f_in_owned;
+  hc_field_t *u0;        /* initial guess (port), or NULL */
+  /* solver */
+  mg_smoother_t smoother;
+  double omega;
+  int64_t pre, post, coarse, cycles;
+  double tol;
+  int nlevels;
+  mg_level_t lv[MG_MAX_LEVELS];
+  hc_grid_t *g;
+  hc_grid_options_t gopt;
+  hc_grid_range_t interior;
+  /* results */
+  double f_norm;
+  double res[MG_MAX_RESIDUALS + 1]; /* relative residual before cycle 1, after each */
+  int64_t done;
+} mg_t;
+
+/* setup.c: parameters and inputs (HC_ERR_PARAM naming the parameter or
+ * file, before anything is allocated on the device), then the levels'
+ * fields and expressions. */
+hc_status_t mg_setup(hc_job_t *job, mg_t *m);
+void mg_free(mg_t *m);
+int mg_param_dim(const hc_job_t *job);
+
+/* cycle.c */
+hc_status_t mg_smooth(mg_t *m, int l, int64_t sweeps);
+hc_status_t mg_vcycle(mg_t *m, int l);
+/* ||f + Δu|| over the finest interior, relative to ||f|| */
+hc_status_t mg_residual(mg_t *m, double *rel);
+
+/* solve.c */
+hc_status_t mg_solve(mg_t *m);
+
+#endif

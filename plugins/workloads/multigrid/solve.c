@@ -1,0 +1,203 @@
+/* multigrid — the solve: V-cycles until the relative residual reaches tol
+ * (checked after every cycle), then metrics (residual per cycle,
+ * convergence factor, time to solution), verification and outputs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mg.h"
+
+/* The discrete solution of f = d pi^2 prod sin(pi x_d) is c prod sin(pi x_d). */
+static double sin_discrete_scale(const mg_t *m) {
+  double s = 0;
+  for (int d = 0; d < m->dim; d++) {
+    double h = m->lv[0].h[d], t = sin(M_PI * h / 2);
+    s += 4 * t * t / (h * h);
+  }
+  return m->dim * M_PI * M_PI / s;
+}
+
+/* max |u - a prod sin(pi x_d)| over the interior (one fused reduction). */
+static hc_status_t sine_error(mg_t *m, double a, double *out) {
+  hc_gfunc_t fn;
+  memset(&fn, 0, sizeof fn);
+  fn.size = sizeof fn;
+  fn.kind = HC_GFUNC_SIN;
+  fn.amplitude = a;
+  fn.k[0] = fn.k[1] = fn.k[2] = 1;
+  hc_gexpr_t *e = hc_gexpr_sub(m->g, hc_gexpr_dense(m->g, m->lv[0].u), hc_gexpr_computable(m->g, &fn));
+  return hc_grid_reduce(m->g, HC_GRID_MAXABS, m->lv[0].u, e, &m->interior, NULL, out);
+}
+
+static hc_status_t write_csv(mg_t *m) {
+  const char *dir = hc_job_output_dir(m->job);
+  if (!dir) return HC_OK;
+  char path[4096], *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  if (!mem) return hc_error(HC_ERR_NO_MEMORY, "multigrid: out of memory writing the residual history");
+  fprintf(mem, "cycle,relative_residual,factor\n");
+  for (int64_t c = 0; c <= m->done; c++)
+    fprintf(mem, "%lld,%.6e,%.4f\n", (long long)c, m->res[c], c ? m->res[c] / m->res[c - 1] : 0.0);
+  fclose(mem);
+  snprintf(path, sizeof path, "%s/multigrid_residuals.csv", dir);
+  hc_status_t st = hc_write_file_atomic(path, text, len);
+  free(text);
+  return st;
+}
+
+static hc_status_t restart(mg_t *m) {
+  hc_status_t st;
+  if (m->u0) {
+    size_t b = hc_field_bytes(m->lv[0].u);
+    void *tmp = malloc(b);
+    if (!tmp) return hc_error(HC_ERR_NO_MEMORY, "multigrid: out of host memory");
+    /* the warm-up cycle left u changed: start again from the input */
+    st = hc_field_read(m->u0, tmp);
+    if (st == HC_OK && hc_field_dtype(m->u0) == m->dtype) st = hc_field_write(m->lv[0].u, tmp);
+    else if (st == HC_OK) {
+      size_t n = hc_field_count(m->lv[0].u);
+      void *conv = malloc(b);
+      if (!conv) st = hc_error(HC_ERR_NO_MEMORY, "multigrid: out of host memory");
+      for (size_t i = 0; st == HC_OK && i < n; i++) {
+        double v = hc_field_dtype(m->u0) == HC_F64 ? ((double *)tmp)[i] : ((float *)tmp)[i];
+        if (m->dtype == HC_F64) ((double *)conv)[i] = v;
+        else ((float *)conv)[i] = (float)v;
+      }
+      if (st == HC_OK) st = hc_field_write(m->lv[0].u, conv);
+      free(conv);
+    }
+    free(tmp);
+    return st;
+  }
+  return hc_grid_assign(m->g, m->lv[0].u, m->lv[0].zero, NULL, NULL);
+}
+
+hc_status_t mg_solve(mg_t *m) {
+  hc_job_t *job = m->job;
+  hc_status_t st;
+  double f2 = 0;
+  if ((st = hc_grid_reduce(m->g, HC_GRID_SUMSQ, m->lv[0].f, hc_gexpr_dense(m->g, m->lv[0].f), &m->interior, NULL, &f2)) != HC_OK)
+    return st;
+  m->f_norm = sqrt(f2);
+  if (m->f_norm == 0) {
+    double r0 = 0;
+    m->f_norm = 1;
+    if ((st = mg_residual(m, &r0)) != HC_OK) return st;
+    m->f_norm = r0 > 0 ? r0 : 1;
+    hc_job_note(job, "f is zero: the residual is relative to the start's, ||Lap u|| / ||Lap u0||");
+  }
+  /* one untimed cycle generates every kernel (compiled once, then cached) */
+  double tb = hc_now();
+  if ((st = mg_vcycle(m, 0)) != HC_OK || (st = mg_residual(m, &m->res[0])) != HC_OK || (st = restart(m)) != HC_OK)
+    return st;
+  if ((st = hc_device_finish(m->dev)) != HC_OK) return st;
+  double build_s = hc_now() - tb;
+  hc_grid_stats_t gs0;
+  memset(&gs0, 0, sizeof gs0);
+  gs0.size = sizeof gs0;
+  hc_grid_stats(m->g, &gs0);
+
+  if ((st = mg_residual(m, &m->res[0])) != HC_OK) return st;
+  double dev_s = 0, t0 = hc_now();
+  int stagnated = 0;
+  if ((st = hc_device_timer_begin(m->dev)) != HC_OK) return st;
+  for (m->done = 0; m->done < m->cycles;) {
+    if ((st = mg_vcycle(m, 0)) != HC_OK) break;
+    m->done++;
+    if ((st = mg_residual(m, &m->res[m->done])) != HC_OK) break;
+    hc_job_progress(job, (double)m->done / (double)m->cycles, "cycle %lld: relative residual %.3e",
+                    (long long)m->done, m->res[m->done]);
+    if (m->tol > 0 && m->res[m->done] <= m->tol) break;
+    if (m->tol > 0 && m->done >= 3 && m->res[m->done] > 0.8 * m->res[m->done - 1]) {
+      stagnated = 1; /* the rounding floor of the dtype */
+      break;
+    }
+  }
+  hc_status_t st2 = hc_device_timer_end(m->dev, &dev_s);
+  double t = hc_now() - t0;
+  if (st == HC_OK) st = st2;
+  if (st != HC_OK) return st;
+  hc_job_set_times(job, t, dev_s);
+
+  /* metrics */
+  int64_t k = m->done;
+  double rate = k ? pow(m->res[k] / m->res[0], 1.0 / (double)k) : 0, worst = 0;
+  for (int64_t c = 1; c <= k; c++)
+    if (m->res[c] / m->res[c - 1] > worst) worst = m->res[c] / m->res[c - 1];
+  hc_job_add_metric(job, "cycles", (double)k, "");
+  hc_job_add_metric(job, "residual", m->res[k], "");
+  hc_job_add_metric(job, "residual_initial", m->res[0], "");
+  hc_job_add_metric(job, "convergence_factor", rate, "");
+  hc_job_add_metric(job, "convergence_factor_max", worst, "");
+  hc_job_add_metric(job, "time_to_solution", t, "s");
+  hc_job_add_metric(job, "cycle_time", k ? t / (double)k : 0, "s");
+  hc_job_add_metric(job, "levels", (double)m->nlevels, "");
+  hc_job_add_metric(job, "setup_time", build_s, "s");
+  for (int64_t c = 1; c <= k && c <= 50; c++) {
+    char name[48];
+    snprintf(name, sizeof name, "residual_cycle_%lld", (long long)c);
+    hc_job_add_metric(job, name, m->res[c], "");
+  }
+  char lv[256] = "";
+  size_t len = 0;
+  for (int l = 0; l < m->nlevels && len < sizeof lv - 24; l++)
+    len += (size_t)snprintf(lv + len, sizeof lv - len, "%s%lld", l ? " > " : "", (long long)m->lv[l].n[0]);
+  hc_grid_stats_t gs;
+  memset(&gs, 0, sizeof gs);
+  gs.size = sizeof gs;
+  hc_grid_stats(m->g, &gs);
+  hc_job_note(job, "V(%lld,%lld) cycles, %s smoother%s, %d levels (%s points per axis), coarse solve %lld sweeps",
+              (long long)m->pre, (long long)m->post, m->smoother == MG_RBGS ? "red-black Gauss-Seidel" : "weighted Jacobi",
+              m->smoother == MG_RBGS ? "" : " (omega given)", m->nlevels, lv, (long long)m->coarse);
+  hc_job_note(job, "grid expressions: %llu kernels generated in the untimed warm-up cycle (%.3f s), %llu launches, "
+              "%llu cache hits, %llu built during the timed cycles",
+              (unsigned long long)gs0.kernels_built, build_s, (unsigned long long)gs.launches,
+              (unsigned long long)gs.cache_hits, (unsigned long long)(gs.kernels_built - gs0.kernels_built));
+  if (stagnated)
+    hc_job_note(job, "stopped at cycle %lld: the residual %.3e no longer falls (the %s rounding floor is above tol=%g)",
+                (long long)k, m->res[k], hc_dtype_name(m->dtype), m->tol);
+  if ((st = write_csv(m)) != HC_OK) return st;
+
+  /* errors against the closed forms (f = sin) */
+  double err = -1, derr = -1, c = sin_discrete_scale(m);
+  if (!strcmp(m->rhs, "sin") && !m->u0) {
+    if ((st = sine_error(m, 1.0, &err)) != HC_OK || (st = sine_error(m, c, &derr)) != HC_OK) return st;
+    hc_job_add_metric(job, "error_max", err, "");
+    hc_job_add_metric(job, "error_discrete", derr / c, "");
+  }
+  if (hc_job_verify_requested(job)) {
+    double floor = m->dtype == HC_F64 ? 1e-10 : 1e-4;
+    if (m->tol > 0 && !strcmp(m->rhs, "sin") && !m->u0) {
+      double etol = 10 * m->tol + floor;
+      int ok = (m->res[k] <= m->tol || stagnated) && derr / c <= etol;
+      hc_job_set_verified(job, ok,
+                          "relative residual %.3e after %lld cycles (tol %g); max error against the discrete solution "
+                          "%.3e (tolerance 10 tol + %g = %.3g)",
+                          m->res[k], (long long)k, m->tol, derr / c, floor, etol);
+    } else if (m->tol > 0) {
+      hc_job_set_verified(job, m->res[k] <= m->tol || (stagnated && m->res[k] <= 100 * floor),
+                          "relative residual %.3e after %lld cycles (tol %g%s)", m->res[k], (long long)k, m->tol,
+                          stagnated ? ", stagnated at the rounding floor" : "");
+    } else {
+      hc_job_set_verified(job, worst < 0.5, "convergence factor per cycle at most %.3f (tolerance 0.5)", worst);
+    }
+  }
+
+  /* outputs */
+  if (hc_job_bool(job, "residual")) {
+    hc_field_t *r = NULL;
+    if ((st = hc_field_create(m->dev, m->dtype, (uint32_t)m->dim, m->lv[0].n, &r)) != HC_OK) return st;
+    hc_field_set_spacing(r, m->lv[0].h);
+    hc_field_set_name(r, "residual");
+    st = hc_grid_assign(m->g, r, m->lv[0].zero, NULL, NULL);
+    if (st == HC_OK) st = hc_grid_assign(m->g, r, m->lv[0].residual, &m->interior, NULL);
+    if (st == HC_OK) st = hc_job_set_output(job, "residual", r);
+    else hc_field_destroy(r);
+    if (st != HC_OK) return st;
+  }
+  st = hc_job_set_output(job, "u", m->lv[0].u);
+  m->lv[0].u = NULL; /* the job owns it now */
+  return st;
+}

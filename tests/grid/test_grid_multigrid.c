@@ -1,0 +1,193 @@
+/* multigrid (grid expressions' showcase): the residual falls at least 5x per
+ * V-cycle at 33^3, 65^3 and 129^3 at a rate independent of n; the solution
+ * matches jacobi's converged solution; the closed form for f = sin; bad
+ * parameters exit 2 before anything is written. */
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static hc_job_t *run(hc_device_t *dev, const char *workload, const char *const *kv, int verify) {
+  hc_job_t *job = NULL;
+  if (hc_job_create(th_context(), workload, &job) != HC_OK) return NULL;
+  for (int i = 0; kv[i]; i++) TH_ASSERT_OK(hc_job_set_kv(job, kv[i]));
+  hc_status_t st = hc_job_run(job, dev, verify ? HC_RUN_VERIFY : 0);
+  if (st != HC_OK) {
+    fprintf(stderr, "%s on %s: %s: %s\n", workload, hc_device_name(dev), hc_status_name(st), hc_last_error());
+    hc_job_destroy(job);
+    return NULL;
+  }
+  return job;
+}
+
+static double metric(const hc_job_t *job, const char *name) {
+  double v = NAN;
+  hc_job_metric_find(job, name, &v);
+  return v;
+}
+
+/* Under valgrind (50x slower) the 129^3 case would take many minutes. */
+static int under_valgrind(void) {
+  const char *p = getenv("LD_PRELOAD");
+  return p && strstr(p, "vgpreload") != NULL;
+}
+
+/* V(2,2) red-black cycles: every cycle's factor <= 0.2, in f64 (no rounding
+ * floor in three cycles), and the factors agree across n. */
+static void test_convergence_rate(void) {
+  static const char *sizes[] = {"n=33", "n=65", "n=129"};
+  static const char *devs[] = {"cpu", "opencl", "cuda"};
+  for (int d = 0; d < 3; d++) {
+    hc_device_t *dev = th_device(devs[d]);
+    if (!dev) continue;
+    double first = -1;
+    for (int s = 0; s < 3; s++) {
+      /* 129^3 only where it takes seconds: the host and GPUs */
+      if (s == 2 && hc_device_info(dev)->type == HC_DEVICE_CPU && !(hc_device_info(dev)->languages & HC_LANG_BIT(HC_LANG_HOST)))
+        continue;
+      if (s == 2 && under_valgrind()) {
+        th_skip("multigrid 129^3 under valgrind (too slow); 33^3 and 65^3 checked");
+        continue;
+      }
+      const char *kv[] = {"dim=3", sizes[s], "dtype=f64", "tol=0", "cycles=3", NULL};
+      hc_job_t *job = run(dev, "multigrid", kv, 0);
+      CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+      double worst = metric(job, "convergence_factor_max");
+      printf("\n  multigrid %s on %s: factors %.4f %.4f %.4f\n", sizes[s], devs[d], metric(job, "residual_cycle_1"),
+             metric(job, "residual_cycle_2") / metric(job, "residual_cycle_1"),
+             metric(job, "residual_cycle_3") / metric(job, "residual_cycle_2"));
+      CU_ASSERT(worst <= 0.2);
+      if (first < 0) first = worst;
+      else CU_ASSERT(fabs(worst - first) < 0.05); /* independent of n */
+      hc_job_destroy(job);
+    }
+  }
+}
+
+/* The converged multigrid solution equals the converged Jacobi solution
+ * (same discrete problem), for every right-hand side. */
+static void test_matches_jacobi(void) {
+  hc_device_t *dev = th_device("cpu");
+  if (!dev) return;
+  static const char *rhs[] = {"f=gauss", "f=point", "f=sin"};
+  for (int r = 0; r < 3; r++) {
+    const char *mkv[] = {"dim=3", "n=17", rhs[r], "dtype=f64", "tol=1e-12", NULL};
+    hc_job_t *mg = run(dev, "multigrid", mkv, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mg);
+    CU_ASSERT_EQUAL(hc_job_verified(mg, NULL), 1);
+    const char *jkv[] = {"dim=3", "n=17", rhs[r], "dtype=f64", "tol=1e-12", "iters=100000", "check=50", NULL};
+    hc_job_t *jc = NULL;
+    if (hc_job_create(th_context(), "jacobi", &jc) != HC_OK) {
+      th_skip("jacobi workload not built: compared against the closed form only");
+      hc_job_destroy(mg);
+      continue;
+    }
+    hc_job_destroy(jc);
+    jc = run(dev, "jacobi", jkv, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(jc);
+    hc_field_t *a = hc_job_output(mg, "u"), *b = hc_job_output(jc, "u");
+    CU_ASSERT_EQUAL_FATAL(hc_field_count(a), hc_field_count(b));
+    CU_ASSERT_EQUAL(hc_field_dtype(a), hc_field_dtype(b));
+    CU_ASSERT_DOUBLE_EQUAL(hc_field_spacing(a)[0], hc_field_spacing(b)[0], 1e-15);
+    size_t n = hc_field_count(a);
+    double *x = malloc(n * 8), *y = malloc(n * 8), worst = 0, scale = 0;
+    TH_ASSERT_OK(hc_field_read(a, x));
+    TH_ASSERT_OK(hc_field_read(b, y));
+    for (size_t i = 0; i < n; i++) {
+      if (fabs(x[i] - y[i]) > worst) worst = fabs(x[i] - y[i]);
+      if (fabs(y[i]) > scale) scale = fabs(y[i]);
+    }
+    printf("\n  %s: multigrid vs jacobi max |du| = %.3g (max |u| %.3g), %g cycles vs %g sweeps\n", rhs[r], worst,
+           scale, metric(mg, "cycles"), metric(jc, "sweeps"));
+    CU_ASSERT(worst <= 1e-9 * scale);
+    free(x);
+    free(y);
+    hc_job_destroy(mg);
+    hc_job_destroy(jc);
+  }
+}
+
+/* f32 and 2-D on every device, with --verify (the closed form for sin),
+ * and both smoothers, both host modes. */
+static void test_variants(void) {
+  static const char *devs[] = {"cpu", "opencl", "cuda"};
+  static const char *const sets[][8] = {
+      {"dim=2", "n=65", "f=sin", "tol=1e-5", NULL},
+      {"dim=3", "n=17", "f=sin", "smoother=jacobi", "tol=1e-5", NULL},
+      {"dim=3", "n=17", "f=gauss", "host=eval", "tol=1e-4", NULL},
+      {"n=33x17", "f=sin", "dtype=f64", "tol=1e-9", "residual=true", NULL},
+  };
+  for (int d = 0; d < 3; d++) {
+    hc_device_t *dev = th_device(devs[d]);
+    if (!dev) continue;
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+      hc_job_t *job = run(dev, "multigrid", sets[s], 1);
+      CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+      const char *msg = NULL;
+      int v = hc_job_verified(job, &msg);
+      if (v != 1) fprintf(stderr, "set %zu on %s: %s\n", s, devs[d], msg);
+      CU_ASSERT_EQUAL(v, 1);
+      hc_field_t *u = hc_job_output(job, "u");
+      CU_ASSERT_PTR_NOT_NULL(u);
+      if (s == 3) {
+        CU_ASSERT_EQUAL(hc_field_rank(u), 2);
+        CU_ASSERT_EQUAL(hc_field_shape(u)[0], 33);
+        CU_ASSERT_DOUBLE_EQUAL(hc_field_spacing(u)[1], 1.0 / 16, 1e-15);
+        CU_ASSERT_PTR_NOT_NULL(hc_job_output(job, "residual"));
+      }
+      hc_job_destroy(job);
+    }
+  }
+}
+
+static int dir_empty(const char *path) {
+  DIR *d = opendir(path);
+  if (!d) return 1;
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d)))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+  closedir(d);
+  return n == 0;
+}
+
+static void expect_usage_error(const char *args, const char *needle) {
+  static int count;
+  char out[512], cmd[2048], err[4096];
+  snprintf(out, sizeof out, "%s/out%d", th_tmpdir(), count++);
+  snprintf(cmd, sizeof cmd, "%s/bin/hcrun --device=cpu --workload=multigrid --output=%s %s", th_build_dir(), out, args);
+  int rc = th_run(cmd, NULL, 0, err, sizeof err);
+  if (rc != 2 || !strstr(err, needle)) fprintf(stderr, "%s\n -> exit %d, stderr: %s\n", cmd, rc, err);
+  CU_ASSERT_EQUAL(rc, 2);
+  CU_ASSERT(strstr(err, needle) != NULL);
+  CU_ASSERT(dir_empty(out));
+}
+
+static void test_bad_inputs(void) {
+  if (!th_device("cpu")) return;
+  char bad[512], args[1024];
+  snprintf(bad, sizeof bad, "%s/f_9x9.npy", th_tmpdir());
+  static double zeros[81];
+  int64_t shape[2] = {9, 9};
+  TH_ASSERT_OK(hc_npy_write(bad, HC_F64, 2, shape, zeros));
+  expect_usage_error("n=100", "2^k+1");
+  expect_usage_error("n=33x30", "2^k+1");
+  expect_usage_error("dim=3 n=9x9", "dim=3");
+  expect_usage_error("f=cosine", "f=cosine");
+  expect_usage_error("pre=0 post=0", "pre=0");
+  expect_usage_error("fuse=sometimes", "fuse");
+  snprintf(args, sizeof args, "n=17 f=%s", bad);
+  expect_usage_error(args, "does not match the grid");
+}
+
+static void register_tests(void) {
+  CU_pSuite s = CU_add_suite("multigrid", NULL, NULL);
+  CU_ADD_TEST(s, test_convergence_rate);
+  CU_ADD_TEST(s, test_matches_jacobi);
+  CU_ADD_TEST(s, test_variants);
+  CU_ADD_TEST(s, test_bad_inputs);
+}
+
+TH_MAIN(register_tests)

@@ -1,0 +1,522 @@
+/* Tests of the jacobi workload (seed 001) on every device present: the
+ * O(h²) convergence against the analytic solution, the Jacobi eigenmode
+ * decay λⁿ, agreement of every variant and block shape, the stopping rule,
+ * inputs and outputs, and the exit codes of bad inputs through hcrun. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <dirent.h>
+
+#include "harness.h"
+
+static const char *const device_specs[] = {"cpu", "opencl", "cuda"};
+#define NDEV (sizeof device_specs / sizeof device_specs[0])
+
+/* Runs jacobi on dev with "key=value" settings (NULL-terminated); returns
+ * the job (caller destroys) or NULL after a failed assertion. */
+static hc_job_t *run(hc_device_t *dev, const char *const *kv, uint32_t flags) {
+  hc_job_t *job = NULL;
+  TH_ASSERT_OK(hc_job_create(th_context(), "jacobi", &job));
+  for (; *kv; kv++) {
+    hc_status_t st = hc_job_set_kv(job, *kv);
+    if (st != HC_OK) fprintf(stderr, "%s: %s\n", *kv, hc_last_error());
+    CU_ASSERT_EQUAL(st, HC_OK);
+  }
+  hc_status_t st = hc_job_run(job, dev, flags);
+  if (st != HC_OK) {
+    fprintf(stderr, "jacobi on %s: %s\n", hc_device_name(dev), hc_last_error());
+    hc_job_destroy(job);
+    CU_FAIL("jacobi run failed");
+    return NULL;
+  }
+  return job;
+}
+
+static double metric(const hc_job_t *job, const char *name) {
+  double v = NAN;
+  CU_ASSERT_EQUAL(hc_job_metric_find(job, name, &v), HC_OK);
+  return v;
+}
+
+/* A field's values as doubles (malloc'd). */
+static double *values(const hc_field_t *f) {
+  size_t n = hc_field_count(f);
+  void *raw = malloc(hc_field_bytes(f));
+  double *out = malloc(n * sizeof *out);
+  if (!raw || !out || hc_field_read(f, raw) != HC_OK) {
+    free(raw);
+    free(out);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) out[i] = hc_field_dtype(f) == HC_F64 ? ((double *)raw)[i] : ((float *)raw)[i];
+  free(raw);
+  return out;
+}
+
+static double *output(const hc_job_t *job, const char *port) {
+  hc_field_t *f = hc_job_output(job, port);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  double *v = values(f);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+  return v;
+}
+
+/* Grid of a field as three axes (2-D: n[0] = 1). */
+static void grid_of(const hc_field_t *f, int64_t n[3]) {
+  uint32_t r = hc_field_rank(f);
+  n[0] = n[1] = n[2] = 1;
+  for (uint32_t d = 0; d < r; d++) n[3 - r + d] = hc_field_shape(f)[d];
+}
+
+/* Π sin(k_d π x_d) at a grid point. */
+static double sine_mode(const int64_t n[3], int dim, const int k[3], int64_t i, int64_t j, int64_t l) {
+  int64_t idx[3] = {i, j, l};
+  double v = 1;
+  for (int a = 3 - dim; a < 3; a++) v *= sin(k[a] * M_PI * (double)idx[a] / (double)(n[a] - 1));
+  return v;
+}
+
+static int has_fp64(hc_device_t *dev) { return hc_device_info(dev)->fp64 != 0; }
+
+/* ------------------------------------------------------------ convergence */
+
+/* Max error against u = Π sin(π x_d) of a converged solve with n points per
+ * axis; also checks the workload's own error_max against it. */
+static double converged_error(hc_device_t *dev, int dim, int n, const char *dtype, int64_t iters) {
+  char nv[32], dv[16], it[32];
+  snprintf(nv, sizeof nv, "n=%d", n);
+  snprintf(dv, sizeof dv, "dim=%d", dim);
+  snprintf(it, sizeof it, "iters=%lld", (long long)iters);
+  int f64 = !strcmp(dtype, "f64");
+  const char *kv[] = {nv, dv, f64 ? "dtype=f64" : "dtype=f32", it, f64 ? "tol=1e-11" : "tol=0", "check=50", NULL};
+  hc_job_t *job = run(dev, kv, 0);
+  if (!job) return NAN;
+  hc_field_t *u = hc_job_output(job, "u");
+  double *v = output(job, "u");
+  int64_t g[3];
+  grid_of(u, g);
+  static const int k1[3] = {1, 1, 1};
+  double worst = 0;
+  for (int64_t i = 0; i < g[0]; i++)
+    for (int64_t j = 0; j < g[1]; j++)
+      for (int64_t l = 0; l < g[2]; l++)
+        worst = fmax(worst, fabs(v[(i * g[1] + j) * g[2] + l] - sine_mode(g, dim, k1, i, j, l)));
+  CU_ASSERT(th_rel(metric(job, "error_max"), worst) < 1e-3);
+  if (f64) CU_ASSERT(metric(job, "residual") <= 1e-11);
+  free(v);
+  hc_job_destroy(job);
+  return worst;
+}
+
+static void test_convergence_order(void) {
+  for (size_t d = 0; d < NDEV; d++) {
+    hc_device_t *dev = th_device(device_specs[d]);
+    if (!dev) continue;
+    for (int f64 = 0; f64 < 2; f64++) {
+      if (f64 && !has_fp64(dev)) continue;
+      const char *dt = f64 ? "f64" : "f32";
+      /* 2-D n = 9, 17, 33 (h = 1/8 .. 1/32); 3-D n = 9, 17. f32 runs a
+       * fixed number of sweeps that converges to well below the
+       * discretisation error (f32 rounding caps the residual). */
+      double e2[3], e3[2];
+      static const int n2[3] = {9, 17, 33};
+      static const int64_t it2[3] = {300, 1200, 4800}; /* λ₁ⁿ < 1e-10 */
+      for (int i = 0; i < 3; i++) e2[i] = converged_error(dev, 2, n2[i], dt, f64 ? 100000 : it2[i]);
+      e3[0] = converged_error(dev, 3, 9, dt, f64 ? 100000 : 300);
+      e3[1] = converged_error(dev, 3, 17, dt, f64 ? 100000 : 1200);
+      double lo = f64 ? 3.85 : 3.6, hi = f64 ? 4.15 : 4.4;
+      for (int i = 0; i < 2; i++) {
+        double r = e2[i] / e2[i + 1];
+        if (!(r > lo && r < hi)) fprintf(stderr, "%s 2-D %s: error ratio %.4f (n=%d -> %d)\n", device_specs[d], dt, r, n2[i], n2[i + 1]);
+        CU_ASSERT(r > lo && r < hi);
+      }
+      double r3 = e3[0] / e3[1];
+      if (!(r3 > lo && r3 < hi + 0.05)) fprintf(stderr, "%s 3-D %s: error ratio %.4f\n", device_specs[d], dt, r3);
+      CU_ASSERT(r3 > lo && r3 < hi + 0.05);
+    }
+  }
+}
+
+/* -------------------------------------------------------------- eigenmode */
+
+/* Starting from a discrete Jacobi eigenvector with f = 0, n sweeps scale it
+ * by exactly λⁿ, λ = Σ w_d cos(k_d π h_d) / Σ w_d, w_d = 1/h_d². */
+static void eigen_case(hc_device_t *dev, const char *grid, const char *mode, const char *dtype, int sweeps) {
+  char nv[64], mv[64], it[32], dt[16];
+  snprintf(nv, sizeof nv, "n=%s", grid);
+  snprintf(mv, sizeof mv, "mode=%s", mode);
+  snprintf(it, sizeof it, "iters=%d", sweeps);
+  snprintf(dt, sizeof dt, "dtype=%s", dtype);
+  const char *kv[] = {nv, mv, it, dt, "f=zero", "init=eigen", NULL};
+  hc_job_t *job = run(dev, kv, HC_RUN_VERIFY);
+  if (!job) return;
+  hc_field_t *u = hc_job_output(job, "u");
+  double *v = output(job, "u");
+  int64_t g[3];
+  grid_of(u, g);
+  int dim = (int)hc_field_rank(u);
+  int k[3] = {1, 1, 1};
+  /* mode "a,b[,c]" or "a" */
+  {
+    int kk[3], c = sscanf(mode, "%d,%d,%d", &kk[0], &kk[1], &kk[2]);
+    for (int d = 0; d < dim; d++) k[3 - dim + d] = c == 1 ? kk[0] : kk[d];
+  }
+  double num = 0, den = 0;
+  for (int a = 3 - dim; a < 3; a++) {
+    double h = 1.0 / (double)(g[a] - 1), w = 1 / (h * h);
+    num += w * cos(k[a] * M_PI * h);
+    den += w;
+  }
+  double lam = num / den, want = pow(lam, sweeps);
+  double uu = 0, u0u0 = 0, worst = 0;
+  for (int64_t i = 0; i < g[0]; i++)
+    for (int64_t j = 0; j < g[1]; j++)
+      for (int64_t l = 0; l < g[2]; l++) {
+        double e = sine_mode(g, dim, k, i, j, l), x = v[(i * g[1] + j) * g[2] + l];
+        uu += x * e;
+        u0u0 += e * e;
+        worst = fmax(worst, fabs(x - want * e));
+      }
+  double amp = uu / u0u0;
+  int f64 = !strcmp(dtype, "f64");
+  /* f64: rounding of n sweeps; f32: also the f32 weights perturb λ. */
+  double tol = f64 ? 1e-13 * sweeps : 2e-7 * sweeps;
+  if (fabs(amp - want) > tol || worst > tol)
+    fprintf(stderr, "%s eigen %s k=%s %s: amplitude %.17g, lambda^n %.17g, pointwise %.3g\n", hc_device_name(dev),
+            grid, mode, dtype, amp, want, worst);
+  CU_ASSERT(fabs(amp - want) <= tol);
+  CU_ASSERT(worst <= tol);
+  CU_ASSERT(fabs(metric(job, "amplitude") - want) <= tol);
+  CU_ASSERT(th_rel(metric(job, "lambda"), lam) < 1e-14);
+  const char *msg;
+  CU_ASSERT_EQUAL(hc_job_verified(job, &msg), 1);
+  free(v);
+  hc_job_destroy(job);
+}
+
+static void test_eigenmode(void) {
+  for (size_t d = 0; d < NDEV; d++) {
+    hc_device_t *dev = th_device(device_specs[d]);
+    if (!dev) continue;
+    for (int f64 = 0; f64 < 2; f64++) {
+      if (f64 && !has_fp64(dev)) continue;
+      const char *dt = f64 ? "f64" : "f32";
+      eigen_case(dev, "33", "1", dt, 40);
+      eigen_case(dev, "29x41", "3,2", dt, 25);     /* non-square, unequal h */
+      eigen_case(dev, "13x17x21", "2,1,3", dt, 30);
+      eigen_case(dev, "18x16x20", "1", dt, 16);    /* even extents */
+    }
+  }
+}
+
+/* ---------------------------------------------------- variants and blocks */
+
+/* Every variant and block shape gives the same field to rounding, on grids
+ * the blocks do not divide, for stored and computed f. */
+static void compare_runs(hc_device_t *dev, const char *grid, const char *dtype, const char *const *blocks,
+                         const char *fmode) {
+  char nv[64], dt[16], fm[32];
+  snprintf(nv, sizeof nv, "n=%s", grid);
+  snprintf(dt, sizeof dt, "dtype=%s", dtype);
+  snprintf(fm, sizeof fm, "f_mode=%s", fmode);
+  const char *kv0[] = {nv, dt, fm, "f=gauss", "iters=37", "variant=naive", NULL};
+  hc_job_t *ref = run(dev, kv0, 0);
+  if (!ref) return;
+  double *r = output(ref, "u");
+  size_t count = hc_field_count(hc_job_output(ref, "u"));
+  double big = 0;
+  for (size_t i = 0; i < count; i++) big = fmax(big, fabs(r[i]));
+  CU_ASSERT(big > 0);
+  double tol = (!strcmp(dtype, "f64") ? 1e-13 : 1e-5) * big;
+  for (int variant = 0; variant < 2; variant++)
+    for (const char *const *b = blocks; *b; b++) {
+      /* "8x32" or "8x32 depth=1": a block and one more setting */
+      char bv[64], extra[64] = "iters=37";
+      snprintf(bv, sizeof bv, "block=%s", *b);
+      char *sp = strchr(bv, ' ');
+      if (sp) {
+        *sp = '\0';
+        snprintf(extra, sizeof extra, "%s", sp + 1);
+      }
+      const char *kv[] = {nv, dt, fm, "f=gauss", "iters=37", variant ? "variant=tiled" : "variant=naive", bv, extra,
+                          NULL};
+      hc_job_t *job = run(dev, kv, 0);
+      if (!job) continue;
+      double *u = output(job, "u");
+      double worst = 0;
+      for (size_t i = 0; i < count; i++) worst = fmax(worst, fabs(u[i] - r[i]));
+      if (worst > tol)
+        fprintf(stderr, "%s %s %s %s block %s: differs by %.3g (tolerance %.3g)\n", hc_device_name(dev), grid,
+                dtype, variant ? "tiled" : "naive", *b, worst, tol);
+      CU_ASSERT(worst <= tol);
+      free(u);
+      hc_job_destroy(job);
+    }
+  free(r);
+  hc_job_destroy(ref);
+}
+
+static void test_variants_agree(void) {
+  /* The paper's shapes, shapes that divide nothing, marching tiles (a 2-D
+   * block in 3-D); each tiled shape is one more kernel build. */
+  static const char *const b2[] = {"8x8", "16x16", "5x7", NULL};
+  static const char *const b2short[] = {"3x5", NULL};
+  static const char *const b3[] = {"8x8x8", "3x5x7", "8x32", "5x6 depth=1", "4x8 depth=4", NULL};
+  static const char *const b3short[] = {"4x16", NULL};
+  /* A deep grid: the marching kernel cuts the slowest axis into chunks. */
+  static const char *const b3deep[] = {"8x32", "4x8 depth=3", NULL};
+  static const char *const b3f64[] = {"4x4x4", NULL};
+  for (size_t d = 0; d < NDEV; d++) {
+    hc_device_t *dev = th_device(device_specs[d]);
+    if (!dev) continue;
+    compare_runs(dev, "37x29", "f32", b2, "computed");
+    compare_runs(dev, "19x23x21", "f32", b3, "stored");
+    compare_runs(dev, "19x23x21", "f32", b3short, "computed");
+    compare_runs(dev, "70x12x10", "f32", b3deep, "stored");
+    if (has_fp64(dev)) {
+      compare_runs(dev, "37x29", "f64", b2short, "stored");
+      compare_runs(dev, "19x23x21", "f64", b3f64, "computed");
+    }
+  }
+}
+
+/* Every device gives the cpu's field to rounding. */
+static void test_devices_agree(void) {
+  hc_device_t *cpu = th_device("cpu");
+  if (!cpu) return;
+  const char *kv[] = {"n=21x26x23", "f=point", "iters=50", "dtype=f64", NULL};
+  hc_job_t *ref = run(cpu, kv, 0);
+  if (!ref) return;
+  double *r = output(ref, "u");
+  size_t count = hc_field_count(hc_job_output(ref, "u"));
+  for (size_t d = 1; d < NDEV; d++) {
+    hc_device_t *dev = th_device(device_specs[d]);
+    if (!dev || !has_fp64(dev)) continue;
+    hc_job_t *job = run(dev, kv, 0);
+    if (!job) continue;
+    double *u = output(job, "u"), worst = 0, big = 0;
+    for (size_t i = 0; i < count; i++) worst = fmax(worst, fabs(u[i] - r[i])), big = fmax(big, fabs(r[i]));
+    CU_ASSERT(worst <= 1e-13 * big);
+    free(u);
+    hc_job_destroy(job);
+  }
+  free(r);
+  hc_job_destroy(ref);
+}
+
+/* ------------------------------------------------- stopping and outputs */
+
+/* f + Δ_h u at the interior, computed here; returns ||r|| / ||f|| for f = sin. */
+static double host_residual(const double *u, const int64_t g[3], int dim, double *rfield) {
+  double h[3], w[3] = {0, 0, 0}, r2 = 0, f2 = 0;
+  for (int a = 0; a < 3; a++) h[a] = a >= 3 - dim ? 1.0 / (double)(g[a] - 1) : 0, w[a] = a >= 3 - dim ? 1 / (h[a] * h[a]) : 0;
+  static const int k1[3] = {1, 1, 1};
+  const int64_t s1 = g[2], s0 = g[1] * g[2];
+  int64_t i0 = dim == 3 ? 1 : 0, i1 = dim == 3 ? g[0] - 1 : 1;
+  for (int64_t i = i0; i < i1; i++)
+    for (int64_t j = 1; j < g[1] - 1; j++)
+      for (int64_t l = 1; l < g[2] - 1; l++) {
+        int64_t c = i * s0 + j * s1 + l;
+        double f = dim * M_PI * M_PI * sine_mode(g, dim, k1, i, j, l);
+        double lap = w[2] * (u[c - 1] + u[c + 1] - 2 * u[c]) + w[1] * (u[c - s1] + u[c + s1] - 2 * u[c]);
+        if (dim == 3) lap += w[0] * (u[c - s0] + u[c + s0] - 2 * u[c]);
+        if (rfield) rfield[c] = f + lap;
+        r2 += (f + lap) * (f + lap);
+        f2 += f * f;
+      }
+  return sqrt(r2 / f2);
+}
+
+static void test_tolerance_stops(void) {
+  for (size_t d = 0; d < NDEV; d++) {
+    hc_device_t *dev = th_device(device_specs[d]);
+    if (!dev) continue;
+    const char *kv[] = {"n=25x31", "tol=1e-3", "check=10", "iters=100000", "residual=true", NULL};
+    hc_job_t *job = run(dev, kv, 0);
+    if (!job) continue;
+    double sweeps = metric(job, "sweeps"), res = metric(job, "residual");
+    CU_ASSERT(sweeps < 100000 && fmod(sweeps, 10) == 0 && sweeps > 0);
+    CU_ASSERT(res <= 1e-3);
+    hc_field_t *u = hc_job_output(job, "u");
+    int64_t g[3];
+    grid_of(u, g);
+    double *v = output(job, "u"), *rf = output(job, "residual");
+    double *mine = calloc(hc_field_count(u), sizeof *mine);
+    double res_host = host_residual(v, g, 2, mine);
+    CU_ASSERT(th_rel(res, res_host) < 1e-4);
+    /* The check 10 sweeps earlier had not converged. */
+    CU_ASSERT(res > 1e-3 * 0.5);
+    double worst = 0, big = 0;
+    for (size_t i = 0; i < hc_field_count(u); i++) worst = fmax(worst, fabs(rf[i] - mine[i])), big = fmax(big, fabs(mine[i]));
+    CU_ASSERT(worst <= 1e-3 * big + 1e-6);
+    /* The output field carries the grid. */
+    CU_ASSERT_EQUAL(hc_field_rank(u), 2);
+    CU_ASSERT_EQUAL(hc_field_shape(u)[0], 25);
+    CU_ASSERT_EQUAL(hc_field_shape(u)[1], 31);
+    CU_ASSERT_EQUAL(hc_field_dtype(u), HC_F32);
+    CU_ASSERT(fabs(hc_field_spacing(u)[0] - 1.0 / 24) < 1e-15);
+    CU_ASSERT(fabs(hc_field_spacing(u)[1] - 1.0 / 30) < 1e-15);
+    CU_ASSERT(metric(job, "glups") > 0);
+    CU_ASSERT_EQUAL(metric(job, "bytes_per_update"), 8);
+    free(mine);
+    free(v);
+    free(rf);
+    hc_job_destroy(job);
+  }
+}
+
+/* Warm start: 30 sweeps, then 20 more from that through the u0 port, equal
+ * 50 sweeps straight; f through the input port equals the built-in f. */
+static void test_inputs(void) {
+  for (size_t d = 0; d < NDEV; d++) {
+    hc_device_t *dev = th_device(device_specs[d]);
+    if (!dev) continue;
+    const char *kv50[] = {"n=17x19x15", "iters=50", "f_mode=stored", NULL};
+    const char *kv30[] = {"n=17x19x15", "iters=30", "f_mode=stored", NULL};
+    hc_job_t *a = run(dev, kv50, 0), *b = run(dev, kv30, 0);
+    if (!a || !b) {
+      hc_job_destroy(a);
+      hc_job_destroy(b);
+      continue;
+    }
+    hc_job_t *c = NULL;
+    TH_ASSERT_OK(hc_job_create(th_context(), "jacobi", &c));
+    TH_ASSERT_OK(hc_job_set(c, "iters", "20"));
+    TH_ASSERT_OK(hc_job_set(c, "f_mode", "stored"));
+    TH_ASSERT_OK(hc_job_set_input(c, "u0", hc_job_output(b, "u")));
+    TH_ASSERT_OK(hc_job_run(c, dev, 0));
+    double *ua = output(a, "u"), *uc = output(c, "u");
+    size_t n = hc_field_count(hc_job_output(a, "u"));
+    CU_ASSERT_EQUAL(hc_field_count(hc_job_output(c, "u")), n);
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(ua[i] - uc[i]));
+    CU_ASSERT(worst == 0);
+    /* f as a field: the grid comes from its shape. */
+    hc_job_t *e = NULL;
+    hc_field_t *f = NULL;
+    int64_t shape[3] = {17, 19, 15};
+    TH_ASSERT_OK(hc_field_create(dev, HC_F64, 3, shape, &f));
+    double *fv = malloc(17 * 19 * 15 * sizeof *fv);
+    int64_t g[3] = {17, 19, 15};
+    static const int k1[3] = {1, 1, 1};
+    for (int64_t i = 0; i < 17; i++)
+      for (int64_t j = 0; j < 19; j++)
+        for (int64_t l = 0; l < 15; l++) fv[(i * 19 + j) * 15 + l] = 3 * M_PI * M_PI * sine_mode(g, 3, k1, i, j, l);
+    TH_ASSERT_OK(hc_field_write(f, fv));
+    TH_ASSERT_OK(hc_job_create(th_context(), "jacobi", &e));
+    TH_ASSERT_OK(hc_job_set(e, "iters", "50"));
+    TH_ASSERT_OK(hc_job_set_input(e, "f", f));
+    TH_ASSERT_OK(hc_job_run(e, dev, 0)); /* f64 field into an f32 run: converted */
+    double *ue = output(e, "u");
+    worst = 0;
+    double big = 0;
+    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(ua[i] - ue[i])), big = fmax(big, fabs(ua[i]));
+    CU_ASSERT(worst <= 1e-5 * big);
+    free(fv);
+    free(ua);
+    free(uc);
+    free(ue);
+    hc_field_destroy(f);
+    hc_job_destroy(a);
+    hc_job_destroy(b);
+    hc_job_destroy(c);
+    hc_job_destroy(e);
+  }
+}
+
+/* --verify where no closed form exists: host reference sweeps. */
+static void test_verify_reference(void) {
+  for (size_t d = 0; d < NDEV; d++) {
+    hc_device_t *dev = th_device(device_specs[d]);
+    if (!dev) continue;
+    const char *kv[] = {"n=23x20", "f=gauss", "iters=60", "init=eigen", "mode=2", NULL};
+    hc_job_t *job = run(dev, kv, HC_RUN_VERIFY);
+    if (!job) continue;
+    const char *msg;
+    CU_ASSERT_EQUAL(hc_job_verified(job, &msg), 1);
+    CU_ASSERT(strstr(msg, "host sweeps") != NULL);
+    hc_job_destroy(job);
+  }
+}
+
+/* ------------------------------------------------------------ bad inputs */
+
+static int dir_empty(const char *path) {
+  DIR *d = opendir(path);
+  if (!d) return 1;
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d)))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+  closedir(d);
+  return n == 0;
+}
+
+/* hcrun with args exits 2, says `needle` on stderr, writes nothing. */
+static void expect_usage_error(const char *device, const char *args, const char *needle) {
+  static int count;
+  char out[512], cmd[2048], err[4096];
+  snprintf(out, sizeof out, "%s/out%d", th_tmpdir(), count++);
+  snprintf(cmd, sizeof cmd, "%s/bin/hcrun --device=%s --workload=jacobi --output=%s %s", th_build_dir(), device, out,
+           args);
+  int rc = th_run(cmd, NULL, 0, err, sizeof err);
+  if (rc != 2 || !strstr(err, needle)) fprintf(stderr, "%s\n -> exit %d, stderr: %s\n", cmd, rc, err);
+  CU_ASSERT_EQUAL(rc, 2);
+  CU_ASSERT(strstr(err, needle) != NULL);
+  CU_ASSERT(dir_empty(out));
+}
+
+static void test_bad_inputs(void) {
+  /* A .npy f of the wrong shape. */
+  char bad[512], args[1024];
+  snprintf(bad, sizeof bad, "%s/f_10x12.npy", th_tmpdir());
+  static double zeros[120];
+  int64_t shape[2] = {10, 12};
+  TH_ASSERT_OK(hc_npy_write(bad, HC_F64, 2, shape, zeros));
+  for (size_t d = 0; d < NDEV; d++) {
+    hc_device_t *dev = th_device(device_specs[d]);
+    if (!dev) continue;
+    const char *id = hc_device_name(dev);
+    expect_usage_error(id, "n=2", "n=2");
+    expect_usage_error(id, "n=16x2", "n");
+    expect_usage_error(id, "dim=3 n=8x8", "dim=3");
+    expect_usage_error(id, "tol=-1", "tol=-1");
+    expect_usage_error(id, "block=2048x2048", "block");
+    expect_usage_error(id, "n=9x9x9 block=2x2x2x2", "block");
+    expect_usage_error(id, "init=eigen mode=0", "mode=0");
+    expect_usage_error(id, "init=eigen mode=9 n=9", "mode=9");
+    expect_usage_error(id, "f=nosuch.npy", "f=nosuch.npy");
+    expect_usage_error(id, "f=cosine", "f=cosine");
+    expect_usage_error(id, "f=sin f_mode=computed init=nosuch", "init=nosuch");
+    snprintf(args, sizeof args, "n=12x10 f=%s", bad);
+    expect_usage_error(id, args, "does not match the grid");
+    snprintf(args, sizeof args, "f=%s f_mode=computed", bad);
+    expect_usage_error(id, args, "f_mode=computed");
+    const hc_device_info_t *in = hc_device_info(dev);
+    if (in->max_work_group_size && in->max_work_group_size < (1u << 20) && !(in->languages & HC_LANG_BIT(HC_LANG_HOST))) {
+      /* A block larger than the device allows. */
+      unsigned side = 2;
+      while (side * side <= in->max_work_group_size) side *= 2;
+      char b[64];
+      snprintf(b, sizeof b, "block=%ux%u", side > 1024 ? 1024 : side, side > 1024 ? side * side / 1024 : side);
+      snprintf(args, sizeof args, "n=64 %s", b);
+      expect_usage_error(id, args, "allows at most");
+    }
+  }
+}
+
+static void register_tests(void) {
+  CU_pSuite s = CU_add_suite("jacobi", NULL, NULL);
+  CU_ADD_TEST(s, test_eigenmode);
+  CU_ADD_TEST(s, test_convergence_order);
+  CU_ADD_TEST(s, test_variants_agree);
+  CU_ADD_TEST(s, test_devices_agree);
+  CU_ADD_TEST(s, test_tolerance_stops);
+  CU_ADD_TEST(s, test_inputs);
+  CU_ADD_TEST(s, test_verify_reference);
+  CU_ADD_TEST(s, test_bad_inputs);
+}
+
+TH_MAIN(register_tests)
