@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs hc's tests and benchmarks on the GPU machine (NVIDIA H100, CUDA 13),
 # from a build made here and carried there (docs/gpu-run.md says how):
-#   bash tests/gpu/run_gpu.sh [tests|bench|quickbench|all]
+#   bash tests/gpu/run_gpu.sh [tests|sanitize|bench|quickbench|all]
+# tests: every test program with NVIDIA's OpenCL as the OpenCL platform (the
+# PoCL pass is what CI runs); sanitize: compute-sanitizer over every
+# workload's CUDA kernels and the cuda/opencl overhead benchmarks.
 # Logs and JSON go to $OUT (or ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,10 +31,15 @@ build/bin/hcrun --list 2>&1 | tee "$out/list.txt"
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,memory.total --format=csv > "$out/nvidia-smi.txt" 2>&1
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  python3 tests/run.py --build build 2>&1 | tee "$out/tests.txt"
-  # Again with NVIDIA's OpenCL as the only OpenCL platform (otherwise the
-  # first OpenCL device there is PoCL's CPU device).
+  # NVIDIA's OpenCL as the only OpenCL platform (otherwise the first OpenCL
+  # device there is PoCL's CPU device, which CI already covers).
   HC_OPENCL_PLATFORM=NVIDIA python3 tests/run.py --build build 2>&1 | tee "$out/tests-nvidia-opencl.txt"
+fi
+if [ "$what" = sanitize ] || [ "$what" = all ]; then
+  bash tests/gpu/sanitize.sh 2>&1 | tee "$out/sanitize.txt"
+  build/bin/hc-bench-cuda-overhead --json="$out/cuda-overhead.json" 2>&1 | tee "$out/cuda-overhead.txt"
+  HC_OPENCL_PLATFORM=NVIDIA build/bin/hc-bench-opencl-overhead --json="$out/opencl-overhead.json" 2>&1 |
+    tee "$out/opencl-overhead.txt"
 fi
 if [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = quickbench ]; then
   q=""

@@ -370,6 +370,16 @@ static void count_hits(void *user, hc_log_level_t level, const char *msg) {
  * (plugin dir given), runs and checks each. Prints "hits=H builds=B".
  * Exit 0 ok, 1 wrong results, 2 an hc error, 77 no such device. */
 static int child_kernels(int id, const char *spec, const char *plugin_dir) {
+  /* PoCL's own kernel cache (POCL_CACHE_DIR, below hc's) is not safe for
+   * processes that share it: they crash in pocl_check_kernel_disk_cache
+   * (pocl/pocl#430 and #1480; seen here as a child's SIGSEGV). What is under
+   * test is hc's cache, so each child gets PoCL a directory of its own. */
+  const char *pocl = getenv("POCL_CACHE_DIR");
+  if (pocl) {
+    char own[PATH_MAX];
+    snprintf(own, sizeof own, "%s/child-%d", pocl, id);
+    setenv("POCL_CACHE_DIR", own, 1);
+  }
   log_count_t lc = {0};
   hc_context_options_t o;
   memset(&o, 0, sizeof o);

@@ -30,7 +30,7 @@ static const struct {
     {"saxpy", "n=1e10 dtype=f64", "n=1000", "y"},
     {"simpson", "n=10000x10000x1000 func=gauss", "n=17x17 func=sinprod", "integral"},
     {"jacobi", "dim=3 n=100000 iters=1", "dim=2 n=17 iters=20", "u"},
-    {"nbody", "n=2000000000 steps=1", "n=64 steps=2", "pos"},
+    {"nbody", "n=2147483647 steps=1 dtype=f64", "n=64 steps=2 dtype=f32", "pos"},
     {"bpm", "dim=3 n=100000x100000 steps=1", "dim=2 n=31 steps=4", "field"},
     {"multigrid", "dim=3 n=65537 cycles=1 host=eval", "dim=2 n=17 host=eval", "u"},
     {"gridexpr", "dim=3 n=100000 iters=1 host=eval", "dim=2 n=17 iters=2 host=eval", "h"},

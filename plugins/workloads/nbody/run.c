@@ -164,8 +164,8 @@ hc_status_t nb_run(hc_job_t *job) {
   /* The host copy of the bodies is as large as the device's state: refuse a
    * count the device cannot hold before building it (nb_sim_create checks
    * the exact total once the tiling is known). */
-  if (cfg.n && (st = hc_device_check_memory(hc_job_device(job), (uint64_t)cfg.n * 2 * 4 * (cfg.f64 ? 8 : 4),
-                                            "nbody's positions and velocities")) != HC_OK)
+  if (cfg.n && (st = hc_device_check_memory(hc_job_device(job), (uint64_t)cfg.n * (2 * 4 + 2 * 3) * (cfg.f64 ? 8 : 4),
+                                            "nbody's state and output fields")) != HC_OK)
     return st;
   if ((st = nb_bodies_init(job, &cfg, &bodies)) != HC_OK) return st;
   if (!cfg.f64) round_to_f32(&bodies);
