@@ -41,6 +41,7 @@ void gw_put(gw_t *w, const char *fmt, ...) {
 /* ---------------------------------------------------------------- variables */
 
 void gw_var_name(const gw_t *w, int32_t v, char *out, size_t n) {
+  (void)w;
   if (v < 3) snprintf(out, n, "i%d", v);
   else if (v < 6) snprintf(out, n, "q%d", v - 3);
   else snprintf(out, n, "v%d", v);

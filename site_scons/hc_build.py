@@ -11,7 +11,7 @@ HC_SOVERSION = '0'
 
 def _flags(env):
     mode = env['mode']
-    env.Append(CCFLAGS=['-Wall', '-Wextra', '-Wshadow', '-Wno-unused-parameter',
+    env.Append(CCFLAGS=['-Wall', '-Wextra', '-Wshadow',
                         '-fvisibility=hidden', '-pthread', '-g'],
                CFLAGS=['-std=c11'],
                CPPDEFINES=[('_GNU_SOURCE', 1)],

@@ -45,7 +45,7 @@ static hc_status_t cpu_init(hc_context_t *ctx, void **out) {
 }
 
 static void cpu_fini(void *state) { free(state); }
-static uint32_t cpu_device_count(void *state) { return 1; }
+static uint32_t cpu_device_count(void *state) { (void)state; return 1; }
 
 static hc_status_t cpu_device_info(void *state, uint32_t index, hc_device_info_t *info) {
   cpu_state_t *s = state;
@@ -55,6 +55,7 @@ static hc_status_t cpu_device_info(void *state, uint32_t index, hc_device_info_t
 }
 
 static hc_status_t cpu_device_open(void *state, uint32_t index, void **out) {
+  (void)index;
   cpu_dev_t *d = calloc(1, sizeof *d);
   if (!d) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
   cpu_state_t *s = state;
@@ -75,6 +76,7 @@ static void cpu_device_close(void *dev) {
 }
 
 static hc_status_t cpu_mem_alloc(void *dev, size_t bytes, void **mem) {
+  (void)dev;
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded < bytes) return hc_error(HC_ERR_DEVICE_MEMORY, "cpu: %zu bytes is too large", bytes);
   void *p = aligned_alloc(64, rounded);
@@ -83,24 +85,28 @@ static hc_status_t cpu_mem_alloc(void *dev, size_t bytes, void **mem) {
   return HC_OK;
 }
 
-static void cpu_mem_free(void *dev, void *mem) { free(mem); }
+static void cpu_mem_free(void *dev, void *mem) { (void)dev; free(mem); }
 
 static hc_status_t cpu_mem_write(void *dev, void *mem, size_t off, const void *src, size_t n) {
+  (void)dev;
   memcpy((char *)mem + off, src, n);
   return HC_OK;
 }
 
 static hc_status_t cpu_mem_read(void *dev, void *mem, size_t off, void *dst, size_t n) {
+  (void)dev;
   memcpy(dst, (char *)mem + off, n);
   return HC_OK;
 }
 
 static hc_status_t cpu_mem_copy(void *dev, void *dst, size_t doff, void *src, size_t soff, size_t n) {
+  (void)dev;
   memmove((char *)dst + doff, (char *)src + soff, n);
   return HC_OK;
 }
 
 static hc_status_t cpu_mem_fill(void *dev, void *mem, size_t off, const void *pat, size_t psize, size_t n) {
+  (void)dev;
   char *p = (char *)mem + off;
   if (psize == 1) {
     memset(p, *(const unsigned char *)pat, n);
@@ -117,13 +123,14 @@ static hc_status_t cpu_mem_fill(void *dev, void *mem, size_t off, const void *pa
   return HC_OK;
 }
 
-static void *cpu_mem_host_ptr(void *dev, void *mem) { return mem; }
+static void *cpu_mem_host_ptr(void *dev, void *mem) { (void)dev; return mem; }
 
 typedef struct {
   hc_host_kernel_fn fn;
 } cpu_kernel_t;
 
 static hc_status_t cpu_kernel_create_host(void *dev, hc_host_kernel_fn fn, void **out) {
+  (void)dev;
   cpu_kernel_t *k = malloc(sizeof *k);
   if (!k) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
   k->fn = fn;
@@ -131,9 +138,9 @@ static hc_status_t cpu_kernel_create_host(void *dev, hc_host_kernel_fn fn, void 
   return HC_OK;
 }
 
-static void cpu_kernel_release(void *dev, void *k) { free(k); }
+static void cpu_kernel_release(void *dev, void *k) { (void)dev; free(k); }
 
-static size_t cpu_kernel_max_group_size(void *dev, void *k) { return (size_t)1 << 30; }
+static size_t cpu_kernel_max_group_size(void *dev, void *k) { (void)dev; (void)k; return (size_t)1 << 30; }
 
 /* Default grouping: whole rows along the fast axes, the slowest axis cut
  * into about 4 chunks per thread (and the next one too when it is short),
@@ -167,7 +174,7 @@ static hc_status_t cpu_launch(void *dev, void *kernel, const hc_launch_t *l) {
 }
 
 /* Launches complete before they return: there is nothing to wait for. */
-static hc_status_t cpu_finish(void *dev) { return HC_OK; }
+static hc_status_t cpu_finish(void *dev) { (void)dev; return HC_OK; }
 
 static hc_status_t cpu_timer_begin(void *dev) {
   ((cpu_dev_t *)dev)->timer_start = hc_now();

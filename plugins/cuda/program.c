@@ -143,9 +143,9 @@ hc_status_t cuda_kernel_create(void *dev, void *program, const char *name, void 
   return HC_OK;
 }
 
-void cuda_kernel_release(void *dev, void *kernel) { free(kernel); }
+void cuda_kernel_release(void *dev, void *kernel) { (void)dev; free(kernel); }
 
-size_t cuda_kernel_max_group_size(void *dev, void *kernel) { return ((cuda_kernel_t *)kernel)->max_threads; }
+size_t cuda_kernel_max_group_size(void *dev, void *kernel) { (void)dev; return ((cuda_kernel_t *)kernel)->max_threads; }
 
 /* The block for an unspecified local size: 256 threads (1-D), 32x8 (2-D),
  * 32x4x2 (3-D). Threads of a slow axis shorter than the block move to axis

@@ -47,6 +47,7 @@ hc_status_t ocl_mem_alloc(void *dev, size_t bytes, void **mem) {
 }
 
 void ocl_mem_free(void *dev, void *mem) {
+  (void)dev;
   /* The release waits for no command: OpenCL frees the memory once the
    * commands still using it are done. */
   if (mem) clReleaseMemObject((cl_mem)mem);

@@ -109,6 +109,7 @@ hc_status_t ocl_program_build(void *dev, hc_language_t lang, const char *source,
 }
 
 void ocl_program_release(void *dev, void *program) {
+  (void)dev;
   if (program) clReleaseProgram((cl_program)program);
 }
 
@@ -170,10 +171,11 @@ hc_status_t ocl_kernel_create(void *dev, void *program, const char *name, void *
 }
 
 void ocl_kernel_release(void *dev, void *kernel) {
+  (void)dev;
   ocl_kernel_t *k = kernel;
   if (!k) return;
   clReleaseKernel(k->k);
   free(k);
 }
 
-size_t ocl_kernel_max_group_size(void *dev, void *kernel) { return ((ocl_kernel_t *)kernel)->max_group; }
+size_t ocl_kernel_max_group_size(void *dev, void *kernel) { (void)dev; return ((ocl_kernel_t *)kernel)->max_group; }

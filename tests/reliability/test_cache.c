@@ -363,6 +363,7 @@ typedef struct {
 } log_count_t;
 
 static void count_hits(void *user, hc_log_level_t level, const char *msg) {
+  (void)level;
   if (strstr(msg, "from the kernel cache")) ((log_count_t *)user)->hits++;
 }
 

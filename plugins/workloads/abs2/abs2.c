@@ -39,6 +39,7 @@ static int abs2_check(const hc_job_t *job, const hc_device_info_t *dev, char *wh
 }
 
 static hc_status_t abs2_describe(const hc_job_t *job, const char *port, hc_dtype_t *dtype, uint32_t *rank) {
+  (void)port;
   hc_status_t st = hc_job_input_info(job, "in", dtype, rank);
   if (st == HC_OK) *dtype = hc_dtype_real_part(*dtype);
   return st;

@@ -33,6 +33,7 @@ static void FN(tbc_correct_)(int n, C dL, C dR, const C *restrict z0, const C *r
  * with the precomputed factors coef = [r | inv | cp] (r: the explicit
  * diagonal). One group, one thread: a line is a sequential recurrence. */
 static void FN(bpm_march2d_)(const hc_host_group_t *g, void *const *args) {
+  (void)g;
   const int n = *(const int *)args[0], steps = *(const int *)args[1], tbc = *(const int *)args[2];
   const C lo = *(const R *)args[3] + I * *(const R *)args[4];
   const C be = *(const R *)args[5] + I * *(const R *)args[6];
@@ -83,6 +84,7 @@ static void FN(band_mul_)(int n, int p, int q, const C *restrict band, const C *
  * (per launch): sweeps summed, the most in one step, steps that missed
  * tol, 1 if it diverged. */
 static void FN(bpm_rich2d_)(const hc_host_group_t *g, void *const *args) {
+  (void)g;
   const int n = *(const int *)args[0], steps = *(const int *)args[1], tbc = *(const int *)args[2];
   const C lo = *(const R *)args[3] + I * *(const R *)args[4];
   const C be = *(const R *)args[5] + I * *(const R *)args[6];

@@ -94,6 +94,7 @@ static hc_status_t encode_png(const unsigned char *rgb, int64_t w, int64_t h, me
 
 static hc_status_t write_png(hc_job_t *job, const char *path, const void *map, int f64, int64_t rows, int64_t cols,
                              int transpose, int64_t w, int64_t h) {
+  (void)job;
 #if HC_HAVE_PNG
   double *v = malloc((size_t)(w * h) * sizeof *v);
   unsigned char *rgb = malloc((size_t)(w * h) * 3);

@@ -79,6 +79,7 @@ static int convert_check(const hc_job_t *job, const hc_device_info_t *dev, char 
 }
 
 static hc_status_t convert_describe(const hc_job_t *job, const char *port, hc_dtype_t *dtype, uint32_t *rank) {
+  (void)port;
   if (!hc_job_given(job, "to")) return check_params(job, HC_DTYPE_NONE);
   hc_dtype_t in = HC_DTYPE_NONE;
   hc_status_t st = hc_job_input_info(job, "in", &in, rank);

@@ -97,6 +97,7 @@ static int reduce_check(const hc_job_t *job, const hc_device_info_t *dev, char *
 }
 
 static hc_status_t reduce_describe(const hc_job_t *job, const char *port, hc_dtype_t *dtype, uint32_t *rank) {
+  (void)port;
   hc_dtype_t in = HC_DTYPE_NONE;
   uint32_t r = 0;
   if (hc_job_input_info(job, "in", &in, &r) == HC_OK) {

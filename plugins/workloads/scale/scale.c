@@ -34,6 +34,7 @@ static int scale_check(const hc_job_t *job, const hc_device_info_t *dev, char *w
 }
 
 static hc_status_t scale_describe(const hc_job_t *job, const char *port, hc_dtype_t *dtype, uint32_t *rank) {
+  (void)port;
   return hc_job_input_info(job, "in", dtype, rank);
 }
 

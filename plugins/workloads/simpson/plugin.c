@@ -62,6 +62,7 @@ static int simpson_check(const hc_job_t *job, const hc_device_info_t *dev, char 
 
 static hc_status_t simpson_describe_output(const hc_job_t *job, const char *port, hc_dtype_t *dtype,
                                            uint32_t *rank) {
+  (void)job;
   if (strcmp(port, "integral") != 0) return hc_error(HC_ERR_NOT_FOUND, "simpson has no output '%s'", port);
   *dtype = HC_F64;
   *rank = 0;

@@ -71,6 +71,7 @@ static size_t host_chunk(const ctx_t *c) {
 /* Sums `count` partial sums of a buffer on the host (double, or float on
  * devices without fp64). */
 static hc_status_t sum_partials(ctx_t *c, hc_buffer_t *buf, size_t count, int as_double, double *out) {
+  (void)c;
   const size_t bytes = count * (as_double ? 8 : 4);
   void *p = hc_buffer_host_ptr(buf), *tmp = NULL;
   if (!p) {

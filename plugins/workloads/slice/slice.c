@@ -51,6 +51,7 @@ static int slice_check(const hc_job_t *job, const hc_device_info_t *dev, char *w
 }
 
 static hc_status_t slice_describe(const hc_job_t *job, const char *port, hc_dtype_t *dtype, uint32_t *rank) {
+  (void)port;
   hc_status_t st = hc_job_input_info(job, "in", dtype, rank);
   if (st == HC_OK) st = check_axis(job, *rank);
   if (st == HC_OK) *rank -= 1;
