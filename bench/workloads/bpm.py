@@ -17,6 +17,8 @@ Tables:
      with the algorithmic bandwidth (the field read and written by each
      half-step) and its fraction of the device's measured copy bandwidth
      (hc-ceilings) or, without it, of the device record's peak.
+Charts: microseconds per z-step against n (2-D, per solver) and per ADI
+step against n (3-D, per dtype), one panel per device.
 Figures: the 2048^2 c64 ADI step per GPU (target <= 100 us on the H100),
 NVIDIA OpenCL against CUDA on the same GPU (target: within 10 %), and the
 cpu/GPU ratio at n = 3000 next to the paper's 22.5.
@@ -72,6 +74,9 @@ def _paper_table(b, devs, repeat):
                     b.log('bpm %s %s n=%d: %s' % (dev['id'], solver, n, e))
                     res.append(None)
             rows.append([dev['id'], solver, 'us / z-step'] + [r and r['step_s'] * 1e6 for r in res])
+            for n, r in zip(ns, res):
+                b.point('bpm_2d', 'bpm 2-D: µs per z-step against n (c64, the paper\'s case)', dev['id'], solver, n,
+                        'n (transverse nodes)', r and r['step_s'] * 1e6, 'µs', 'lower', headline=solver == 'direct')
             if solver == 'richardson':
                 rows.append([dev['id'], solver, 'iterations / step'] + [r and r['iters'] for r in res])
             if ns[-1] == 3000 and res[-1]:
@@ -130,6 +135,8 @@ def _adi_table(b, devs, repeat):
                 gbs = metric(doc, 'bandwidth_gbs')
                 frac = gbs / ceil if (gbs and ceil) else None
                 rows.append([dev['id'], dtype, '%d^2' % n, step * 1e6, gbs, frac])
+                b.point('bpm_adi', 'bpm 3-D: µs per ADI step against n (n x n, uniform medium)', dev['id'], dtype, n,
+                        'n (nodes per axis)', step * 1e6, 'µs', 'lower', headline=dtype == 'c64')
                 best[(dev['id'], dtype, n)] = step
                 if n == 2048 and dtype == 'c64' and _is_gpu(dev):
                     b.figure(workload='bpm', device=dev['id'], name='adi_step_2048_c64', value=step * 1e6, unit='us',

@@ -15,6 +15,11 @@ Tables:
      measured by hc-ceilings in the same run.
   3. GPUs: marching-tile shapes at 512^3 f32 (the block that reaches the
      roofline).
+  4. Peers, beside the same sweep of ours (f stored, like theirs): NumPy's
+     slicing sweep (bench/peers.py) against the cpu backend, 2-D and 3-D on
+     the paper's grids; CuPy's against the cuda backend at 256^3 and 512^3.
+Charts: GLUP/s against the grid, 2-D and 3-D, per device and method, with
+the peers.
 Figures: 3-D 512^3 f32 / roofline per device (targets: GPU >= 0.80, the
 cpu backend >= 0.70), and NVIDIA OpenCL against CUDA on the same GPU
 (target >= 0.90 of CUDA's GLUP/s).
@@ -33,6 +38,7 @@ PAPER_RATIO = {
     ('2d', '16x16'): {128: 0.37 / 0.08, 256: 1.48 / 0.33, 512: 6.04 / 1.28, 1024: 27.88 / 5.49},
     ('3d', '8x8x8'): {32: 0.28 / 0.03, 64: 2.87 / 0.25, 128: 27.8 / 2.14, 256: 296.87 / 20.59},
 }
+CHART_TITLE = 'jacobi %d-D: GLUP/s against the grid (f32; f = sin computed unless "f stored")'
 MARCH_BLOCKS = ['8x32', '4x32', '16x32', '4x64', '8x64', '2x128', '4x128', '1x256']
 
 
@@ -121,6 +127,9 @@ def _paper_tables(b, devs, repeat):
                         b.log('jacobi %s %s n=%d: %s' % (dev['id'], label, n, e))
                         res.append(None)
                 results[(variant, block)] = res
+                for n, r in zip(grids, res):
+                    b.point('jacobi_%dd' % dim, CHART_TITLE % dim, dev['id'], label, n, 'n', r and r['glups'],
+                            'GLUP/s', 'higher', headline=variant == 'tiled' and not block and not serial)
                 rows.append([dev['id'], label, 'ms / 1000 sweeps'] + [r and r['ms_per_1000'] for r in res])
                 rows.append([dev['id'], label, 'GLUP/s'] + [r and r['glups'] for r in res])
             # tiled vs naive with the paper's blocks, next to the paper's ratio
@@ -176,7 +185,8 @@ def _roofline(b, devs, notes):
                             b.figure(workload='jacobi', device=dev['id'],
                                      name='roofline_fraction_3d_%d_f32' % n, value=r['glups'], unit='GLUP/s',
                                      bandwidth_gbs=r['gbs'], ceiling=ceil, ceiling_kind=what, fraction=frac,
-                                     target=target, met=(frac is not None and target is not None and frac >= target))
+                                     target=target, fraction_target=target,
+                                     met=(frac is not None and target is not None and frac >= target))
     b.table('jacobi: 3-D roofline (bytes per update x GLUP/s against the copy bandwidth of this run)',
             ['device', 'variant', 'grid', 'dtype', 'f', 'B/update', 'GLUP/s', 'GB/s', 'roofline GB/s', 'fraction'],
             rows, notes=notes)
@@ -199,6 +209,67 @@ def _march_blocks(b, devs):
         b.table('jacobi: marching tiles at 512^3 f32 (GPUs)', ['device', 'block', 'GLUP/s', 'GB/s', 'notes'], rows)
 
 
+def _peer_rows(b, dev, dim, peer, label):
+    """Rows of ours (tiled, f stored: the peer's traffic) beside a peer's
+    sweeps, and their chart points."""
+    rows = []
+    for p in peer:
+        n = p['n']
+        try:
+            ours = _run(b, dev, n, dim, 'tiled', f_mode='stored', repeat=2 if b.quick else 3)['glups']
+        except BenchError as e:
+            b.log('jacobi %s %d^%d stored: %s' % (dev['id'], n, dim, e))
+            ours = None
+        rows.append(['%d^%d' % (n, dim), p['glups'], ours, ours and ours / p['glups']])
+        chart, title = 'jacobi_%dd' % dim, CHART_TITLE % dim
+        b.point(chart, title, dev['id'], 'tiled, f stored', n, 'n', ours, 'GLUP/s', 'higher')
+        b.point(chart, title, dev['id'], label + ' (peer)', n, 'n', p['glups'], 'GLUP/s', 'higher', peer=True)
+    return rows
+
+
+def _numpy_peer(b):
+    """NumPy's slicing sweep beside the cpu backend, on the paper's grids."""
+    name = 'NumPy slicing Jacobi sweep'
+    cpu = b.peer_device(name, 'cpu', ['numpy'])
+    if not cpu:
+        return
+    rows = []
+    try:
+        for dim, grids in ((2, PAPER_2D), (3, PAPER_3D)):
+            grids = grids[:3] if b.quick else grids
+            peer = b.peers_py({'what': 'jacobi', 'xp': 'numpy', 'dim': dim, 'n': grids,
+                               'budget': 0.3 if b.quick else 1.0})
+            rows += _peer_rows(b, cpu, dim, peer, 'NumPy slicing, f stored')
+    except BenchError as e:
+        b.peer(name, 'failed: %s' % e)
+    if rows:
+        b.peer(name, 'ran (%d grids)' % len(rows))
+        b.table('jacobi: NumPy slicing sweep against the cpu backend (f32, f stored, GLUP/s)',
+                ['grid', 'NumPy GLUP/s', '%s GLUP/s (tiled)' % cpu['id'], 'cpu backend / NumPy'], rows,
+                notes=['NumPy: u\'[inner] = (sum of the 2*dim shifted slices + h^2 f) / (2*dim), in place into the '
+                       'other array (bench/peers.py), one thread; the cpu backend: variant=tiled f_mode=stored, '
+                       'the same 12 bytes per update'])
+
+
+def _cupy_peer(b):
+    """CuPy's slicing sweep beside the cuda backend, 3-D f32."""
+    name = 'CuPy slicing Jacobi sweep'
+    cuda = b.peer_device(name, 'cuda', ['cupy'])
+    if not cuda:
+        return
+    try:
+        peer = b.peers_py({'what': 'jacobi', 'xp': 'cupy', 'dim': 3, 'n': [256, 512], 'budget': 1.0})
+        rows = _peer_rows(b, cuda, 3, peer, 'CuPy slicing, f stored')
+    except BenchError as e:
+        b.peer(name, 'failed: %s' % e)
+        return
+    b.peer(name, 'ran (%d grids)' % len(rows))
+    b.table('jacobi: CuPy slicing sweep against the cuda backend (3-D f32, f stored, GLUP/s)',
+            ['grid', 'CuPy GLUP/s', '%s GLUP/s (tiled)' % cuda['id'], 'cuda backend / CuPy'], rows,
+            notes=['CuPy: the NumPy code on cupy arrays (5 elementwise kernels a sweep), timed with CUDA events; '
+                   'the cuda backend: variant=tiled f_mode=stored'])
+
+
 def run(b):
     devs = b.devices()
     notes = []
@@ -206,6 +277,8 @@ def run(b):
     best, last = _roofline(b, devs, notes)
     if not b.quick:
         _march_blocks(b, devs)
+    _numpy_peer(b)
+    _cupy_peer(b)
     # NVIDIA OpenCL against CUDA on the same GPU.
     by_name = {}
     for dev in devs:

@@ -13,6 +13,11 @@ Tables:
   3. the cpu backend against variant=serial-reference (a plain serial double
      loop over i and j, in C, one thread) in the same run.
   4. GPUs only (full run): the tile shape (wg, bpt) at N = 2^18.
+  5. Peers (bench/peers.py): NumPy's broadcast all-pairs field at N = 1024,
+     2048, 4096 beside the cpu backend; CuPy's at N = 2048 .. 16384 beside
+     the cuda backend; interactions/s.
+Chart: GFLOP/s against N per device (tables 1 and 2, 20 flops per
+interaction), with the peers at the same count.
 Figures: interactions/s at the largest N (target 2.0e12 for CUDA f32 at
 N >= 2^18: the issue's H100 target), NVIDIA OpenCL / CUDA on the same GPU
 (target 0.90), cpu backend / serial loop (target 10).
@@ -32,6 +37,7 @@ PAPER_TABLE2 = {2048: (1147.7, 96.27, 1398, 117.27), 4096: (583.8, 195.89, 672.1
 COMMON = ['init=plummer', 'integrator=euler', 'B=0,0,1', 'eps=0.01', 'dt=1e-4']
 SWEEP = [(wg, bpt) for wg in (128, 256, 512) for bpt in (1, 2, 4)]
 H100_TARGET_IPS = 2.0e12
+CHART_TITLE = 'nbody: GFLOP/s against N (Euler; 20 flops per interaction)'
 
 
 class Sizer:
@@ -100,8 +106,13 @@ def run(b):
     # 1. The paper's table.
     paper_n = PAPER_N[:2] if quick else PAPER_N
     rows = []
+    paper_runs = {}  # (device, N) -> f32 result, for the peers
     for dev in devs:
         res = [_measure(b, sizer, dev, n, 'f32', repeat, notes) for n in paper_n]
+        for n, r in zip(paper_n, res):
+            paper_runs[(dev['id'], n)] = r
+            b.point('nbody_gflops', CHART_TITLE, dev['id'], 'f32', n, 'N (bodies)', r and r['gflops'], 'GFLOP/s',
+                    'higher', headline=True)
         rows.append([dev['id'], 'FPS'] + [r and r['fps'] for r in res])
         rows.append([dev['id'], 'GFLOP/s'] + [r and r['gflops'] for r in res])
     rows.append(['paper: Quadro FX 5600 CUDA', 'FPS'] + [PAPER_TABLE2[n][2] for n in paper_n])
@@ -126,6 +137,8 @@ def run(b):
                 if not r:
                     continue
                 best[(dev['id'], dtype, n)] = r['ips']
+                b.point('nbody_gflops', CHART_TITLE, dev['id'], dtype, n, 'N (bodies)', r['gflops'], 'GFLOP/s',
+                        'higher', headline=dtype == 'f32')
                 rows.append([dev['id'], dtype, n, r['steps'], r['fps'], r['ips'], r['gflops'], peak,
                              r['gflops'] / peak if peak else None, measured,
                              r['gflops'] / measured if measured else None])
@@ -133,8 +146,12 @@ def run(b):
         if key:
             ips = best[key]
             cuda = dev['id'].startswith('cuda')
+            peak, measured_peak = _peaks(b, dev, 'f32')
+            ceiling = measured_peak or peak
             fig = dict(workload='nbody', device=dev['id'], name='interactions_per_s_f32', value=ips, unit='1/s',
-                       size=key[2], gflops=20 * ips / 1e9)
+                       size=key[2], gflops=20 * ips / 1e9, ceiling=ceiling,
+                       ceiling_kind='FP32 (hc-ceilings)' if measured_peak else 'FP32 peak (device record)',
+                       fraction=20 * ips / 1e9 / ceiling if ceiling else None)
             if cuda and key[2] >= (1 << 18):
                 fig.update(target=H100_TARGET_IPS, met=ips >= H100_TARGET_IPS,
                            target_note='the issue\'s H100 target (f32, N >= 2^18)')
@@ -181,6 +198,8 @@ def run(b):
                    'L1-tiled SoA blocks, 16 lanes, vrsqrt14 + Newton on AVX-512 (bit guess + Newton elsewhere), '
                    'all cores'])
 
+    _peers(b, sizer, paper_runs, repeat)
+
     # 4. Tile shapes on GPUs.
     if quick:
         return
@@ -194,3 +213,37 @@ def run(b):
     if rows:
         b.table('nbody: tile shape at N = 2^18 (f32): work-group size (= bodies per tile) x bodies per item',
                 ['device', 'wg', 'bpt', 'interactions/s', 'GFLOP/s'], rows)
+
+
+def _peer(b, sizer, paper_runs, repeat, name, prefix, xp, sizes, pairs_per_block):
+    """One array-library peer beside the backend of its device kind: rows of
+    interactions/s at each N, ours from table 1 where measured there."""
+    dev = b.peer_device(name, prefix, [xp])
+    if not dev:
+        return
+    try:
+        peer = b.peers_py({'what': 'nbody', 'xp': xp, 'n': sizes, 'eps': 0.01, 'pairs_per_block': pairs_per_block,
+                           'budget': 0.3 if b.quick else 1.0})
+    except BenchError as e:
+        b.peer(name, 'failed: %s' % e)
+        return
+    b.peer(name, 'ran (N = %s)' % ', '.join(str(p['n']) for p in peer))
+    rows = []
+    for p in peer:
+        n = p['n']
+        ours = paper_runs.get((dev['id'], n)) or _measure(b, sizer, dev, n, 'f32', repeat, [])
+        ips = ours and ours['ips']
+        rows.append([n, p['interactions_per_s'], ips, ips and ips / p['interactions_per_s']])
+        b.point('nbody_gflops', CHART_TITLE, dev['id'], name + ' (peer)', n, 'N (bodies)',
+                20 * p['interactions_per_s'] / 1e9, 'GFLOP/s', 'higher', peer=True)
+    b.table('nbody: %s against the %s backend (f32, interactions/s)' % (name, prefix),
+            ['N', '%s interactions/s' % xp, '%s interactions/s' % dev['id'], '%s backend / %s' % (prefix, xp)], rows,
+            notes=['%s: E_i = sum_j q_j d / (|d|^2 + eps^2)^(3/2) by broadcasting x, y, z over row blocks of %d pairs '
+                   '(bench/peers.py), the field only; ours: a whole Euler step (field, Lorentz push), N^2 '
+                   'interactions counted for both' % (xp, pairs_per_block)])
+
+
+def _peers(b, sizer, paper_runs, repeat):
+    _peer(b, sizer, paper_runs, repeat, 'NumPy broadcast field', 'cpu', 'numpy', [1024, 2048, 4096], 1 << 18)
+    # 2^24 pairs a block: 64 MiB temporaries, a handful alive at once, on any GPU
+    _peer(b, sizer, paper_runs, repeat, 'CuPy broadcast field', 'cuda', 'cupy', [2048, 4096, 8192, 16384], 1 << 24)

@@ -10,7 +10,13 @@ Tables:
      variant, GB/s of the samples read, and the fused variant's fraction of
      the ceiling measured in the same run (the CPU's read bandwidth; a GPU's
      device-to-device copy bandwidth).
-  3. SciPy's simpson() applied axis by axis on the same data, on the CPU.
+  3. SciPy's simpson() applied axis by axis on the same data, on the CPU
+     (when the cpu backend is benchmarked), beside the cpu backend.
+  4. CuPy's sum(weights * samples) on the large inputs (bench/peers.py),
+     beside the cuda backend's fused variant (when a cuda device is
+     benchmarked and CuPy imports).
+Chart: total ms against N per device and variant (the paper's Table 1), with
+SciPy beside the cpu backend.
 Figures: fused / ceiling per device (targets: cpu backend >= 0.85 of the
 read bandwidth, GPU >= 0.90 of the copy bandwidth), and NVIDIA OpenCL
 against CUDA on the same GPU (target >= 0.90).
@@ -32,6 +38,7 @@ PAPER_SIZES = [('10x10x10', 1000), ('40x50x50', 100000), ('50x100x100', 500000),
 LARGE = [('512x512x512', 'f64'), ('647x647x647', 'f32')]
 QUICK_LARGE = [('256x256x256', 'f64')]  # 128 MiB: a stand-in that still streams from memory
 BOX = 'box=-2:2'
+CHART_TITLE = 'simpson: total ms against N samples (f32, func=gauss)'
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 
@@ -147,6 +154,13 @@ def run(b):
                     b.log('simpson %s %s %s: %s' % (dev['id'], v, shape, e))
                     res.append(None)
             rows.append([dev['id'], PAPER[v], 'total, ms'] + [r and r['total_ms'] for r in res])
+            for (_, n), r in zip(PAPER_SIZES, res):
+                b.point('simpson_time', CHART_TITLE, dev['id'], PAPER[v], n, 'N (samples)', r and r['total_ms'], 'ms',
+                        'lower')
+                # compared across devices without the upload (a host device has none): the integration alone
+                b.point('simpson_compute', 'simpson: integration ms, upload excluded (f32, func=gauss)', dev['id'],
+                        PAPER[v], n, 'N (samples)', r and r['compute_ms'], 'ms', 'lower', headline=v == 'fused',
+                        plot=False)
             rows.append([dev['id'], PAPER[v], 'device, ms'] + [r and r['device_ms'] for r in res])
     b.table('simpson: the paper\'s Table 1 (f32, func=gauss; ms, best of %d)' % repeat,
             ['device', 'variant', 'time'] + ['N = %d' % n for _, n in PAPER_SIZES], _rows(rows),
@@ -159,6 +173,7 @@ def run(b):
     large = QUICK_LARGE if b.quick else LARGE
     rows = []
     fused = {}
+    fused_runs = {}
     for dev in devs:
         ceil, what = _ceiling(b, dev, py, notes)
         for shape, dtype in large:
@@ -175,10 +190,14 @@ def run(b):
                              r['device_ms'], r['gbs'], ceil, frac if v == 'fused' else None])
                 if v == 'fused':
                     fused[(dev['id'], dtype)] = r['gbs']
+                    fused_runs[(dev['id'], shape, dtype)] = r
+                    b.point('simpson_large', 'simpson: GB/s of samples read, large inputs (fused)', dev['id'], dtype,
+                            shape, 'shape', r['gbs'], 'GB/s', 'higher', headline=True, plot=False)
                     gpu = dev.get('type') == 'gpu'
                     b.figure(workload='simpson', device=dev['id'], name='fused_fraction_of_ceiling_%s' % dtype,
                              value=r['gbs'], unit='GB/s', ceiling=ceil, ceiling_kind=what, fraction=frac,
-                             target=0.90 if gpu else 0.85, size=shape, bytes=r['bytes'],
+                             target=0.90 if gpu else 0.85, fraction_target=0.90 if gpu else 0.85, size=shape,
+                             bytes=r['bytes'],
                              met=(frac is not None and frac >= (0.90 if gpu else 0.85)))
     b.table('simpson: %s inputs, GB/s of samples read against the device\'s ceiling'
             % ('128 MiB (quick)' if b.quick else '>= 1 GiB'),
@@ -222,26 +241,72 @@ def run(b):
                         b.figure(workload='simpson', device=o['id'], name='opencl_vs_cuda_fused_%s' % dtype,
                                  value=ratio, unit='', reference=c['id'], target=0.90, met=ratio >= 0.90)
 
-    # 3. SciPy on the CPU, same samples.
+    _scipy_peer(b, py, large, repeat)
+    _cupy_peer(b, large, fused_runs)
+
+
+def _scipy_peer(b, py, large, repeat):
+    """3. SciPy on the CPU, same samples, beside the cpu backend."""
+    name = 'SciPy simpson() axis by axis'
+    cpu = [d for d in b.devices() if d['id'].startswith('cpu')]
+    if not cpu:
+        b.peer(name, 'skipped: no cpu device in this run')
+        return
     if not py:
-        b.log('simpson: no Python with NumPy and SciPy (bench/run --python, or .venv): SciPy peer skipped')
+        b.peer(name, 'skipped: no Python with NumPy and SciPy (bench/run --python, or .venv)')
         return
     cases = [(s, 'float32', 5) for s, _ in PAPER_SIZES] + [(s, 'float64' if d == 'f64' else 'float32', 2)
                                                            for s, d in large]
-    peer = _peer(py, SCIPY_CODE % {'cases': cases})
-    cpu = [d for d in devs if d['id'].startswith('cpu')]
+    try:
+        peer = _peer(py, SCIPY_CODE % {'cases': cases})
+    except (BenchError, ValueError) as e:
+        b.peer(name, 'failed: %s' % e)
+        return
+    b.peer(name, 'ran (%d cases, %s)' % (len(peer), py))
     rows = []
     for p in peer:
         dt = 'f64' if p['dtype'] == 'float64' else 'f32'
-        ours = None
-        if cpu:
-            try:
-                ours = _run(b, cpu[0], p['shape'], dt, 'fused', repeat)
-            except BenchError as e:
-                b.log('simpson cpu %s: %s' % (p['shape'], e))
+        try:
+            ours = _run(b, cpu[0], p['shape'], dt, 'fused', repeat)
+        except BenchError as e:
+            b.log('simpson cpu %s: %s' % (p['shape'], e))
+            ours = None
         rows.append([p['shape'], dt, 1e3 * p['seconds'], ours and ours['compute_ms'],
                      ours and p['seconds'] * 1e3 / ours['compute_ms'],
                      ours and abs(ours['integral'] - p['value']) / abs(p['value'])])
+        n = dict((shape, count) for shape, count in PAPER_SIZES).get(p['shape'])
+        if n and dt == 'f32':
+            b.point('simpson_time', CHART_TITLE, cpu[0]['id'], 'SciPy simpson() axis by axis', n, 'N (samples)',
+                    1e3 * p['seconds'], 'ms', 'lower', peer=True)
     b.table('simpson: SciPy simpson() axis by axis vs the cpu backend (fused), same samples',
             ['shape', 'dtype', 'SciPy ms', 'hc cpu ms', 'speed-up', 'relative difference'], _rows(rows),
             notes=['SciPy computes f32 input in f32; hc accumulates in f64, hence the f32 differences'])
+
+
+def _cupy_peer(b, large, fused_runs):
+    """4. CuPy's sum(weights * samples) on the large inputs, beside the cuda
+    backend's fused variant measured in table 2."""
+    name = 'CuPy sum(weights * samples)'
+    cuda = b.peer_device(name, 'cuda', ['cupy'])
+    if not cuda:
+        return
+    cases = [[shape, dtype] for shape, dtype in large if (cuda['id'], shape, dtype) in fused_runs]
+    try:
+        peer = b.peers_py({'what': 'simpson', 'xp': 'cupy', 'cases': cases, 'budget': 1.0})
+    except BenchError as e:
+        b.peer(name, 'failed: %s' % e)
+        return
+    b.peer(name, 'ran (%d cases)' % len(peer))
+    rows = []
+    for p in peer:
+        ours = fused_runs[(cuda['id'], p['shape'], p['dtype'])]
+        rows.append([p['shape'], p['dtype'], 1e3 * p['seconds'], p['gbs'], ours['device_ms'], ours['gbs'],
+                     1e3 * p['seconds'] / ours['device_ms'],
+                     abs(ours['integral'] - p['value']) / abs(ours['integral'])])
+    b.table('simpson: CuPy sum(weights * samples) against the cuda backend (fused), large inputs',
+            ['shape', 'dtype', 'CuPy ms', 'CuPy GB/s', '%s device ms' % cuda['id'], '%s GB/s' % cuda['id'],
+             'cuda backend speed-up', 'relative difference'], rows,
+            notes=['CuPy: one elementwise product with a materialised 3-D weight array, then cupy.sum (the product '
+                   'is a temporary as large as the samples), timed with CUDA events; GB/s = bytes of the samples / '
+                   'time, as in table 2; the weights are hc\'s (SciPy\'s rule for an even count of samples); '
+                   'CuPy sums f32 in f32, hc in f64'])
