@@ -9,6 +9,7 @@
  * missing descriptor, are left to the host's loader, which names them). */
 #include <dlfcn.h>
 #include <hc/plugin.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: hc-plugin-scanner PLUGIN.so\n");
     return 2;
   }
+  /* A faulting plugin must kill this process with its signal, which is the
+   * verdict the host reports: undo handlers a runtime may have installed
+   * (AddressSanitizer's turns SIGSEGV into exit status 1). */
+  static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+  for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) signal(fatal[i], SIG_DFL);
   void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!h) return 0; /* the host reports why it cannot be loaded */
   const hc_plugin_descriptor_t *d = dlsym(h, HC_PLUGIN_SYMBOL);
