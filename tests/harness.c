@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -147,6 +148,30 @@ int th_run(const char *cmd, char *out, size_t out_cap, char *err, size_t err_cap
 double th_rel(double a, double b) {
   double d = fabs(b) > 1e-300 ? fabs(b) : 1e-300;
   return fabs(a - b) / d;
+}
+
+int th_dir_empty(const char *path) {
+  DIR *d = opendir(path);
+  if (!d) return 1;
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d)))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+  closedir(d);
+  return n == 0;
+}
+
+void th_expect_usage_error(const char *workload, const char *device, const char *args, const char *needle) {
+  static int count;
+  char out[PATH_MAX + 32], cmd[PATH_MAX * 2 + 2048], err[4096];
+  snprintf(out, sizeof out, "%s/usage-out%d", th_tmpdir(), count++);
+  snprintf(cmd, sizeof cmd, "%s/bin/hcrun --device=%s --workload=%s --output=%s %s", th_build_dir(), device, workload,
+           out, args);
+  int rc = th_run(cmd, NULL, 0, err, sizeof err);
+  if (rc != 2 || !strstr(err, needle)) fprintf(stderr, "%s\n -> exit %d, stderr: %s\n", cmd, rc, err);
+  CU_ASSERT_EQUAL(rc, 2);
+  CU_ASSERT(strstr(err, needle) != NULL);
+  CU_ASSERT(th_dir_empty(out));
 }
 
 int th_main(int argc, char **argv, void (*register_tests)(void)) {

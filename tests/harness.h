@@ -28,6 +28,11 @@ const char *th_tmpdir(void);
 int th_run(const char *cmd, char *out, size_t out_cap, char *err, size_t err_cap);
 /* Relative difference |a-b| / max(|b|, tiny). */
 double th_rel(double a, double b);
+/* 1 when path is missing or holds no entries. */
+int th_dir_empty(const char *path);
+/* `hcrun --device=DEVICE --workload=WORKLOAD --output=DIR ARGS` exits 2,
+ * says needle on stderr and writes nothing to DIR (a fresh directory). */
+void th_expect_usage_error(const char *workload, const char *device, const char *args, const char *needle);
 
 int th_main(int argc, char **argv, void (*register_tests)(void));
 #define TH_MAIN(reg)                                                           \

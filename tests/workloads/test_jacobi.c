@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <dirent.h>
 
 #include "harness.h"
 
@@ -462,31 +461,6 @@ static void test_verify_reference(void) {
 
 /* ------------------------------------------------------------ bad inputs */
 
-static int dir_empty(const char *path) {
-  DIR *d = opendir(path);
-  if (!d) return 1;
-  struct dirent *e;
-  int n = 0;
-  while ((e = readdir(d)))
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-  closedir(d);
-  return n == 0;
-}
-
-/* hcrun with args exits 2, says `needle` on stderr, writes nothing. */
-static void expect_usage_error(const char *device, const char *args, const char *needle) {
-  static int count;
-  char out[512], cmd[2048], err[4096];
-  snprintf(out, sizeof out, "%s/out%d", th_tmpdir(), count++);
-  snprintf(cmd, sizeof cmd, "%s/bin/hcrun --device=%s --workload=jacobi --output=%s %s", th_build_dir(), device, out,
-           args);
-  int rc = th_run(cmd, NULL, 0, err, sizeof err);
-  if (rc != 2 || !strstr(err, needle)) fprintf(stderr, "%s\n -> exit %d, stderr: %s\n", cmd, rc, err);
-  CU_ASSERT_EQUAL(rc, 2);
-  CU_ASSERT(strstr(err, needle) != NULL);
-  CU_ASSERT(dir_empty(out));
-}
-
 static void test_bad_inputs(void) {
   /* A .npy f of the wrong shape. */
   char bad[512], args[1024];
@@ -498,21 +472,21 @@ static void test_bad_inputs(void) {
     hc_device_t *dev = th_device(device_specs[d]);
     if (!dev) continue;
     const char *id = hc_device_name(dev);
-    expect_usage_error(id, "n=2", "n=2");
-    expect_usage_error(id, "n=16x2", "n");
-    expect_usage_error(id, "dim=3 n=8x8", "dim=3");
-    expect_usage_error(id, "tol=-1", "tol=-1");
-    expect_usage_error(id, "block=2048x2048", "block");
-    expect_usage_error(id, "n=9x9x9 block=2x2x2x2", "block");
-    expect_usage_error(id, "init=eigen mode=0", "mode=0");
-    expect_usage_error(id, "init=eigen mode=9 n=9", "mode=9");
-    expect_usage_error(id, "f=nosuch.npy", "f=nosuch.npy");
-    expect_usage_error(id, "f=cosine", "f=cosine");
-    expect_usage_error(id, "f=sin f_mode=computed init=nosuch", "init=nosuch");
+    th_expect_usage_error("jacobi", id, "n=2", "n=2");
+    th_expect_usage_error("jacobi", id, "n=16x2", "n");
+    th_expect_usage_error("jacobi", id, "dim=3 n=8x8", "dim=3");
+    th_expect_usage_error("jacobi", id, "tol=-1", "tol=-1");
+    th_expect_usage_error("jacobi", id, "block=2048x2048", "block");
+    th_expect_usage_error("jacobi", id, "n=9x9x9 block=2x2x2x2", "block");
+    th_expect_usage_error("jacobi", id, "init=eigen mode=0", "mode=0");
+    th_expect_usage_error("jacobi", id, "init=eigen mode=9 n=9", "mode=9");
+    th_expect_usage_error("jacobi", id, "f=nosuch.npy", "f=nosuch.npy");
+    th_expect_usage_error("jacobi", id, "f=cosine", "f=cosine");
+    th_expect_usage_error("jacobi", id, "f=sin f_mode=computed init=nosuch", "init=nosuch");
     snprintf(args, sizeof args, "n=12x10 f=%s", bad);
-    expect_usage_error(id, args, "does not match the grid");
+    th_expect_usage_error("jacobi", id, args, "does not match the grid");
     snprintf(args, sizeof args, "f=%s f_mode=computed", bad);
-    expect_usage_error(id, args, "f_mode=computed");
+    th_expect_usage_error("jacobi", id, args, "f_mode=computed");
     const hc_device_info_t *in = hc_device_info(dev);
     if (in->max_work_group_size && in->max_work_group_size < (1u << 20) && !(in->languages & HC_LANG_BIT(HC_LANG_HOST))) {
       /* A block larger than the device allows. */
@@ -521,7 +495,7 @@ static void test_bad_inputs(void) {
       char b[64];
       snprintf(b, sizeof b, "block=%ux%u", side > 1024 ? 1024 : side, side > 1024 ? side * side / 1024 : side);
       snprintf(args, sizeof args, "n=64 %s", b);
-      expect_usage_error(id, args, "allows at most");
+      th_expect_usage_error("jacobi", id, args, "allows at most");
     }
   }
 }
