@@ -40,12 +40,15 @@ for t in "${targets[@]}"; do
   args=(-max_total_time="$secs" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048
         -artifact_prefix="$art/$name-" -max_len=4096)
   [ -f "tests/fuzz/$name.dict" ] && args+=(-dict="tests/fuzz/$name.dict")
+  seeds=()
+  [ -d "tests/fuzz/corpus/$name" ] && seeds=("tests/fuzz/corpus/$name")
   rc=0
-  "$bin" "${args[@]}" "$work" "tests/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-  corp=$(grep -o 'corp: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  "$bin" "${args[@]}" "$work" "${seeds[@]}" >"$log" 2>&1 || rc=$?
+  # (|| true: a run that died before printing its stats is reported below)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1 || true)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
+  corp=$(grep -o 'corp: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
   if [ $rc -eq 0 ]; then
     result=ok
   else

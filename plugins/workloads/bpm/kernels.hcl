@@ -398,6 +398,11 @@ HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int
     sW[BPM_W + jj] = E[ny + j];
     sW[2 * BPM_W + jj] = E[(long)(nx - 2) * ny + j];
     sW[3 * BPM_W + jj] = E[(long)(nx - 1) * ny + j];
+  } else if (tbc && c == 0) {
+    /* columns past ny: defined values, since a compiler may evaluate the
+     * walls' tbc_eta below for every column before applying `act` (PoCL
+     * does: valgrind saw branches on never-written local memory) */
+    for (int w = 0; w < 6; w++) sW[w * BPM_W + jj] = CMK(0, 0);
   }
   /* pass 1: compose the forward maps of the chunk */
   cplx_t A = CMK(1, 0), B = CMK(0, 0);
@@ -549,8 +554,12 @@ HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int
     HC_GLOBAL const cplx_t *z1 = zc + S + cb;
     cplx_t s0, s1;
     tbc_coeffs(CMUL(lo, etaL), CMUL(lo, etaR), z0[0], z1[0], z0[ny - 1], z1[ny - 1], sW[4], sW[5], &s0, &s1);
-    for (int k = 0; k < BPM_CHUNK; k++)
-      if (k < cnt) d[k] = CSUB(d[k], CADD(CMUL(z0[k0 + k], s0), CMUL(z1[k0 + k], s1)));
+    for (int k = 0; k < BPM_CHUNK; k++) {
+      /* clamped: a compiler may load z0, z1 before testing k < cnt (PoCL
+       * does: valgrind saw reads past zc from the threads past ny) */
+      const int jk = hc_min(k0 + k, ny - 1);
+      if (k < cnt) d[k] = CSUB(d[k], CADD(CMUL(z0[jk], s0), CMUL(z1[jk], s1)));
+    }
   }
 #if BPM_STAGED
   for (int k = 0; k < BPM_CHUNK; k++)
