@@ -18,7 +18,8 @@
  *
  * Properties: never a crash, an out-of-bounds access or a leak (every
  * buffer, kernel and program the stubs hand out is released: they are
- * malloc'd so LeakSanitizer sees any that is not); the pure checks
+ * malloc'd so LeakSanitizer sees any that is not; programs only when the
+ * fake has program_release, else it keeps them); the pure checks
  * (descriptor.h) agree with what the loader does: a descriptor is
  * registered exactly when they find no problem (and its name is not
  * taken, and a backend's init succeeds), otherwise it is listed as
@@ -160,6 +161,13 @@ static void *b_host_ptr(void *d, void *m) { return NULL; }
 static hc_status_t b_build(void *d, hc_language_t lang, const char *src, const char *opt, void **prog) {
   return handle(prog);
 }
+/* program_build of a backend without program_release (optional in the
+ * ABI): such a backend keeps its programs itself, so it hands out one the
+ * core never gives back rather than a malloc'd one nobody could free. */
+static hc_status_t b_build_kept(void *d, hc_language_t lang, const char *src, const char *opt, void **prog) {
+  *prog = &token;
+  return fz_status();
+}
 static void b_prog_release(void *d, void *p) { free(p); }
 static hc_status_t b_kernel(void *d, void *prog, const char *name, void **k) { return handle(k); }
 static hc_status_t b_kernel_host(void *d, hc_host_kernel_fn fn, void **k) { return handle(k); }
@@ -199,6 +207,10 @@ static void fill_backend_ops(hc_backend_ops_t *o) {
   o->size = z < 200   ? (uint32_t)sizeof *o
             : z < 228 ? (uint32_t)offsetof(hc_backend_ops_t, peer_copy)
                       : fz_u32(&in) % (uint32_t)(sizeof *o + 64);
+  /* program_release as the core sees it: dropped, or past o->size */
+  if (o->program_build &&
+      (!o->program_release || o->size < offsetof(hc_backend_ops_t, program_release) + sizeof o->program_release))
+    o->program_build = b_build_kept;
 }
 
 /* ----------------------------------------------------------- workload stubs */
