@@ -309,6 +309,8 @@ static hc_status_t launch_kernel(hc_grid_t *g, const gk_t *k, reduce_out_t *red)
     global[2] = rank == 3 ? (size_t)(k->cnt[0] + HCG_STAGE_CZ - 1) / HCG_STAGE_CZ : 1;
     explicit_local = 1;
   }
+  if (!red && !k->staged && k->lang != HC_LANG_HOST)
+    global[0] = (global[0] + (size_t)k->unroll - 1) / (size_t)k->unroll; /* emit_device_assign's cells per item */
   if (k->staged) g->stats.staged++;
   st = hc_kernel_launch(e->kernel, dims, global, explicit_local ? local : NULL, na, args);
   g->stats.launches++;

@@ -95,7 +95,7 @@ def _methods(dev, dim):
                 ('naive 16x16', 'naive', '16x16', False), ('tiled 16x16', 'tiled', '16x16', False),
                 ('naive 8x32', 'naive', '8x32', False), ('tiled 8x32 (default)', 'tiled', None, False)]
     return [('naive 8x8x8', 'naive', '8x8x8', False), ('tiled 8x8x8', 'tiled', '8x8x8', False),
-            ('tiled, marching 8x32 (default)', 'tiled', None, False)]
+            ('tiled, marching (default block)', 'tiled', None, False)]
 
 
 def _ceiling(b, dev, notes):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs hc's tests and benchmarks on the GPU machine (NVIDIA H100, CUDA 13),
 # from a build made here and carried there (docs/gpu-run.md says how):
-#   bash tests/gpu/run_gpu.sh [tests|sanitize|bench|quickbench|all]
+#   bash tests/gpu/run_gpu.sh [tests|sanitize|bench|quickbench|all] [module,... | test,...]
 # tests: every test program with NVIDIA's OpenCL as the OpenCL platform (the
 # PoCL pass is what CI runs); sanitize: compute-sanitizer over every
 # workload's CUDA kernels and the cuda/opencl overhead benchmarks.
@@ -33,7 +33,14 @@ nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,memory.total --format=c
 if [ "$what" = tests ] || [ "$what" = all ]; then
   # NVIDIA's OpenCL as the only OpenCL platform (otherwise the first OpenCL
   # device there is PoCL's CPU device, which CI already covers).
-  HC_OPENCL_PLATFORM=NVIDIA python3 tests/run.py --build build 2>&1 | tee "$out/tests-nvidia-opencl.txt"
+  # tests [name,name...]: only the test programs whose names contain one of them
+  if [ -n "${2:-}" ]; then
+    for f in ${2//,/ }; do
+      HC_OPENCL_PLATFORM=NVIDIA python3 tests/run.py --build build --filter "$f" 2>&1 | tee -a "$out/tests-nvidia-opencl.txt"
+    done
+  else
+    HC_OPENCL_PLATFORM=NVIDIA python3 tests/run.py --build build 2>&1 | tee "$out/tests-nvidia-opencl.txt"
+  fi
 fi
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
   bash tests/gpu/sanitize.sh 2>&1 | tee "$out/sanitize.txt"
@@ -44,5 +51,22 @@ fi
 if [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = quickbench ]; then
   q=""
   [ "$what" = quickbench ] && q="--quick"
-  HC_OPENCL_PLATFORM=NVIDIA python3 bench/run --build build $q --device=cuda,opencl --out "$out" 2>&1 | tee "$out/bench.txt"
+  # One bench/run per module: a device call that runs out of time still
+  # brings back the modules it finished (bench/merge.py joins the runs).
+  mods=${2:-$(cd bench/workloads && ls *.py | sed 's/\.py$//' | tr '\n' ' ')}
+  # The device tool brings back at most 8 files: each module's JSON, report
+  # and charts travel as one bench-<module>.tgz. HC_GPU_BUDGET_S (seconds
+  # for all modules) stops a module before the call's limit would kill it
+  # with everything unpacked.
+  start=$SECONDS
+  for m in ${mods//,/ }; do
+    left=$(( ${HC_GPU_BUDGET_S:-100000} - (SECONDS - start) ))
+    if [ "$left" -le 30 ]; then echo "[run_gpu] $m: no time left" | tee -a "$out/bench-skipped.txt"; continue; fi
+    mkdir -p "$out/bench-$m"
+    PYTHONUNBUFFERED=1 HC_OPENCL_PLATFORM=NVIDIA timeout "$left" python3 bench/run --build build $q \
+      --device=cuda,opencl --only="$m" --out "$out/bench-$m" > "$out/bench-$m/log.txt" 2>&1
+    echo "[run_gpu] $m: exit $? after $((SECONDS - start)) s" | tee -a "$out/bench-$m/log.txt"
+    tail -3 "$out/bench-$m/log.txt"
+    tar czf "$out/bench-$m.tgz" -C "$out" "bench-$m" && rm -rf "$out/bench-$m"
+  done
 fi

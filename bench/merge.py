@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Merges bench/run results of one machine into one document and report:
+  bench/merge.py OUT.json RUN1.json RUN2.json ...
+
+Why: a GPU session's device calls are limited in length (docs/gpu-run.md),
+so a full run there is several `bench/run --only=...` calls, one module or
+two each. Merging keeps one report per machine: devices and ceilings are
+united (the first run that measured a device's ceilings wins; they are the
+same hardware), tables, figures, peers and errors are concatenated in the
+order the runs are given. Runs of different hosts or of quick and full
+modes are refused: their figures do not belong in one report."""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def merge(docs):
+    if not docs:
+        raise ValueError('nothing to merge')
+    first = docs[0]
+    for d in docs[1:]:
+        for key in ('host', 'quick'):
+            if d.get(key) != first.get(key):
+                raise ValueError('runs differ in %s: %r and %r' % (key, first.get(key), d.get(key)))
+    out = {'host': first['host'], 'date': first['date'], 'quick': first['quick'], 'python': first.get('python'),
+           'merged_from': [d['date'] for d in docs], 'devices': [], 'ceilings': {}, 'tables': [], 'figures': [],
+           'peers': [], 'errors': []}
+    seen = set()
+    for d in docs:
+        for dev in d.get('devices', []):
+            if dev['id'] not in seen:
+                seen.add(dev['id'])
+                out['devices'].append(dev)
+        for dev_id, c in d.get('ceilings', {}).items():
+            if c and not out['ceilings'].get(dev_id):
+                out['ceilings'][dev_id] = c
+        for key in ('tables', 'figures', 'peers', 'errors'):
+            out[key].extend(d.get(key, []))
+    return out
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.stderr.write('usage: bench/merge.py OUT.json RUN.json [RUN.json ...]\n')
+        return 2
+    docs = []
+    for path in argv[2:]:
+        try:
+            with open(path) as f:
+                docs.append(json.load(f))
+        except (OSError, ValueError) as e:
+            sys.stderr.write('bench/merge.py: %s: %s\n' % (path, e))
+            return 2
+    try:
+        doc = merge(docs)
+    except (ValueError, KeyError) as e:
+        sys.stderr.write('bench/merge.py: %s\n' % e)
+        return 2
+    tmp = argv[1] + '.tmp'
+    with open(tmp, 'w') as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, argv[1])
+    import report
+    venv = os.path.join(HERE, '..', '.venv', 'bin', 'python')
+    print(report.write_report(argv[1], [venv, doc.get('python'), sys.executable]))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
