@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Merges bench/run results of one machine into one document and report:
-  bench/merge.py OUT.json RUN1.json RUN2.json ...
+  bench/merge.py [--mixed] OUT.json RUN1.json RUN2.json ...
 
 Why: a GPU session's device calls are limited in length (docs/gpu-run.md),
 so a full run there is several `bench/run --only=...` calls, one module or
 two each. Merging keeps one report per machine: devices and ceilings are
 united (the first run that measured a device's ceilings wins; they are the
 same hardware), tables, figures, peers and errors are concatenated in the
-order the runs are given. Runs of different hosts or of quick and full
-modes are refused: their figures do not belong in one report."""
+order the runs are given. Runs of different hosts are refused, and so are
+quick and full runs together unless --mixed says that is meant (the
+report's header then says the runs were mixed)."""
 import json
 import os
 import sys
@@ -17,15 +18,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
-def merge(docs):
+def merge(docs, mixed=False):
     if not docs:
         raise ValueError('nothing to merge')
     first = docs[0]
     for d in docs[1:]:
-        for key in ('host', 'quick'):
+        for key in ('host',) if mixed else ('host', 'quick'):
             if d.get(key) != first.get(key):
                 raise ValueError('runs differ in %s: %r and %r' % (key, first.get(key), d.get(key)))
-    out = {'host': first['host'], 'date': first['date'], 'quick': first['quick'], 'python': first.get('python'),
+    modes = {bool(d.get('quick')) for d in docs}
+    out = {'host': first['host'], 'date': first['date'], 'quick': 'mixed' if len(modes) > 1 else first['quick'],
+           'python': first.get('python'),
            'merged_from': [d['date'] for d in docs], 'devices': [], 'ceilings': {}, 'tables': [], 'figures': [],
            'peers': [], 'errors': []}
     seen = set()
@@ -43,8 +46,10 @@ def merge(docs):
 
 
 def main(argv):
+    mixed = '--mixed' in argv
+    argv = [a for a in argv if a != '--mixed']
     if len(argv) < 3:
-        sys.stderr.write('usage: bench/merge.py OUT.json RUN.json [RUN.json ...]\n')
+        sys.stderr.write('usage: bench/merge.py [--mixed] OUT.json RUN.json [RUN.json ...]\n')
         return 2
     docs = []
     for path in argv[2:]:
@@ -55,7 +60,7 @@ def main(argv):
             sys.stderr.write('bench/merge.py: %s: %s\n' % (path, e))
             return 2
     try:
-        doc = merge(docs)
+        doc = merge(docs, mixed)
     except (ValueError, KeyError) as e:
         sys.stderr.write('bench/merge.py: %s\n' % e)
         return 2

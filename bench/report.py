@@ -52,11 +52,19 @@ def draw_charts(json_path, base, pythons):
     return [], 'Charts not drawn: no interpreter with matplotlib (tried %s); tables only.' % ', '.join(tried)
 
 
+def _mode(quick):
+    """The run's mode for the header: bench/merge.py --mixed joins quick
+    and full runs and says so."""
+    if quick == 'mixed':
+        return ' (merged quick and full runs: see each table\'s sizes)'
+    return ' (quick run)' if quick else ''
+
+
 def write_markdown(doc, path, charts=(), charts_note=None):
     """The report: ceilings, fraction chart, figures against targets, peers,
     then per workload its charts and tables. charts: draw_charts()'s list."""
     out = ['# hc benchmark report', '',
-           'Host `%s`, %s%s.' % (doc['host'], doc['date'], ' (quick run)' if doc.get('quick') else ''), '']
+           'Host `%s`, %s%s.' % (doc['host'], doc['date'], _mode(doc.get('quick'))), '']
     if doc.get('python'):
         out += ['Peers (NumPy, SciPy, CuPy) ran with `%s`.' % doc['python'], '']
     if charts_note:
