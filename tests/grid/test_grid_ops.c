@@ -561,6 +561,95 @@ static void test_red_black_in_place(void) {
   }
 }
 
+/* Even/odd ranges on expressions that share rows between colours: a
+ * stencil of a stencil of a product (an operand read at both colours of one
+ * row), a computable, a prolongation, and a restriction of a stencil; each
+ * colour equals the whole-box assignment there. Then a red-black sweep in
+ * place whose stencil reads a product with u, against a host sweep. One
+ * kernel per assignment (recompute), so the row evaluator sees it all. */
+static void test_parity_shared_rows(void) {
+  for (uint32_t rank = 1; rank <= 3; rank++)
+    for (size_t c = 0; c < GT_NCFG; c++) {
+      hc_grid_t *g = gt_grid(&gt_cfgs[c], HC_GRID_FUSE_RECOMPUTE);
+      if (!g) continue;
+      hc_device_t *d = hc_grid_device(g);
+      int64_t fs[3] = {rank == 1 ? 33 : 9, 11, 13}, cs[3];
+      for (int i = 0; i < 3; i++) cs[i] = (fs[i] + 1) / 2;
+      double *u, *f, *gg;
+      hc_field_t *F = gt_field(d, HC_F64, rank, fs, NAN, &f), *G = gt_field(d, HC_F64, rank, fs, NAN, &gg);
+      hc_field_t *U = gt_field(d, HC_F64, rank, fs, NAN, &u), *C = gt_field(d, HC_F64, rank, cs, NAN, NULL);
+      hc_field_t *Rf = gt_field(d, HC_F64, rank, fs, 0, NULL), *Hf = gt_field(d, HC_F64, rank, fs, NAN, NULL);
+      hc_field_t *Rc = gt_field(d, HC_F64, rank, cs, 0, NULL), *Hc = gt_field(d, HC_F64, rank, cs, NAN, NULL);
+      hc_gop_t *L = hc_gop_laplacian(g, rank, NULL);
+      hc_gexpr_t *v = hc_gexpr_mul(g, hc_gexpr_dense(g, F), hc_gexpr_dense(g, G));
+      hc_gfunc_t sn = {.size = sizeof(hc_gfunc_t), .kind = HC_GFUNC_SIN, .amplitude = 2, .k = {1, 2, 3}};
+      hc_gexpr_t *ef = hc_gexpr_add(
+          g, hc_gexpr_add(g, hc_gexpr_apply(g, L, hc_gexpr_add(g, hc_gexpr_apply(g, L, v), hc_gexpr_computable(g, &sn))), v),
+          hc_gexpr_apply(g, hc_gop_prolong_linear(g, rank), hc_gexpr_dense(g, C)));
+      hc_gexpr_t *ec = hc_gexpr_apply(g, hc_gop_restrict_fw(g, rank), hc_gexpr_apply(g, L, v));
+      hc_grid_range_t fr = {{2, 3, 2, 0}, {3, 2, 2, 0}, 0, 0}, cr = hc_grid_interior(1);
+      TH_ASSERT_OK(hc_grid_assign(g, Rf, ef, &fr, NULL));
+      TH_ASSERT_OK(hc_grid_assign(g, Rc, ec, &cr, NULL));
+      double *reff = gt_read(Rf), *refc = gt_read(Rc);
+      char what[80];
+      for (uint32_t par = HC_GRID_EVEN; par <= HC_GRID_ODD; par++) {
+        const char *col = par == HC_GRID_EVEN ? "even" : "odd";
+        double *before = gt_read(Hf);
+        fr.parity = cr.parity = par;
+        TH_ASSERT_OK(hc_grid_assign(g, Hf, ef, &fr, NULL));
+        snprintf(what, sizeof what, "Δ(Δ(fg) + sin) + fg + P(c), %s, %uD %s", col, rank, gt_cfgs[c].label);
+        CU_ASSERT_EQUAL(gt_check(what, Hf, reff, before, &fr, 1e-13), 0);
+        free(before);
+        before = gt_read(Hc);
+        TH_ASSERT_OK(hc_grid_assign(g, Hc, ec, &cr, NULL));
+        snprintf(what, sizeof what, "R(Δ(fg)), %s, %uD %s", col, rank, gt_cfgs[c].label);
+        CU_ASSERT_EQUAL(gt_check(what, Hc, refc, before, &cr, 1e-13), 0);
+        free(before);
+      }
+      /* u = u + s (f + Δ(u g)) by colours: the product is read at the
+       * centre (this colour, the cell written) and at the neighbours (the
+       * other colour) */
+      const double s = 0.05;
+      hc_gexpr_t *eu = hc_gexpr_dense(g, U);
+      hc_gexpr_t *sw = hc_gexpr_add(
+          g, eu, hc_gexpr_scale(g, s, hc_gexpr_add(g, hc_gexpr_dense(g, F), hc_gexpr_apply(g, L, hc_gexpr_mul(g, eu, hc_gexpr_dense(g, G))))));
+      int64_t n[3], lo[3], hi[3];
+      gt_ext(rank, fs, n);
+      hc_grid_range_t in = hc_grid_interior(1);
+      gt_box(rank, n, &in, lo, hi);
+      const int ax0 = 3 - (int)rank;
+      for (uint32_t par = HC_GRID_EVEN; par <= HC_GRID_ODD; par++) {
+        in.parity = par;
+        TH_ASSERT_OK(hc_grid_assign(g, U, sw, &in, NULL));
+        for (int64_t i = lo[0]; i < hi[0]; i++)
+          for (int64_t j = lo[1]; j < hi[1]; j++)
+            for (int64_t k = lo[2]; k < hi[2]; k++) {
+              if (!gt_in_box(lo, hi, par, i, j, k)) continue;
+              size_t id = gt_id(n, i, j, k);
+              double lap = -2.0 * rank * u[id] * gg[id];
+              for (int a = ax0; a < 3; a++)
+                for (int o = -1; o <= 1; o += 2) {
+                  int64_t q[3] = {i, j, k};
+                  q[a] += o;
+                  size_t qi = gt_id(n, q[0], q[1], q[2]);
+                  lap += u[qi] * gg[qi];
+                }
+              u[id] += s * (f[id] + lap);
+            }
+      }
+      snprintf(what, sizeof what, "red-black u += s (f + Δ(ug)) %uD %s", rank, gt_cfgs[c].label);
+      CU_ASSERT_EQUAL(gt_check(what, U, u, NULL, NULL, 1e-13), 0);
+      free(reff);
+      free(refc);
+      free(u);
+      free(f);
+      free(gg);
+      hc_field_t *all[] = {F, G, U, C, Rf, Hf, Rc, Hc};
+      for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) hc_field_destroy(all[i]);
+      hc_grid_destroy(g);
+    }
+}
+
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("grid_ops", NULL, NULL);
   CU_ADD_TEST(s, test_arithmetic);
@@ -574,6 +663,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_backends_agree);
   CU_ADD_TEST(s, test_kernel_cache);
   CU_ADD_TEST(s, test_red_black_in_place);
+  CU_ADD_TEST(s, test_parity_shared_rows);
 }
 
 TH_MAIN(register_tests)
