@@ -35,7 +35,7 @@ static size_t host_groups(const jacobi_problem_t *p, const hc_device_info_t *in)
 
 /* Default blocks when none is given. On a device compiling source: rows of
  * 32 contiguous items (one warp-wide coalesced access), 256 per group; a
- * tiled 3-D sweep marches an 8x32 tile (128x2 on a GPU with rows of at
+ * tiled 3-D sweep marches an 8x32 tile (block=2x128 on a GPU with rows of at
  * least 128). On the host, naive: slabs of whole
  * planes; tiled: whole rows, as many as keep three planes of the block in a
  * quarter of the L2 cache, and enough groups for every thread. */
@@ -48,8 +48,8 @@ static void default_block(jacobi_problem_t *p, const hc_device_info_t *in, int h
       p->block[1] = 4;
       p->block[0] = 2;
     } else if (p->dim == 3 && in->type == HC_DEVICE_GPU && p->n[2] - 2 >= 128) {
-      /* The marching tile on a GPU: 128x2 ran 252 GLUP/s at 512^3 f32 on
-       * the H100 against 188 for 32x8 (fewer halo loads and barriers per
+      /* The marching tile on a GPU: block=2x128 ran 252 GLUP/s at 512^3 f32 on
+       * the H100 against 188 for 8x32 (fewer halo loads and barriers per
        * point; bench/workloads/jacobi.py's block table, 2026-11-23); 256
        * items, because NVIDIA's OpenCL refuses 512 for this kernel. */
       p->block[2] = 128;
