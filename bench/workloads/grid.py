@@ -90,7 +90,7 @@ def _paper_table(b, n):
             b.point('grid_lapsum', 'grid: h = Δ(f + g), ms per assignment (auto policy)', dev['id'], label, n, 'n',
                     times.get('auto') and 1e3 * times['auto'], 'ms', 'lower', headline=label != 'row evaluator',
                     plot=False)
-            rows.append([dev['id'], label] + ['%.1f' % (1e3 * times[p]) if p in times else '-' for p in POLICIES] +
+            rows.append([dev['id'], label] + ['%.3g' % (1e3 * times[p]) if p in times else '-' for p in POLICIES] +
                         [chosen, '%.2f' % ratio if ratio else '-'])
             if ratio:
                 b.figure(workload='grid', device=dev['id'], name='fused_over_materialised_%s' % label.replace(' ', '_'),
@@ -115,7 +115,7 @@ def _host_table(b, sizes):
                 t = {}
                 for way in ['compile', 'eval']:
                     t[way] = _t(_gx(b, dev, ['expr=' + expr, 'n=%d' % n, 'host=' + way], iters=3 if b.quick else 5))
-                rows.append([dev['id'], '%d^3' % n, expr, '%.1f' % (1e3 * t['compile']), '%.1f' % (1e3 * t['eval']),
+                rows.append([dev['id'], '%d^3' % n, expr, '%.3g' % (1e3 * t['compile']), '%.3g' % (1e3 * t['eval']),
                              '%.2f' % (t['eval'] / t['compile'])])
     if rows:
         b.table('grid: host kernels, compiled C vs the row evaluator (ms per assignment, f32, auto fuse)',
