@@ -148,7 +148,7 @@ static void run3d_free(run3d_t *s) {
 }
 
 static hc_status_t build_kernels(hc_device_t *dev, const bpm_config_t *c, shape3_t *sh, run3d_t *s) {
-  const bpm_host_kernels_t *hk = &bpm_host3d[c->f64];
+  const bpm_host_kernels_t *hk = &bpm_host[c->f64];
   for (;;) {
     char opts[200];
     snprintf(opts, sizeof opts, "-DBPM_T=%zu -DBPM_CHUNK=%zu -DBPM_LINE=%zu -DBPM_STAGED=%d -DBPM_W=%zu -DBPM_C=%zu",

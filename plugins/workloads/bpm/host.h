@@ -11,7 +11,6 @@ typedef struct {
   hc_host_kernel_fn adi_slow, adi_fast, power3d;    /* 3-D ADI */
 } bpm_host_kernels_t;
 
-extern const bpm_host_kernels_t bpm_host2d[2];
-extern const bpm_host_kernels_t bpm_host3d[2];
+extern const bpm_host_kernels_t bpm_host[2]; /* host_kernels.c */
 
 #endif

@@ -1,31 +1,19 @@
-/* 2-D host kernels, written once for both precisions: host2d.c includes
- * this file with R (real), C (complex) and SUF (name suffix) defined.
- * Argument lists match kernels.hcl one for one. */
-#define BPM_CAT_(a, b) a##b
-#define BPM_CAT(a, b) BPM_CAT_(a, b)
-#define FN(name) BPM_CAT(name, SUF)
-
-static C FN(tbc_eta_)(C edge, C inner) {
-  R m2 = BPM_CAT(creal, RF)(inner) * BPM_CAT(creal, RF)(inner) + BPM_CAT(cimag, RF)(inner) * BPM_CAT(cimag, RF)(inner);
-  if (!(m2 > 0)) return 0;
-  C r = edge / inner;
-  return BPM_CAT(cimag, RF)(r) < 0 ? BPM_CAT(cabs, RF)(r) : r;
-}
+/* 2-D host kernels, written once for both precisions: host_kernels.c
+ * includes this file after host_common_impl.h, with R (real), C (complex),
+ * RF and SUF (name suffix) defined. Argument lists match kernels.hcl one
+ * for one. */
 
 /* Writes |E|^2 of the line as row `row` of the intensity map. */
 static void FN(intensity_row_)(int n, const C *restrict e, R *restrict inten, long row) {
   R *out = inten + (size_t)row * (size_t)n;
-  for (int i = 0; i < n; i++) out[i] = BPM_CAT(creal, RF)(e[i]) * BPM_CAT(creal, RF)(e[i]) + BPM_CAT(cimag, RF)(e[i]) * BPM_CAT(cimag, RF)(e[i]);
+  for (int i = 0; i < n; i++) out[i] = RE(e[i]) * RE(e[i]) + IM(e[i]) * IM(e[i]);
 }
 
-/* Hadley's rank-2 correction: y solved with the plain walls; the walls'
- * extrapolation adds dL e0 e0^T + dR en en^T to the matrix. With z0, z1
- * the plain solves of e0, en (precomputed), x = y - z0 s0 - z1 s1. */
+/* Hadley's rank-2 correction of a whole line in place (tbc_s_ says how):
+ * x = y - z0 s0 - z1 s1, z0 and z1 precomputed. */
 static void FN(tbc_correct_)(int n, C dL, C dR, const C *restrict z0, const C *restrict z1, C *restrict x) {
-  C a11 = 1 + dL * z0[0], a12 = dL * z1[0], a21 = dR * z0[n - 1], a22 = 1 + dR * z1[n - 1];
-  C r1 = dL * x[0], r2 = dR * x[n - 1];
-  C det = a11 * a22 - a12 * a21;
-  C s0 = (r1 * a22 - a12 * r2) / det, s1 = (a11 * r2 - a21 * r1) / det;
+  C s0, s1;
+  FN(tbc_s_)(dL, dR, z0[0], z1[0], z0[n - 1], z1[n - 1], x[0], x[n - 1], &s0, &s1);
   for (int i = 0; i < n; i++) x[i] -= z0[i] * s0 + z1[i] * s1;
 }
 
@@ -136,5 +124,3 @@ static void FN(bpm_rich2d_)(const hc_host_group_t *g, void *const *args) {
   }
   FN(intensity_row_)(n, e, inten, row);
 }
-
-#undef FN

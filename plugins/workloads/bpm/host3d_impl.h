@@ -1,35 +1,16 @@
 /* 3-D host kernels (ADI half-steps and the power by rows), written once
- * for both precisions: host3d.c includes this file with R, C, RF and SUF
- * defined. Argument lists match kernels.hcl. Both half-steps run the
- * recurrence across a block of lines at once, so the inner loops walk
- * contiguous memory (and vectorise): the slow half-step directly (its
- * lines are columns), the fast one through a transposed block of rows. */
-#define BPM_CAT_(a, b) a##b
-#define BPM_CAT(a, b) BPM_CAT_(a, b)
-#define FN(name) BPM_CAT(name, SUF)
-#define RE(z) BPM_CAT(creal, RF)(z)
-#define IM(z) BPM_CAT(cimag, RF)(z)
-
-static C FN(eta3_)(C edge, C inner) {
-  R m2 = RE(inner) * RE(inner) + IM(inner) * IM(inner);
-  if (!(m2 > 0)) return 0;
-  C r = edge / inner;
-  return IM(r) < 0 ? BPM_CAT(cabs, RF)(r) : r;
-}
-
-/* s0, s1 of Hadley's rank-2 correction (see host2d_impl.h). */
-static void FN(tbc_s_)(C dL, C dR, C z00, C z10, C z0n, C z1n, C y0, C yn, C *s0, C *s1) {
-  C a11 = 1 + dL * z00, a12 = dL * z10, a21 = dR * z0n, a22 = 1 + dR * z1n;
-  C r1 = dL * y0, r2 = dR * yn, det = a11 * a22 - a12 * a21;
-  *s0 = (r1 * a22 - a12 * r2) / det;
-  *s1 = (a11 * r2 - a21 * r1) / det;
-}
+ * for both precisions: host_kernels.c includes this file after
+ * host_common_impl.h, with R, C, RF and SUF defined. Argument lists match
+ * kernels.hcl. Both half-steps run the recurrence across a block of lines
+ * at once, so the inner loops walk contiguous memory (and vectorise): the
+ * slow half-step directly (its lines are columns), the fast one through a
+ * transposed block of rows. */
 
 /* Explicit part at (i, j) with the neighbours em, ep along the other axis
  * (has_m/has_p: inside the window; else Hadley's ghost or 0). */
 static inline C FN(rhs3_)(C r, C be, C e, C em, C ep, int has_m, int has_p, int tbc) {
-  if (!has_m) em = tbc ? FN(eta3_)(e, ep) * e : 0;
-  if (!has_p) ep = tbc ? FN(eta3_)(e, em) * e : 0;
+  if (!has_m) em = tbc ? FN(tbc_eta_)(e, ep) * e : 0;
+  if (!has_p) ep = tbc ? FN(tbc_eta_)(e, em) * e : 0;
   return r * e + be * (em + ep);
 }
 
@@ -89,7 +70,7 @@ static void FN(bpm_adi_slow_)(const hc_host_group_t *g, void *const *args) {
   if (tbc)
     for (long j = j0; j < j1; j++) {
       size_t b0 = percol ? (size_t)j : 0, bn = percol ? (size_t)((nx - 1) * ny + j) : (size_t)(nx - 1);
-      C etaL = FN(eta3_)(E[j], E[ny + j]), etaR = FN(eta3_)(E[(nx - 1) * ny + j], E[(nx - 2) * ny + j]);
+      C etaL = FN(tbc_eta_)(E[j], E[ny + j]), etaR = FN(tbc_eta_)(E[(nx - 1) * ny + j], E[(nx - 2) * ny + j]);
       C s0, s1;
       FN(tbc_s_)(lo * etaL, lo * etaR, zc[b0], zc[S + b0], zc[bn], zc[S + bn], Eout[j], Eout[(nx - 1) * ny + j], &s0, &s1);
       for (long i = 0; i < nx; i++) {
@@ -162,7 +143,7 @@ static void FN(bpm_adi_fast_)(const hc_host_group_t *g, void *const *args) {
       if (tbc) {
         const C *er = E + i * ny;
         size_t cb = percol ? (size_t)(i * ny) : 0;
-        C etaL = FN(eta3_)(er[0], er[1]), etaR = FN(eta3_)(er[ny - 1], er[ny - 2]);
+        C etaL = FN(tbc_eta_)(er[0], er[1]), etaR = FN(tbc_eta_)(er[ny - 1], er[ny - 2]);
         C s0, s1;
         FN(tbc_s_)(lo * etaL, lo * etaR, zc[cb], zc[S + cb], zc[cb + ny - 1], zc[S + cb + ny - 1], D[r],
                    D[(size_t)(ny - 1) * NR + r], &s0, &s1);
@@ -195,7 +176,3 @@ static void FN(bpm_power3d_)(const hc_host_group_t *g, void *const *args) {
     partial[(save * nx + i) * 2 + 1] = (R)b;
   }
 }
-
-#undef FN
-#undef RE
-#undef IM

@@ -118,7 +118,7 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
     chunk = chunk <= 8 ? 8 : (chunk + 3) / 4 * 4;
     char opts[96];
     snprintf(opts, sizeof opts, "-DBPM_T=%zu -DBPM_CHUNK=%zu", T, chunk);
-    const bpm_host_kernels_t *hk = &bpm_host2d[f64];
+    const bpm_host_kernels_t *hk = &bpm_host[f64];
     if ((st = bpm_kernel(dev, f64, rich ? "bpm_rich2d" : "bpm_march2d", rich ? hk->rich2d : hk->march2d, opts, &s.k)) !=
         HC_OK)
       goto out;
