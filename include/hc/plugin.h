@@ -191,6 +191,18 @@ typedef struct hc_workload_ops {
   hc_status_t (*run)(hc_job_t *job);
 } hc_workload_ops_t;
 
+/* The schema fields of a hc_workload_ops_t initializer from static arrays
+ * (counts from the arrays themselves, so they cannot disagree):
+ *   static const hc_workload_ops_t ops = {
+ *       .size = sizeof(hc_workload_ops_t), .languages = ...,
+ *       HC_WORKLOAD_PARAMS(params), HC_WORKLOAD_PORTS(inputs, outputs),
+ *       .run = my_run};
+ * HC_WORKLOAD_OUTPUTS(outputs) for a workload without inputs. */
+#define HC_ARRAY_COUNT_(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
+#define HC_WORKLOAD_PARAMS(P) .param_spec_size = sizeof(hc_param_spec_t), .nparams = HC_ARRAY_COUNT_(P), .params = (P)
+#define HC_WORKLOAD_OUTPUTS(O) .port_spec_size = sizeof(hc_port_spec_t), .noutputs = HC_ARRAY_COUNT_(O), .outputs = (O)
+#define HC_WORKLOAD_PORTS(I, O) HC_WORKLOAD_OUTPUTS(O), .ninputs = HC_ARRAY_COUNT_(I), .inputs = (I)
+
 /* ---- what a workload's run() calls ---- */
 hc_device_t *hc_job_device(const hc_job_t *job);
 hc_context_t *hc_job_context(const hc_job_t *job);

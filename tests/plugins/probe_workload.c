@@ -63,12 +63,8 @@ static hc_status_t probe_run(hc_job_t *job) {
 static const hc_workload_ops_t probe_ops = {
     .size = sizeof(hc_workload_ops_t),
     .languages = HC_LANG_BIT(HC_LANG_HOST),
-    .param_spec_size = sizeof(hc_param_spec_t),
-    .nparams = sizeof params / sizeof params[0],
-    .params = params,
-    .port_spec_size = sizeof(hc_port_spec_t),
-    .noutputs = 1,
-    .outputs = outputs,
+    HC_WORKLOAD_PARAMS(params),
+    HC_WORKLOAD_OUTPUTS(outputs),
     .run = probe_run,
 };
 

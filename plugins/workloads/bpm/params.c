@@ -89,18 +89,11 @@ static hc_status_t bpm_describe_output(const hc_job_t *job, const char *port, hc
   return HC_OK;
 }
 
-#define BPM_COUNT_(a) (uint32_t)(sizeof a / sizeof a[0])
 const hc_workload_ops_t bpm_ops = {
     .size = sizeof(hc_workload_ops_t),
     .languages = HC_LANG_BIT(HC_LANG_HOST) | HC_LANG_BIT(HC_LANG_OPENCL_C) | HC_LANG_BIT(HC_LANG_CUDA_C),
-    .param_spec_size = sizeof(hc_param_spec_t),
-    .nparams = BPM_COUNT_(bpm_params),
-    .params = bpm_params,
-    .port_spec_size = sizeof(hc_port_spec_t),
-    .ninputs = BPM_COUNT_(bpm_inputs),
-    .inputs = bpm_inputs,
-    .noutputs = BPM_COUNT_(bpm_outputs),
-    .outputs = bpm_outputs,
+    HC_WORKLOAD_PARAMS(bpm_params),
+    HC_WORKLOAD_PORTS(bpm_inputs, bpm_outputs),
     .check = bpm_check,
     .describe_output = bpm_describe_output,
     .run = bpm_run,

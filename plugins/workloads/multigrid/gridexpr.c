@@ -268,12 +268,8 @@ out:
 static const hc_workload_ops_t gx_ops = {
     .size = sizeof(hc_workload_ops_t),
     .languages = HC_LANG_BIT(HC_LANG_HOST) | HC_LANG_BIT(HC_LANG_OPENCL_C) | HC_LANG_BIT(HC_LANG_CUDA_C),
-    .param_spec_size = sizeof(hc_param_spec_t),
-    .nparams = sizeof params / sizeof params[0],
-    .params = params,
-    .port_spec_size = sizeof(hc_port_spec_t),
-    .noutputs = 1,
-    .outputs = outputs,
+    HC_WORKLOAD_PARAMS(params),
+    HC_WORKLOAD_OUTPUTS(outputs),
     .check = gx_check,
     .run = gx_run,
 };
