@@ -18,10 +18,10 @@ const char *hc__dialect_prelude(hc_language_t lang) {
   return lang == HC_LANG_OPENCL_C ? prelude_opencl : lang == HC_LANG_CUDA_C ? prelude_cuda : "";
 }
 
-/* Finds or builds the program for (lang, source, options); takes a ref. */
-static hc_status_t get_program(hc_device_t *d, hc_language_t lang, const char *source,
-                               const char *options, hc__program_t **out) {
-  const char *prelude = hc__dialect_prelude(lang);
+/* Finds or builds the program for (lang, prelude + source, options);
+ * takes a ref. */
+static hc_status_t get_program_with(hc_device_t *d, hc_language_t lang, const char *prelude, const char *source,
+                                    const char *options, hc__program_t **out) {
   const void *parts[4] = {hc_language_name(lang), prelude, source, options ? options : ""};
   size_t sizes[4] = {0, 0, 0, 0};
   char key[33];
@@ -62,6 +62,28 @@ static hc_status_t get_program(hc_device_t *d, hc_language_t lang, const char *s
   *out = p;
   pthread_mutex_unlock(&d->lock);
   return HC_OK;
+}
+
+/* get_program_with, with the extra options of the environment. */
+static hc_status_t get_program(hc_device_t *d, hc_language_t lang, const char *source,
+                               const char *options, hc__program_t **out) {
+  const char *prelude = hc__dialect_prelude(lang);
+  /* HC_KERNEL_OPTIONS is appended to every source kernel's options, so a
+   * tuning experiment (a -D a kernel reads with #ifndef) needs no rebuild
+   * of hc; it is part of the cache key like the options themselves. */
+  const char *extra = getenv("HC_KERNEL_OPTIONS");
+  char *joined = NULL;
+  if (extra && *extra) {
+    size_t ol = options ? strlen(options) : 0, el = strlen(extra);
+    if (!(joined = malloc(ol + el + 2))) return hc_error(HC_ERR_NO_MEMORY, "building a kernel: out of memory");
+    memcpy(joined, options ? options : "", ol);
+    joined[ol] = ' ';
+    memcpy(joined + ol + 1, extra, el + 1);
+    options = joined;
+  }
+  hc_status_t st = get_program_with(d, lang, prelude, source, options, out);
+  free(joined);
+  return st;
 }
 
 static void put_program(hc_device_t *d, hc__program_t *p) {

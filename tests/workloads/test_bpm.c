@@ -295,6 +295,11 @@ static void test_devices_agree(void) {
       {"n=100 Lz=2 solver=richardson order=4 bc=absorbing launch=gauss tilt=3 dtype=c128", 1e-9},
       {"dim=3 n=48x40 Lz=2 profile=slab bc=transparent launch=gauss tilt=5,-5 dtype=c128", 1e-11},
       {"dim=3 n=48x40 Lz=2 bc=absorbing launch=gauss offset=1,1 dtype=c64", 2e-5},
+      /* lines that do not fill the work-groups: x-lines in 8 chunks of 5
+       * rows (the last holds 2) and columns past ny; y-lines of 8 threads
+       * x 4 unknowns (the last holds 1) */
+      {"dim=3 n=37x29 Lz=1 profile=slab bc=transparent launch=gauss tilt=5,-5 tile=4x8 group=8 dtype=c128", 1e-11},
+      {"dim=3 n=37x29 Lz=1 bc=absorbing launch=gauss offset=1,1 tile=8x16 group=8 dtype=c64", 2e-5},
   };
   hc_device_t *cpu = th_device("cpu");
   if (!cpu) return;

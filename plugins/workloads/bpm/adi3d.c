@@ -17,7 +17,7 @@ static size_t pow2_floor(size_t v) {
 }
 
 typedef struct {
-  size_t T, chunk, line, W, C, Tp; /* fast: T threads x chunk; slow: W x C; power: Tp */
+  size_t T, chunk, line, W, C, xchunk, Tp; /* fast: T threads x chunk; slow: W x C chunks of xchunk; power: Tp */
   int staged;
 } shape3_t;
 
@@ -29,9 +29,10 @@ static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info)
   size_t maxg = info->max_work_group_size ? info->max_work_group_size : 256;
   size_t budget = info->local_mem_bytes ? info->local_mem_bytes : 49152;
   if (budget > 49152) budget = 49152;
+  /* y-lines: about 16 unknowns a thread (fewer threads, fewer scan steps) */
   if (c->group > 0) s.T = pow2_floor((size_t)c->group);
   else
-    for (s.T = 32; s.T < 256 && (int64_t)s.T * 8 < c->ny;) s.T <<= 1;
+    for (s.T = 32; s.T < 256 && (int64_t)s.T * 16 < c->ny;) s.T <<= 1;
   while (s.T > maxg) s.T >>= 1;
   /* stage the row in local memory if it fits, with fewer threads (and
    * more unknowns each, down to 64 threads) if that makes it fit */
@@ -44,28 +45,37 @@ static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info)
   }
   if (!s.staged) {
     if (c->group <= 0)
-      for (s.T = 32; s.T < 256 && (int64_t)s.T * 8 < c->ny;) s.T <<= 1;
+      for (s.T = 32; s.T < 256 && (int64_t)s.T * 16 < c->ny;) s.T <<= 1;
     while (s.T > maxg) s.T >>= 1;
     s.chunk = ((size_t)c->ny + s.T - 1) / s.T;
     s.line = 1;
   }
-  /* x-lines: chunks of about 32 rows, up to 64 chunks, and as many
+  /* x-lines: a thread holds a chunk of at most 32 rows (16 in c128) in
+   * registers, C chunks (a power of two) per column, and as many
    * neighbouring columns as make 512 threads (at most 32: a row segment
    * of 32 values is one 256-byte transaction in c64) */
-  for (s.C = 1; s.C < 64 && (int64_t)s.C * 32 < c->nx;) s.C <<= 1;
+  const size_t mmax = c->f64 ? 16 : 32;
+  for (s.C = 1; s.C < maxg && s.C * mmax < (size_t)c->nx;) s.C <<= 1;
   s.W = 512 / s.C < 32 ? 512 / s.C : 32;
   if (s.W < 1) s.W = 1;
   if (c->tile_w > 0) s.W = (size_t)c->tile_w, s.C = (size_t)c->tile_c;
   while (s.W * s.C > maxg && s.W > 1) s.W >>= 1;
   while (s.W * s.C > maxg && s.C > 1) s.C >>= 1;
-  while ((4 * s.C * s.W + 6 * s.W) * cs > budget && s.W > 1) s.W >>= 1;
+  while ((4 * s.C * s.W + 6 * s.W) * cs > budget && s.W * s.C > 1) {
+    if (s.W > 1) s.W >>= 1;
+    else s.C >>= 1;
+  }
+  s.xchunk = ((size_t)c->nx + s.C - 1) / s.C;
   s.Tp = s.T;
   return s;
 }
 
 /* Coefficients of the x-lines (one per column j, or one line when the
  * medium is uniform) and y-lines, laid out as the kernels read them:
- * fac = [inv | cp], zc = [z0 | z1], per node (i ny + j) or per position. */
+ * fac = [inv | cp], zc = [z0 | z1], per node (i ny + j) or per position;
+ * the y-lines' thread-major for a device kernel of yT threads x ym unknowns
+ * (position j at (j % ym) yT + j / ym of a line padded to yT ym), natural
+ * for the host kernels (yT = 0). */
 typedef struct {
   double complex *rr_x, *rr_y, *fac_x, *fac_y, *zc_x, *zc_y;
   size_t nrr, nfx, nfy; /* elements of rr, and of each half of fac_x, fac_y */
@@ -76,17 +86,18 @@ static void coef3_free(coef3_t *k) {
 }
 
 static hc_status_t build_coef3(const bpm_config_t *c, const bpm_problem_t *p, int percol, const bpm_axis_t *ax,
-                               const bpm_axis_t *ay, coef3_t *k) {
+                               const bpm_axis_t *ay, size_t yT, size_t ym, coef3_t *k) {
   const int64_t nx = c->nx, ny = c->ny, mx = nx > ny ? nx : ny;
+  const size_t ly = yT ? yT * ym : (size_t)ny; /* one y-line's length as stored */
   const int tbc = c->bc == BPM_BC_TRANSPARENT;
   memset(k, 0, sizeof *k);
   k->nrr = percol ? (size_t)(nx * ny) : 1;
   k->nfx = percol ? (size_t)(nx * ny) : (size_t)nx;
-  k->nfy = percol ? (size_t)(nx * ny) : (size_t)ny;
+  k->nfy = percol ? (size_t)nx * ly : ly;
   k->rr_x = malloc(k->nrr * sizeof *k->rr_x);
   k->rr_y = malloc(k->nrr * sizeof *k->rr_y);
   k->fac_x = malloc(2 * k->nfx * sizeof *k->fac_x);
-  k->fac_y = malloc(2 * k->nfy * sizeof *k->fac_y);
+  k->fac_y = calloc(2 * k->nfy, sizeof *k->fac_y);
   k->zc_x = calloc(tbc ? 2 * k->nfx : 1, sizeof *k->zc_x);
   k->zc_y = calloc(tbc ? 2 * k->nfy : 1, sizeof *k->zc_y);
   double complex *cp = malloc((size_t)mx * sizeof *cp), *inv = malloc((size_t)mx * sizeof *inv),
@@ -125,7 +136,7 @@ static hc_status_t build_coef3(const bpm_config_t *c, const bpm_problem_t *p, in
       bpm_solve_line(ay, ny, cp, inv, z + ny, z + ny);
     }
     for (int64_t j = 0; j < ny; j++) {
-      size_t o = percol ? (size_t)(i * ny + j) : (size_t)j;
+      size_t o = (percol ? (size_t)i * ly : 0) + (yT ? (size_t)j % ym * yT + (size_t)j / ym : (size_t)j);
       k->fac_y[o] = inv[j], k->fac_y[k->nfy + o] = cp[j];
       if (tbc) k->zc_y[o] = z[j], k->zc_y[k->nfy + o] = z[ny + j];
     }
@@ -150,9 +161,11 @@ static void run3d_free(run3d_t *s) {
 static hc_status_t build_kernels(hc_device_t *dev, const bpm_config_t *c, shape3_t *sh, run3d_t *s) {
   const bpm_host_kernels_t *hk = &bpm_host[c->f64];
   for (;;) {
-    char opts[200];
-    snprintf(opts, sizeof opts, "-DBPM_T=%zu -DBPM_CHUNK=%zu -DBPM_LINE=%zu -DBPM_STAGED=%d -DBPM_W=%zu -DBPM_C=%zu",
-             sh->T, sh->chunk, sh->line, sh->staged, sh->W, sh->C);
+    char opts[240];
+    snprintf(opts, sizeof opts,
+             "-DBPM_T=%zu -DBPM_CHUNK=%zu -DBPM_LINE=%zu -DBPM_STAGED=%d -DBPM_W=%zu -DBPM_C=%zu -DBPM_XCHUNK=%zu "
+             "-DBPM_PRAGMA_UNROLL=%d",
+             sh->T, sh->chunk, sh->line, sh->staged, sh->W, sh->C, sh->xchunk, hc_device_info(dev)->type == HC_DEVICE_GPU);
     hc_status_t st;
     if ((st = bpm_kernel(dev, c->f64, "bpm_adi_slow", hk->adi_slow, opts, &s->slow)) != HC_OK) return st;
     if ((st = bpm_kernel(dev, c->f64, "bpm_adi_fast", hk->adi_fast, opts, &s->fast)) != HC_OK) return st;
@@ -171,6 +184,7 @@ static hc_status_t build_kernels(hc_device_t *dev, const bpm_config_t *c, shape3
     if (!fits_slow) {
       if (sh->W > 1) sh->W >>= 1;
       else if (sh->C > 1) sh->C >>= 1;
+      sh->xchunk = ((size_t)c->nx + sh->C - 1) / sh->C;
     }
     if (sh->T <= 1 && sh->W * sh->C <= 1) return hc_error(HC_ERR_UNSUPPORTED, "bpm: the device takes no work-group size");
   }
@@ -193,7 +207,10 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   if ((st = hc_device_check_memory(dev, bytes, "bpm's 3-D field, scratch and coefficients")) != HC_OK) return st;
 
   const bpm_axis_t ax = bpm_axis(c, c->hx, 0.5), ay = bpm_axis(c, c->hy, 0.5);
-  if ((st = build_coef3(c, p, percol, &ax, &ay, &k)) != HC_OK) return st;
+  shape3_t sh = pick_shapes(c, info);
+  if ((st = build_kernels(dev, c, &sh, &s)) != HC_OK) goto out;
+  const int host = hc_kernel_language(s.fast) == HC_LANG_HOST;
+  if ((st = build_coef3(c, p, percol, &ax, &ay, host ? 0 : sh.T, sh.chunk, &k)) != HC_OK) goto out;
   int64_t shape[2] = {c->nx, c->ny};
   if ((st = hc_field_create(dev, f64 ? HC_C128 : HC_C64, 2, shape, &res->field)) != HC_OK) goto out;
   if ((st = hc_field_create(dev, f64 ? HC_C128 : HC_C64, 2, shape, &s.scratch)) != HC_OK) goto out;
@@ -220,13 +237,10 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   }
   if ((st = hc_buffer_create(dev, (size_t)(c->nsaved * c->nx) * 2 * rs, &s.partial)) != HC_OK) goto out;
 
-  shape3_t sh = pick_shapes(c, info);
-  if ((st = build_kernels(dev, c, &sh, &s)) != HC_OK) goto out;
-  const int host = hc_kernel_language(s.fast) == HC_LANG_HOST;
   if (!host)
-    hc_job_note(job, "ADI line solvers: x-lines %zu columns x %zu chunks per work-group; y-lines %zu threads x %zu "
-                     "unknowns per row%s",
-                sh.W, sh.C, sh.T, sh.chunk, sh.staged ? " (staged in local memory)" : "");
+    hc_job_note(job, "ADI line solvers: x-lines %zu columns x %zu chunks of %zu rows per work-group; y-lines %zu "
+                     "threads x %zu unknowns per row%s",
+                sh.W, sh.C, sh.xchunk, sh.T, sh.chunk, sh.staged ? " (staged in local memory)" : "");
 
   const int nxi = (int)c->nx, nyi = (int)c->ny, runi = !percol;
   const double lx_d[2] = {creal(ax.lo), cimag(ax.lo)}, ly_d[2] = {creal(ay.lo), cimag(ay.lo)};

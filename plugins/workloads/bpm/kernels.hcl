@@ -9,7 +9,7 @@
  *   -DBPM_LINE=<n>    row length staged in local memory (bpm_adi_fast);
  *                     -DBPM_STAGED=0 when a row does not fit
  *   -DBPM_W=<n>, -DBPM_C=<n>  columns per work-group and chunks per column
- *                     (bpm_adi_slow)
+ *                     (bpm_adi_slow); -DBPM_XCHUNK=<m> rows per chunk
  *
  * The line solvers use Thomas' factors precomputed on the host (the matrix
  * does not change along z): the forward sweep d'_k = inv_k (b_k - lo d'_k-1)
@@ -54,15 +54,6 @@ typedef float2 cplx_t;
 #endif
 #ifndef BPM_C
 #define BPM_C 1
-#endif
-
-/* Unrolling hint for the x-line passes (loads independent of the
- * recurrence get in flight together); NVRTC honours it, other compilers
- * unroll by their own judgement and would only warn. */
-#ifdef HC_CUDA
-#define BPM_UNROLL4 _Pragma("unroll 4")
-#else
-#define BPM_UNROLL4
 #endif
 
 /* a*b + c, complex */
@@ -365,18 +356,34 @@ HC_INLINE cplx_t adi_rhs(cplx_t r, cplx_t be, cplx_t e, cplx_t em, cplx_t ep, in
 HC_INLINE cplx_t rhs_slow(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr, int runi, cplx_t be, int ny, long i,
                           long j, int tbc) {
   long o = i * ny + j;
-  cplx_t e = E[o];
-  cplx_t em = j > 0 ? E[o - 1] : e, ep = j + 1 < ny ? E[o + 1] : e;
+  /* neighbours by index, not by a guarded load: a load the compiler
+   * evaluates ahead of its guard stays inside the field */
+  cplx_t e = E[o], em = E[j > 0 ? o - 1 : o], ep = E[j + 1 < ny ? o + 1 : o];
   return adi_rhs(runi ? rr[0] : rr[o], be, e, em, ep, j > 0, j + 1 < ny, tbc);
 }
 
 /* Lines along x (the slow axis, stride ny): a work-group holds BPM_W
- * neighbouring columns (coalesced rows of BPM_W values) split into BPM_C chunks
- * of rows; each thread re-reads its chunk in three passes (compose, apply
- * forward, apply backward; the middle pass leaves d' in Eout), so no line
- * needs to fit anywhere but in the caches (the loads of a pass do not
- * depend on its recurrence: unrolled, several are in flight). Launch: global (ceil(ny/BPM_W) BPM_W,
- * BPM_C), local (BPM_W, BPM_C). */
+ * neighbouring columns (coalesced rows of BPM_W values), each split into
+ * BPM_C chunks of BPM_XCHUNK rows; a thread holds its chunk's RHS in
+ * registers from one pass of loads (all independent of the recurrence, so
+ * they are in flight together), solves it there and writes it once: the
+ * field is read and written once per half-step. Launch: global
+ * (ceil(ny/BPM_W) BPM_W, BPM_C), local (BPM_W, BPM_C). */
+#ifndef BPM_XCHUNK
+#define BPM_XCHUNK 1
+#endif
+/* d[] stays in registers only if every loop over it is unrolled (nvcc
+ * left the 32-row chunk on the stack without the hint). OpenCL GPUs get
+ * the hint too (-DBPM_PRAGMA_UNROLL=1); PoCL 3's compiler corrupts its
+ * heap on it, so CPU devices go without. */
+#ifndef BPM_PRAGMA_UNROLL
+#define BPM_PRAGMA_UNROLL 0
+#endif
+#if defined(HC_CUDA) || BPM_PRAGMA_UNROLL
+#define BPM_UNROLL _Pragma("unroll")
+#else
+#define BPM_UNROLL
+#endif
 #define IDXS(p, cc) ((((p) * BPM_C) + (cc)) * BPM_W + jj)
 HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int percol, const int runi,
                             const real_t lo_r, const real_t lo_i, const real_t be_r, const real_t be_i,
@@ -387,8 +394,8 @@ HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int
   const int jj = (int)hc_local_id(0), c = (int)hc_local_id(1);
   const long j = hc_group_id(0) * BPM_W + jj;
   const int act = j < ny;
-  const int m = (nx + BPM_C - 1) / BPM_C, k0 = c * m;
-  const int cnt = act ? hc_max(0, hc_min(m, nx - k0)) : 0;
+  const int k0 = c * BPM_XCHUNK;
+  const int cnt = act ? hc_max(0, hc_min(BPM_XCHUNK, nx - k0)) : 0;
   const long S = percol ? (long)nx * ny : (long)nx;
   const cplx_t lo = CMK(lo_r, lo_i), nlo = CMK(-lo_r, -lo_i), be = CMK(be_r, be_i);
   HC_GLOBAL const cplx_t *inv = fac;
@@ -404,44 +411,62 @@ HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int
      * does: valgrind saw branches on never-written local memory) */
     for (int w = 0; w < 6; w++) sW[w * BPM_W + jj] = CMK(0, 0);
   }
-  /* pass 1: compose the forward maps of the chunk */
+  /* clamped row and column: past the field, loads stay inside it */
+  const long jc = act ? j : ny - 1;
+  cplx_t d[BPM_XCHUNK];
+  BPM_UNROLL
+  for (int k = 0; k < BPM_XCHUNK; k++)
+    d[k] = k < cnt ? rhs_slow(E, rr, runi, be, ny, hc_min(k0 + k, nx - 1), jc, tbc) : CMK(0, 0);
+  /* compose the forward maps of the chunk, d <- inv d on the way */
   cplx_t A = CMK(1, 0), B = CMK(0, 0);
-  BPM_UNROLL4
-  for (int k = 0; k < cnt; k++) {
-    long i = k0 + k;
-    cplx_t iv = inv[percol ? i * ny + j : i];
-    cplx_t Ak = CMUL(nlo, iv);
-    B = cfma(Ak, B, CMUL(iv, rhs_slow(E, rr, runi, be, ny, i, j, tbc)));
-    A = CMUL(Ak, A);
+  BPM_UNROLL
+  for (int k = 0; k < BPM_XCHUNK; k++) {
+    if (k < cnt) {
+      const long i = k0 + k;
+      cplx_t iv = inv[percol ? i * ny + jc : i];
+      cplx_t Ak = CMUL(nlo, iv);
+      d[k] = CMUL(iv, d[k]);
+      B = cfma(Ak, B, d[k]);
+      A = CMUL(Ak, A);
+    }
   }
   int pin;
   BPM_SCAN(sA, sB, IDXS, BPM_C, c, A, B, 1, pin);
   cplx_t prev = c > 0 ? sB[IDXS(pin, c - 1)] : CMK(0, 0);
   HC_BARRIER();
-  /* pass 2: d' into Eout, composing the back substitution on the way */
+  BPM_UNROLL
+  for (int k = 0; k < BPM_XCHUNK; k++) {
+    if (k < cnt) {
+      const long i = k0 + k;
+      prev = cfma(CMUL(nlo, inv[percol ? i * ny + jc : i]), prev, d[k]);
+      d[k] = prev; /* d'_k */
+    }
+  }
+  /* compose the back substitution x_k = d'_k - cp_k x_k+1 from the end */
   cplx_t P = CMK(1, 0), Q = CMK(0, 0);
-  BPM_UNROLL4
-  for (int k = 0; k < cnt; k++) {
-    long i = k0 + k, ci = percol ? i * ny + j : i;
-    cplx_t iv = inv[ci];
-    prev = cfma(CMUL(nlo, iv), prev, CMUL(iv, rhs_slow(E, rr, runi, be, ny, i, j, tbc)));
-    Eout[i * ny + j] = prev;
-    Q = cfma(P, prev, Q);
-    cplx_t c1 = cp[ci];
-    P = CMUL(P, CMK(-c1.x, -c1.y));
+  BPM_UNROLL
+  for (int k = BPM_XCHUNK - 1; k >= 0; k--) {
+    if (k < cnt) {
+      const long i = k0 + k;
+      cplx_t c1 = cp[percol ? i * ny + jc : i];
+      cplx_t Pk = CMK(-c1.x, -c1.y);
+      Q = cfma(Pk, Q, d[k]);
+      P = CMUL(Pk, P);
+    }
   }
   BPM_SCAN(sA, sB, IDXS, BPM_C, c, P, Q, -1, pin);
   cplx_t next = c + 1 < BPM_C ? sB[IDXS(pin, c + 1)] : CMK(0, 0);
-  /* pass 3: back substitution */
-  BPM_UNROLL4
-  for (int k = cnt - 1; k >= 0; k--) {
-    long i = k0 + k, o = i * ny + j;
-    next = CSUB(Eout[o], CMUL(cp[percol ? o : i], next));
-    Eout[o] = next;
-    if (i == nx - 1) sW[5 * BPM_W + jj] = next;
+  BPM_UNROLL
+  for (int k = BPM_XCHUNK - 1; k >= 0; k--) {
+    if (k < cnt) {
+      const long i = k0 + k;
+      next = CSUB(d[k], CMUL(cp[percol ? i * ny + jc : i], next));
+      d[k] = next;
+      if (i == nx - 1) sW[5 * BPM_W + jj] = next;
+    }
   }
   if (tbc) {
-    if (c == 0 && act) sW[4 * BPM_W + jj] = next; /* x at row 0 */
+    if (c == 0 && act) sW[4 * BPM_W + jj] = d[0]; /* x at row 0 */
     HC_BARRIER();
     if (act) {
       cplx_t etaL = tbc_eta(sW[jj], sW[BPM_W + jj]), etaR = tbc_eta(sW[3 * BPM_W + jj], sW[2 * BPM_W + jj]);
@@ -449,20 +474,24 @@ HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int
       cplx_t s0, s1;
       tbc_coeffs(CMUL(lo, etaL), CMUL(lo, etaR), zc[b0], zc[S + b0], zc[bn], zc[S + bn], sW[4 * BPM_W + jj],
                  sW[5 * BPM_W + jj], &s0, &s1);
-      for (int k = 0; k < cnt; k++) {
-        long i = k0 + k, o = i * ny + j, ci = percol ? o : i;
-        Eout[o] = CSUB(Eout[o], CADD(CMUL(zc[ci], s0), CMUL(zc[S + ci], s1)));
+      BPM_UNROLL
+      for (int k = 0; k < BPM_XCHUNK; k++) {
+        /* clamped, as in bpm_adi_fast: loads a compiler may hoist stay in bounds */
+        const long i = hc_min(k0 + k, nx - 1), ci = percol ? i * ny + jc : i;
+        if (k < cnt) d[k] = CSUB(d[k], CADD(CMUL(zc[ci], s0), CMUL(zc[S + ci], s1)));
       }
     }
   }
+  BPM_UNROLL
+  for (int k = 0; k < BPM_XCHUNK; k++)
+    if (k < cnt) Eout[(long)(k0 + k) * ny + j] = d[k];
 }
 
 /* RHS of the fast (y-line) half-step: explicit along x, within column j. */
 HC_INLINE cplx_t rhs_fast(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr, int runi, cplx_t be, int nx, int ny,
                           long i, long j, int tbc) {
   long o = i * ny + j;
-  cplx_t e = E[o];
-  cplx_t em = i > 0 ? E[o - ny] : e, ep = i + 1 < nx ? E[o + ny] : e;
+  cplx_t e = E[o], em = E[i > 0 ? o - ny : o], ep = E[i + 1 < nx ? o + ny : o]; /* as in rhs_slow */
   return adi_rhs(runi ? rr[0] : rr[o], be, e, em, ep, i > 0, i + 1 < nx, tbc);
 }
 
@@ -471,11 +500,15 @@ HC_INLINE cplx_t rhs_fast(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr,
  * pad per BPM_CHUNK against bank conflicts), each thread solves its BPM_CHUNK
  * values in registers, and the row goes back out coalesced. BPM_STAGED=0
  * (a row too long for local memory) reads and writes the chunks directly.
+ * The factors fac = [inv | cp] and zc = [z0 | z1] are stored thread-major
+ * (YCO: element k of thread t at k BPM_T + t, a line padded to BPM_T
+ * BPM_CHUNK with zeros), so that a warp's loads of them are coalesced.
  * Launch: global nx BPM_T, local BPM_T. */
 #ifndef BPM_STAGED
 #define BPM_STAGED 1
 #endif
 #define PADJ(j) ((j) + (j) / BPM_CHUNK)
+#define YCO(k) ((k) * BPM_T + t)
 HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int percol, const int runi,
                             const real_t lo_r, const real_t lo_i, const real_t be_r, const real_t be_i,
                             HC_GLOBAL const cplx_t *rr, HC_GLOBAL const cplx_t *fac, HC_GLOBAL const cplx_t *zc,
@@ -489,7 +522,7 @@ HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int
   const long i = hc_group_id(0);
   const int m = (ny + BPM_T - 1) / BPM_T, k0 = t * m;
   const int cnt = hc_max(0, hc_min(m, ny - k0));
-  const long S = percol ? (long)nx * ny : (long)ny, cb = percol ? i * ny : 0;
+  const long L = (long)BPM_T * BPM_CHUNK, S = percol ? (long)nx * L : L, cb = percol ? i * L : 0;
   const cplx_t lo = CMK(lo_r, lo_i), nlo = CMK(-lo_r, -lo_i), be = CMK(be_r, be_i);
   HC_GLOBAL const cplx_t *inv = fac + cb;
   HC_GLOBAL const cplx_t *cp = fac + S + cb;
@@ -504,14 +537,14 @@ HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int
 #if BPM_STAGED
   for (long j = t; j < ny; j += BPM_T) sd[PADJ(j)] = rhs_fast(E, rr, runi, be, nx, ny, i, j, tbc);
   HC_BARRIER();
-  for (int k = 0; k < BPM_CHUNK; k++) d[k] = k < cnt ? sd[PADJ(k0 + k)] : CMK(0, 0);
+  for (int k = 0; k < BPM_CHUNK; k++) d[k] = k < cnt ? sd[PADJ(hc_min(k0 + k, ny - 1))] : CMK(0, 0);
 #else
   for (int k = 0; k < BPM_CHUNK; k++) d[k] = k < cnt ? rhs_fast(E, rr, runi, be, nx, ny, i, k0 + k, tbc) : CMK(0, 0);
 #endif
   cplx_t A = CMK(1, 0), B = CMK(0, 0);
   for (int k = 0; k < BPM_CHUNK; k++) {
     if (k < cnt) {
-      cplx_t iv = inv[k0 + k];
+      cplx_t iv = inv[YCO(k)];
       cplx_t Ak = CMUL(nlo, iv);
       d[k] = CMUL(iv, d[k]);
       B = cfma(Ak, B, d[k]);
@@ -524,14 +557,14 @@ HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int
   HC_BARRIER();
   for (int k = 0; k < BPM_CHUNK; k++) {
     if (k < cnt) {
-      prev = cfma(CMUL(nlo, inv[k0 + k]), prev, d[k]);
+      prev = cfma(CMUL(nlo, inv[YCO(k)]), prev, d[k]);
       d[k] = prev;
     }
   }
   cplx_t P = CMK(1, 0), Q = CMK(0, 0);
   for (int k = BPM_CHUNK - 1; k >= 0; k--) {
     if (k < cnt) {
-      cplx_t c1 = cp[k0 + k];
+      cplx_t c1 = cp[YCO(k)];
       cplx_t Pk = CMK(-c1.x, -c1.y);
       Q = cfma(Pk, Q, d[k]);
       P = CMUL(Pk, P);
@@ -541,7 +574,7 @@ HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int
   cplx_t next = t + 1 < BPM_T ? sB[IDX1(pin, t + 1)] : CMK(0, 0);
   for (int k = BPM_CHUNK - 1; k >= 0; k--) {
     if (k < cnt) {
-      next = CSUB(d[k], CMUL(cp[k0 + k], next));
+      next = CSUB(d[k], CMUL(cp[YCO(k)], next));
       d[k] = next;
       if (k0 + k == ny - 1) sW[5] = next;
     }
@@ -553,13 +586,10 @@ HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int
     HC_GLOBAL const cplx_t *z0 = zc + cb;
     HC_GLOBAL const cplx_t *z1 = zc + S + cb;
     cplx_t s0, s1;
-    tbc_coeffs(CMUL(lo, etaL), CMUL(lo, etaR), z0[0], z1[0], z0[ny - 1], z1[ny - 1], sW[4], sW[5], &s0, &s1);
-    for (int k = 0; k < BPM_CHUNK; k++) {
-      /* clamped: a compiler may load z0, z1 before testing k < cnt (PoCL
-       * does: valgrind saw reads past zc from the threads past ny) */
-      const int jk = hc_min(k0 + k, ny - 1);
-      if (k < cnt) d[k] = CSUB(d[k], CADD(CMUL(z0[jk], s0), CMUL(z1[jk], s1)));
-    }
+    const long last = ((ny - 1) % BPM_CHUNK) * BPM_T + (ny - 1) / BPM_CHUNK; /* where j = ny - 1 is */
+    tbc_coeffs(CMUL(lo, etaL), CMUL(lo, etaR), z0[0], z1[0], z0[last], z1[last], sW[4], sW[5], &s0, &s1);
+    for (int k = 0; k < BPM_CHUNK; k++) /* padded lines: a load hoisted above k < cnt stays in bounds */
+      if (k < cnt) d[k] = CSUB(d[k], CADD(CMUL(z0[YCO(k)], s0), CMUL(z1[YCO(k)], s1)));
   }
 #if BPM_STAGED
   for (int k = 0; k < BPM_CHUNK; k++)

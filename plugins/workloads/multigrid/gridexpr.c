@@ -8,8 +8,8 @@
  *   jacobi   u' = J u + (h²/2d) f      one Jacobi sweep as a user stencil,
  *                                      J = the 2d neighbours with weight 1/2d
  *
- * on the interior of an n^dim grid, `iters` times; reports the best time per
- * assignment, the effective bandwidth of the bytes the expression must move
+ * on the interior of an n^dim grid, `iters` rounds of `batch` assignments;
+ * reports the best round's time per assignment, the effective bandwidth of the bytes the expression must move
  * (every input field read once, the output written once), and how the grid
  * module ran it (kernels, temporaries, tiles). No hand-written kernels: this
  * workload is a user of include/hc/grid.h. */
@@ -28,7 +28,9 @@ static const hc_param_spec_t params[] = {
     {"fuse", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|recompute|materialise|stage",
      "shared sub-expressions: recomputed, materialised into a temporary, or staged in local memory"},
     {"host", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|compile|eval", "the cpu's way: compiled C or the row evaluator"},
-    {"iters", HC_PARAM_INT, 0, "10", 1, 1e6, NULL, "assignments timed (the best is reported)"},
+    {"iters", HC_PARAM_INT, 0, "10", 1, 1e6, NULL, "timed rounds (the best is reported)"},
+    {"batch", HC_PARAM_INT, 0, "8", 1, 1e4, NULL,
+     "assignments per round, back to back as a loop would issue them (1: each alone, with its launch latency)"},
 };
 
 static const hc_port_spec_t outputs[] = {
@@ -138,21 +140,28 @@ static hc_status_t gx_run(hc_job_t *job) {
   double build = hc_now() - t0;
   hc_grid_stats_t s0 = {.size = sizeof s0};
   hc_grid_stats(g, &s0);
+  /* A round is `batch` assignments between one pair of device timers, so
+   * that the time per assignment is what a loop re-assigning the
+   * expression gets (the host plans the next while the device runs the
+   * last), not one launch's latency; best round over `iters`. */
+  const int64_t batch = hc_job_int(job, "batch");
   double best = 1e300, sum = 0, best_dev = 1e300, c0 = hc_now();
   for (int64_t i = 0; i < iters; i++) {
     double dv = 0, w = hc_now();
-    if ((st = hc_device_timer_begin(dev)) != HC_OK || (st = hc_grid_assign(g, F.h, e, range, NULL)) != HC_OK ||
-        (st = hc_device_timer_end(dev, &dv)) != HC_OK)
-      goto out;
-    w = hc_now() - w;
+    if ((st = hc_device_timer_begin(dev)) != HC_OK) goto out;
+    for (int64_t b = 0; b < batch; b++)
+      if ((st = hc_grid_assign(g, F.h, e, range, NULL)) != HC_OK) goto out;
+    if ((st = hc_device_timer_end(dev, &dv)) != HC_OK) goto out;
+    w = (hc_now() - w) / (double)batch;
+    dv /= (double)batch;
     if (w < best) best = w;
     if (dv > 0 && dv < best_dev) best_dev = dv;
     sum += w;
-    hc_job_progress(job, (double)(i + 1) / (double)iters, "assignment %lld", (long long)(i + 1));
+    hc_job_progress(job, (double)(i + 1) / (double)iters, "round %lld", (long long)(i + 1));
   }
   double total = hc_now() - c0;
   if (best_dev > 1e299) best_dev = best;
-  hc_job_set_times(job, total, best_dev * (double)iters);
+  hc_job_set_times(job, total, best_dev * (double)(iters * batch));
   hc_grid_stats_t s1 = {.size = sizeof s1};
   hc_grid_stats(g, &s1);
   size_t box = range ? inner : cells;
@@ -166,9 +175,10 @@ static hc_status_t gx_run(hc_job_t *job) {
   const hc_device_info_t *info = hc_device_info(dev);
   if (info->peak_bandwidth_gbs > 0) hc_job_add_metric(job, "bandwidth_fraction", bytes / t / 1e9 / info->peak_bandwidth_gbs, "");
   hc_job_add_metric(job, "glups", (double)box / t / 1e9, "GLUP/s");
-  hc_job_add_metric(job, "kernels_per_assign", (double)(s1.launches - s0.launches) / (double)iters, "");
-  hc_job_add_metric(job, "materialised_per_assign", (double)(s1.materialised - s0.materialised) / (double)iters, "");
-  hc_job_add_metric(job, "staged_per_assign", (double)(s1.staged - s0.staged) / (double)iters, "");
+  const double assigns = (double)(iters * batch);
+  hc_job_add_metric(job, "kernels_per_assign", (double)(s1.launches - s0.launches) / assigns, "");
+  hc_job_add_metric(job, "materialised_per_assign", (double)(s1.materialised - s0.materialised) / assigns, "");
+  hc_job_add_metric(job, "staged_per_assign", (double)(s1.staged - s0.staged) / assigns, "");
   hc_job_add_metric(job, "build_time", build, "s");
   hc_job_add_metric(job, "kernels_built_timed", (double)(s1.kernels_built - s0.kernels_built), "");
   hc_job_note(job, "%s on %s: %s%s", expr, hc_device_name(dev),

@@ -163,7 +163,7 @@ HC_INLINE acc_t simpson_vec_value(REALV v, uint i, uint j, uint k, simpson_axis_
 /* The default: one pass over the data, weights from indices, one partial
  * sum per work-group (the host adds the few thousand partials).
  * Launch: global = groups * BLOCK, local = BLOCK. Each item reads 16-byte
- * vectors, two loads in flight per step, and keeps its position as a
+ * vectors, SIMPSON_UNROLL loads in flight per step, and keeps its position as a
  * mixed-radix counter (i, j, k) advanced by its step, so there is no 64-bit
  * division in the loop. GPUs: a grid-stride loop (neighbouring items read
  * neighbouring vectors: coalesced). -DCONTIG=1 (CPU devices, which run a
@@ -171,8 +171,17 @@ HC_INLINE acc_t simpson_vec_value(REALV v, uint i, uint j, uint k, simpson_axis_
 /* CUDA: ask for at most 48 registers (1280 items of an SM's 64 Ki
  * registers; nvcc 13 for sm_90 needs 67 unbounded and fits 48 without
  * spilling), so 5 groups of 256 stay resident, 40 KiB of loads in flight. */
-#if defined(HC_CUDA)
-#define SIMPSON_FUSED_BOUNDS __launch_bounds__(BLOCK, (1280 / BLOCK > 0 ? 1280 / BLOCK : 1))
+#ifndef SIMPSON_MIN_ITEMS
+#define SIMPSON_MIN_ITEMS 1280
+#endif
+/* Loads in flight per item per step (HC_KERNEL_OPTIONS=-DSIMPSON_UNROLL=n
+ * and -DSIMPSON_MIN_ITEMS=m try other depths and occupancies; m = 0 leaves
+ * the register count to the compiler). */
+#ifndef SIMPSON_UNROLL
+#define SIMPSON_UNROLL 2
+#endif
+#if defined(HC_CUDA) && SIMPSON_MIN_ITEMS > 0
+#define SIMPSON_FUSED_BOUNDS __launch_bounds__(BLOCK, (SIMPSON_MIN_ITEMS / BLOCK > 0 ? SIMPSON_MIN_ITEMS / BLOCK : 1))
 #else
 #define SIMPSON_FUSED_BOUNDS
 #endif
@@ -212,15 +221,18 @@ HC_KERNEL void SIMPSON_FUSED_BOUNDS simpson_fused(HC_GLOBAL const REAL *HC_RESTR
   }
   const simpson_axis_t ax = simpson_axis(nx), ay = simpson_axis(ny), az = simpson_axis_vec(nz);
   long q = q0;
-  for (; q + step < q1; q += 2 * step) {
-    const REALV v0 = fv[q];
-    const REALV v1 = fv[q + step];
-    ACC_ADD(s, simpson_vec_value(v0, i, j, k, ax, ay, az, nx, ny, nz));
-    SIMPSON_ADVANCE();
-    ACC_ADD(s, simpson_vec_value(v1, i, j, k, ax, ay, az, nx, ny, nz));
+  for (; q + (SIMPSON_UNROLL - 1) * step < q1; q += SIMPSON_UNROLL * step) {
+    REALV v[SIMPSON_UNROLL];
+    for (int u = 0; u < SIMPSON_UNROLL; u++) v[u] = fv[q + u * step];
+    for (int u = 0; u < SIMPSON_UNROLL; u++) {
+      ACC_ADD(s, simpson_vec_value(v[u], i, j, k, ax, ay, az, nx, ny, nz));
+      SIMPSON_ADVANCE();
+    }
+  }
+  for (; q < q1; q += step) {
+    ACC_ADD(s, simpson_vec_value(fv[q], i, j, k, ax, ay, az, nx, ny, nz));
     SIMPSON_ADVANCE();
   }
-  if (q < q1) ACC_ADD(s, simpson_vec_value(fv[q], i, j, k, ax, ay, az, nx, ny, nz));
 #undef SIMPSON_ADVANCE
   /* The last n % VEC samples, which do not fill a vector. */
   if (gid == 0)
