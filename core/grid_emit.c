@@ -236,9 +236,29 @@ static void emit_cell_of_thread(gw_t *w, const gk_t *k, const char *t0, const ch
   else gw_put(w, "  const IDX i2 = lo2 + %s;\n", t2);
 }
 
+/* Stencil assignments (k->zunroll > 0; launch in grid_run.c): 2-D groups,
+ * item (t2, t1, tz) takes planes tz Z + z, z < Z; the loop is unrolled so
+ * that the compiler can share the planes' common neighbours. */
+static void emit_device_stencil_assign(gw_t *w, const gk_t *k) {
+  gw_put(w, "  const IDX t2 = (IDX)hc_global_id(0), t1 = (IDX)hc_global_id(1), tz = (IDX)hc_global_id(2);\n");
+  gw_put(w, "  if (t2 >= %s || t1 >= c1) return;\n", k->parity != HC_GRID_ALL ? "((c2 + 1) >> 1)" : "c2");
+  gw_put(w, "#pragma unroll\n  for (int z = 0; z < %d; z++) {\n  const IDX t0 = tz * %d + (IDX)z;\n", k->zunroll,
+         k->zunroll);
+  gw_put(w, "  if (t0 >= c0) break;\n");
+  emit_cell_of_thread(w, k, "t0", "t1", "t2");
+  if (k->parity != HC_GRID_ALL) gw_put(w, "  if (i2 >= lo2 + c2) continue;\n");
+  gval_t v = gw_walk_root(w, k->root, 0);
+  emit_store(w, k, v.s);
+  gw_put(w, "  }\n}\n");
+}
+
 /* Launch (grid_run.c): axis 0 covers the fast extent / U (k->unroll);
  * item x of group g takes cells (g U + u) B + x, u < U, B the group width. */
 static void emit_device_assign(gw_t *w, const gk_t *k) {
+  if (k->zunroll > 0) {
+    emit_device_stencil_assign(w, k);
+    return;
+  }
   gw_put(w, "  const IDX t1 = (IDX)hc_global_id(1), t0 = (IDX)hc_global_id(2);\n");
   gw_put(w, "  if (t0 >= c0 || t1 >= c1) return;\n");
   gw_put(w, "  const IDX w2 = %s, bw = (IDX)hc_local_size(0);\n", k->parity != HC_GRID_ALL ? "(c2 + 1) >> 1" : "c2");

@@ -55,9 +55,9 @@ static int keyf(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
 static int build_key(gk_t *k) {
   char *b = NULL;
   size_t len = 0, cap = 0;
-  int ok = keyf(&b, &len, &cap, "hcg1|%s|%s|op%d|%s|r%u|par%u|idx%d|u%d|pb%d|ev%d|st%d:%d,%d,%d|nf%u|np%u|",
+  int ok = keyf(&b, &len, &cap, "hcg1|%s|%s|op%d|%s|r%u|par%u|idx%d|u%d:%d|pb%d|ev%d|st%d:%d,%d,%d|nf%u|np%u|",
                 hc_language_name(k->lang), k->mode == GK_ASSIGN ? "assign" : "reduce", (int)k->op,
-                hc_dtype_name(k->plan->dtype), k->plan->rank, k->parity, k->idx64, k->unroll, k->params_in_buffer, k->host_eval,
+                hc_dtype_name(k->plan->dtype), k->plan->rank, k->parity, k->idx64, k->unroll, k->zunroll, k->params_in_buffer, k->host_eval,
                 k->staged, 0, 0, 0, k->nfields, k->nparams);
   for (uint32_t i = 0; ok && i < k->nnodes; i++) {
     const gp_node_t *n = k->nodes[i];
@@ -180,10 +180,13 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
   }
   k->idx64 = lang == HC_LANG_HOST || maxcells >= (INT64_C(1) << 31) - 64;
   k->unroll = HCG_ASSIGN_UNROLL;
+  k->zunroll = 0;
   for (uint32_t i = 0; i < k->nnodes; i++)
     if (!gk_is_leaf(k, k->nodes[i]) &&
-        (k->nodes[i]->kind == GX_STENCIL || k->nodes[i]->kind == GX_RESTRICT || k->nodes[i]->kind == GX_PROLONG))
+        (k->nodes[i]->kind == GX_STENCIL || k->nodes[i]->kind == GX_RESTRICT || k->nodes[i]->kind == GX_PROLONG)) {
       k->unroll = 1;
+      if (p->rank >= 2) k->zunroll = p->rank == 3 ? HCG_STENCIL_ZUNROLL : 1; /* HCG_STENCIL_*: 2-D groups */
+    }
   uint32_t nargs = 1 + (k->nfields - 1) + k->nparams + 9 + (mode == GK_REDUCE);
   k->params_in_buffer = !host_eval && nargs > HC_MAX_KERNEL_ARGS;
   if (!host_eval && mode == GK_ASSIGN && parity == HC_GRID_ALL && root == p->root)

@@ -309,7 +309,16 @@ static hc_status_t launch_kernel(hc_grid_t *g, const gk_t *k, reduce_out_t *red)
     global[2] = rank == 3 ? (size_t)(k->cnt[0] + HCG_STAGE_CZ - 1) / HCG_STAGE_CZ : 1;
     explicit_local = 1;
   }
-  if (!red && !k->staged && k->lang != HC_LANG_HOST)
+  if (!red && !k->staged && k->lang != HC_LANG_HOST && k->zunroll > 0) {
+    /* emit_device_stencil_assign: 2-D groups, zunroll planes per item */
+    local[0] = HCG_STENCIL_BX;
+    local[1] = HCG_STENCIL_BY;
+    local[2] = 1;
+    global[0] = (global[0] + HCG_STENCIL_BX - 1) / HCG_STENCIL_BX * HCG_STENCIL_BX;
+    global[1] = (global[1] + HCG_STENCIL_BY - 1) / HCG_STENCIL_BY * HCG_STENCIL_BY;
+    if (dims == 3) global[2] = (global[2] + (size_t)k->zunroll - 1) / (size_t)k->zunroll;
+    explicit_local = 1;
+  } else if (!red && !k->staged && k->lang != HC_LANG_HOST)
     global[0] = (global[0] + (size_t)k->unroll - 1) / (size_t)k->unroll; /* emit_device_assign's cells per item */
   if (k->staged) g->stats.staged++;
   st = hc_kernel_launch(e->kernel, dims, global, explicit_local ? local : NULL, na, args);

@@ -62,7 +62,24 @@ typedef float acc_t;
 #define ACC_VALUE(s) (s - s##_c)
 #endif
 
-#if VEC == 4
+/* -DSIMPSON_PAIR=1 (f64 data): a vector is two double2, 32 bytes and 4
+ * lanes, so the fused kernel's index work per byte is that of f32's float4
+ * (with double2 it is twice that). */
+#ifndef SIMPSON_PAIR
+#define SIMPSON_PAIR 0
+#endif
+#if SIMPSON_PAIR
+typedef struct {
+  double2 lo, hi;
+} simpson_pair_t;
+#undef REALV
+#undef VEC
+#define REALV simpson_pair_t
+#define VEC 4
+#define V_EVEN(v) ((acc_t)(v).lo.x + (acc_t)(v).hi.x)
+#define V_ODD(v) ((acc_t)(v).lo.y + (acc_t)(v).hi.y)
+#define V_LANES(a, v) a[0] = (v).lo.x, a[1] = (v).lo.y, a[2] = (v).hi.x, a[3] = (v).hi.y
+#elif VEC == 4
 #define V_EVEN(v) ((acc_t)(v).x + (acc_t)(v).z)
 #define V_ODD(v) ((acc_t)(v).y + (acc_t)(v).w)
 #define V_LANES(a, v) a[0] = (v).x, a[1] = (v).y, a[2] = (v).z, a[3] = (v).w
