@@ -238,16 +238,19 @@ static void compare_runs(hc_device_t *dev, const char *grid, const char *dtype, 
   double tol = (!strcmp(dtype, "f64") ? 1e-13 : 1e-5) * big;
   for (int variant = 0; variant < 2; variant++)
     for (const char *const *b = blocks; *b; b++) {
-      /* "8x32" or "8x32 depth=1": a block and one more setting */
-      char bv[64], extra[64] = "iters=37";
+      /* "8x32" or "8x32 rows=3 depth=1": a block and up to two more
+       * settings (the unused slots repeat iters=37) */
+      char bv[64], extra[2][32] = {"iters=37", "iters=37"};
       snprintf(bv, sizeof bv, "block=%s", *b);
       char *sp = strchr(bv, ' ');
-      if (sp) {
-        *sp = '\0';
-        snprintf(extra, sizeof extra, "%s", sp + 1);
+      for (int e = 0; sp && e < 2; e++) {
+        *sp++ = '\0';
+        char *next = strchr(sp, ' ');
+        snprintf(extra[e], sizeof extra[e], "%.*s", next ? (int)(next - sp) : (int)strlen(sp), sp);
+        sp = next;
       }
-      const char *kv[] = {nv, dt, fm, "f=gauss", "iters=37", variant ? "variant=tiled" : "variant=naive", bv, extra,
-                          NULL};
+      const char *kv[] = {nv,  dt, fm, "f=gauss", "iters=37", variant ? "variant=tiled" : "variant=naive", bv,
+                          extra[0], extra[1], NULL};
       hc_job_t *job = run_or_skip(dev, kv, 0, 1);
       if (!job) continue;
       double *u = output(job, "u");
@@ -274,6 +277,14 @@ static void test_variants_agree(void) {
   /* A deep grid: the marching kernel cuts the slowest axis into chunks. */
   static const char *const b3deep[] = {"8x32", "4x8 depth=3", NULL};
   static const char *const b3f64[] = {"4x4x4", NULL};
+  /* Marching items of 1 to 8 rows: tiles of block rows x rows rows that
+   * divide neither 43 interior rows nor 27 columns, one-row blocks (every
+   * halo point loaded by a third share) and all depths. */
+  static const char *const rows_computed[] = {"2x16 rows=1", "2x16 rows=2", "4x8 rows=3",  "1x32 rows=4 depth=1",
+                                              "3x8 rows=3 depth=3", "2x8 rows=8 depth=4", NULL};
+  static const char *const rows_stored[] = {"2x16 rows=3", "1x16 rows=2 depth=1", "4x8 rows=4", NULL};
+  static const char *const rows_f64_computed[] = {"2x16 rows=3", "1x32 rows=4", NULL};
+  static const char *const rows_f64_stored[] = {"2x8 rows=2 depth=1", "4x8 rows=1", NULL};
   for (size_t d = 0; d < NDEV; d++) {
     hc_device_t *dev = th_device(device_specs[d]);
     if (!dev) continue;
@@ -281,9 +292,13 @@ static void test_variants_agree(void) {
     compare_runs(dev, "19x23x21", "f32", b3, "stored");
     compare_runs(dev, "19x23x21", "f32", b3short, "computed");
     compare_runs(dev, "70x12x10", "f32", b3deep, "stored");
+    compare_runs(dev, "37x45x29", "f32", rows_computed, "computed");
+    compare_runs(dev, "37x45x29", "f32", rows_stored, "stored");
     if (has_fp64(dev)) {
       compare_runs(dev, "37x29", "f64", b2short, "stored");
       compare_runs(dev, "19x23x21", "f64", b3f64, "computed");
+      compare_runs(dev, "37x45x29", "f64", rows_f64_computed, "computed");
+      compare_runs(dev, "37x45x29", "f64", rows_f64_stored, "stored");
     }
   }
 }
@@ -466,6 +481,8 @@ static void test_bad_inputs(void) {
     th_expect_usage_error("jacobi", id, "tol=-1", "tol=-1");
     th_expect_usage_error("jacobi", id, "block=2048x2048", "block");
     th_expect_usage_error("jacobi", id, "n=9x9x9 block=2x2x2x2", "block");
+    th_expect_usage_error("jacobi", id, "dim=3 rows=0", "rows=0");
+    th_expect_usage_error("jacobi", id, "dim=3 rows=9", "rows=9");
     th_expect_usage_error("jacobi", id, "init=eigen mode=0", "mode=0");
     th_expect_usage_error("jacobi", id, "init=eigen mode=9 n=9", "mode=9");
     th_expect_usage_error("jacobi", id, "f=nosuch.npy", "f=nosuch.npy");
@@ -484,6 +501,14 @@ static void test_bad_inputs(void) {
       snprintf(b, sizeof b, "block=%ux%u", side > 1024 ? 1024 : side, side > 1024 ? side * side / 1024 : side);
       snprintf(args, sizeof args, "n=64 %s", b);
       th_expect_usage_error("jacobi", id, args, "allows at most");
+      /* A marching tile (two planes of 8-row items, as many as a group
+       * takes) over the local memory. */
+      size_t bx = in->max_work_group_size > 1024 ? 1024 : in->max_work_group_size, by = in->max_work_group_size / bx;
+      size_t es = has_fp64(dev) ? 8 : 4;
+      if (in->local_mem_bytes && 2 * (bx + 2) * (8 * by + 2) * es > in->local_mem_bytes) {
+        snprintf(args, sizeof args, "n=9x9x9 block=%zux%zu rows=8 dtype=%s", by, bx, es == 8 ? "f64" : "f32");
+        th_expect_usage_error("jacobi", id, args, "bytes of local memory");
+      }
     }
   }
 }

@@ -71,6 +71,7 @@ typedef struct {
   int block_rank;
   int block_given;
   int depth;           /* marching sweep: planes loaded ahead */
+  int rows;            /* marching sweep: rows (y) per work-item */
   int want_residual;
 } jacobi_problem_t;
 

@@ -52,8 +52,8 @@ static void host_tiled_block(jacobi_problem_t *p, size_t groups, size_t fit, siz
 
 /* Default blocks when none is given. On a device compiling source: rows of
  * 32 contiguous items (one warp-wide coalesced access), 256 per group; a
- * tiled 3-D sweep marches an 8x32 tile (block=2x128 on a GPU with rows of at
- * least 128). On the host, naive: slabs of whole
+ * tiled 3-D sweep marches an 8x32 block (2x128 on a GPU with rows of at
+ * least 128), each item `rows` rows tall. On the host, naive: slabs of whole
  * planes; tiled: blocks of whole rows by slabs of planes (host_tiled_block),
  * enough groups for every thread. */
 static void default_block(jacobi_problem_t *p, const hc_device_info_t *in, int host) {
@@ -65,10 +65,12 @@ static void default_block(jacobi_problem_t *p, const hc_device_info_t *in, int h
       p->block[1] = 4;
       p->block[0] = 2;
     } else if (p->dim == 3 && in->type == HC_DEVICE_GPU && p->n[2] - 2 >= 128) {
-      /* The marching tile on a GPU: block=2x128 ran 252 GLUP/s at 512^3 f32 on
-       * the H100 against 188 for 8x32 (fewer halo loads and barriers per
-       * point; bench/workloads/jacobi.py's block table, 2026-11-23); 256
-       * items, because NVIDIA's OpenCL refuses 512 for this kernel. */
+      /* The marching block on a GPU: block=2x128 ran 252 GLUP/s at 512^3 f32
+       * on the H100 against 188 for 8x32 with one row per item (fewer halo
+       * loads and barriers per point; bench/workloads/jacobi.py's block
+       * table, 2026-11-23); 256 items, because NVIDIA's OpenCL refuses 512
+       * for this kernel. Not yet measured with rows > 1 (tests/gpu/probe.sh
+       * sweeps rows x block x depth). */
       p->block[2] = 128;
       p->block[1] = 2;
     }
@@ -114,12 +116,15 @@ static void sweep_geometry(const jacobi_problem_t *p, const hc_device_info_t *in
   k->sweep_local[0] = bx;
   k->sweep_local[1] = by;
   k->sweep_local[2] = p->dim == 3 ? bz : 1;
+  /* A marching item updates `rows` rows: its tile is by * rows rows. */
+  const size_t rows = p->sweep == SWEEP_MARCH ? (size_t)p->rows : 1;
+  k->sweep_global[1] = ceil_div(ny, rows);
   for (int d = 0; d < 3; d++) k->sweep_global[d] = ceil_div(k->sweep_global[d], k->sweep_local[d]) * k->sweep_local[d];
   if (p->sweep == SWEEP_MARCH) {
     /* Enough work-groups to fill the device about 16 deep, cutting the
      * depth into chunks of at least 16 planes (each chunk reads two extra
      * planes). */
-    size_t tiles = ceil_div(nx, bx) * ceil_div(ny, by);
+    size_t tiles = ceil_div(nx, bx) * ceil_div(ny, by * rows);
     size_t target = (in->compute_units ? in->compute_units : 64) * 16;
     size_t chunks = clampz(ceil_div(target, tiles), 1, nz / 16 ? nz / 16 : 1);
     size_t chunk = ceil_div(nz, chunks);
@@ -152,12 +157,29 @@ static void reduction_geometry(const jacobi_problem_t *p, const hc_device_info_t
   k->red_groups = g0 * g1;
 }
 
+/* Local memory of a tiled sweep: the tiled kernel's tile with its halo, or
+ * the marching kernel's two planes (double-buffered) of block rows x rows
+ * rows with their halo. */
+static size_t tile_bytes(const jacobi_problem_t *p) {
+  size_t cols = (size_t)p->block[2] + 2, by = (size_t)p->block[1];
+  if (p->sweep == SWEEP_MARCH) return 2 * cols * (by * (size_t)p->rows + 2) * p->es;
+  return cols * (by + 2) * (p->dim == 3 ? (size_t)p->block[0] + 2 : 1) * p->es;
+}
+
 /* Block limits of a device compiling source, checked before the build. */
 static hc_status_t check_block(const jacobi_problem_t *p, const hc_device_info_t *in, const char *dev_id) {
   char b[64];
   block_text(p, b, sizeof b);
+  if (p->sweep == SWEEP_MARCH) {
+    size_t len = strlen(b);
+    snprintf(b + len, sizeof b - len, " rows=%d", p->rows);
+    /* The marching kernel offsets within a plane in 32 bits. */
+    if (p->n[1] * p->n[2] > INT32_MAX)
+      return hc_error(HC_ERR_PARAM, "n: planes of %lld points; the marching kernel takes at most %d (a 3-D block "
+                      "selects the tiled kernel)", (long long)(p->n[1] * p->n[2]), INT32_MAX);
+  }
   size_t items = (size_t)p->block[0] * (size_t)p->block[1] * (size_t)p->block[2];
-  if (p->variant == VARIANT_TILED)
+  if (p->sweep == SWEEP_TILED)
     for (int a = 3 - (p->block_rank ? p->block_rank : p->dim); a < 3; a++)
       if (p->block[a] < 2)
         return hc_error(HC_ERR_PARAM, "block=%s: the tiled variant needs at least 2 items per block axis", b);
@@ -168,8 +190,7 @@ static hc_status_t check_block(const jacobi_problem_t *p, const hc_device_info_t
     return hc_error(HC_ERR_PARAM, "block=%s: at most 64 on the slowest block axis (a device limit of CUDA and "
                     "most OpenCL GPUs)", b);
   if (p->variant == VARIANT_TILED && in->local_mem_bytes) {
-    size_t tile = (size_t)(p->block[2] + 2) * (size_t)(p->block[1] + 2) *
-                  (p->sweep == SWEEP_TILED && p->dim == 3 ? (size_t)(p->block[0] + 2) : 1) * p->es;
+    size_t tile = tile_bytes(p);
     if (tile > in->local_mem_bytes)
       return hc_error(HC_ERR_PARAM, "block=%s: its tile with halo needs %zu bytes of local memory, but %s has %llu",
                       b, tile, dev_id, (unsigned long long)in->local_mem_bytes);
@@ -209,9 +230,9 @@ hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_
   int tb[3] = {2, 2, 2};
   if (p->variant == VARIANT_TILED) tb[0] = p->block[2], tb[1] = p->block[1], tb[2] = p->block[0] > 1 ? p->block[0] : 2;
   snprintf(k->options, sizeof k->options,
-           "-DREAL=%s -DDIM=%d -DF_STORED=%d -DSWEEP=%d -DBX=%d -DBY=%d -DBZ=%d -DDEPTH=%d",
+           "-DREAL=%s -DDIM=%d -DF_STORED=%d -DSWEEP=%d -DBX=%d -DBY=%d -DBZ=%d -DDEPTH=%d -DROWS=%d",
            p->dtype == HC_F64 ? "double" : "float", p->dim, p->f_stored, (int)p->sweep + 1, tb[0], tb[1], tb[2],
-           p->sweep == SWEEP_MARCH ? p->depth : 2);
+           p->sweep == SWEEP_MARCH ? p->depth : 2, p->sweep == SWEEP_MARCH ? p->rows : 1);
   const jacobi_host_fns_t *fns = &jacobi_host_fns[p->dtype == HC_F64][p->f_stored];
   const char *sweep_name = p->sweep == SWEEP_NAIVE ? "jacobi_naive" : p->sweep == SWEEP_MARCH ? "jacobi_march" : "jacobi_tiled";
   if ((st = make(dev, sweep_name, k->options, fns->sweep, &k->sweep)) != HC_OK ||

@@ -9,6 +9,7 @@
  *   -DSWEEP=1|2|3        only the naive, tiled or marching sweep (the tile
  *                        of one must not limit the others); default all
  *   -DDEPTH=1..4         planes the marching sweep loads ahead
+ *   -DROWS=1..8          rows (y) of each work-item of the marching sweep
  *
  * Internal axes: 0 slowest ... 2 fastest (contiguous); a 2-D grid has
  * n0 = 1 and uses axes 1 and 2. Launch axis 0 is the fastest (axis 2 of the
@@ -145,127 +146,157 @@ HC_KERNEL void jacobi_tiled(SWEEP_ARGS) {
 #endif
 
 #if SWEEP == 0 || SWEEP == 3
-/* march (3-D, tiled with a 2-D block): a BX x BY tile of the contiguous
- * plane in local memory, marching along the slowest axis over `chunk`
- * planes; the planes below and above live in registers, so every value is
- * read from global memory once per sweep (halos come from cache). The
- * tile is double-buffered (one barrier per plane), and each item keeps
- * DEPTH planes of its column in flight ahead of use (a register queue), so
- * that enough loads are outstanding to saturate memory. */
+/* march (3-D, 2-D block): a work-group of BX x BY items marches a tile of
+ * BX columns and BY*ROWS rows of the contiguous plane along the slowest
+ * axis, over `chunk` planes. Each item owns one column and ROWS consecutive
+ * rows of it (register blocking) and holds planes i-1 .. i+DEPTH of them in
+ * registers: the z-neighbours and the y-neighbours inside its strip come
+ * from there, and DEPTH planes of loads are in flight ahead of use, so every
+ * value is read from global memory once per sweep. The x-neighbours, and
+ * the y-neighbours of the strip's first and last rows, come from the tile in
+ * local memory, double-buffered so that a plane costs one barrier. Per
+ * point: one global load, one local store, two local loads, the update and
+ * its store; per ROWS points: two more local loads, a barrier, and the
+ * tile's halo (two rows, two columns), spread over the group's items.
+ *
+ * The x-neighbours go through local memory rather than warp shuffles:
+ * shuffles need sub-group extensions in OpenCL and a fix-up load at every
+ * warp edge, which costs about what they save, while local loads of
+ * consecutive x are free of bank conflicts.
+ *
+ * Loads are clamped into the grid (row n1 - 1, column n2 - 1, plane i1):
+ * a clamped value lands only in tile places and registers that no written
+ * point reads, so no load has a condition. */
 #ifndef DEPTH
 #define DEPTH 2
 #endif
-/* The group size is fixed; on CUDA ask for full occupancy in f32 (32
- * registers, no spills at any DEPTH on sm_90), half in f64. */
-#define MARCH_BLOCKS_ ((sizeof(REAL) == 4 ? 2048 : 1024) / (BX * BY))
+#ifndef ROWS
+#define ROWS 1
+#endif
+#define M_TR (BY * ROWS)                                /* tile rows */
+#define M_TW (BX + 2)                                   /* a tile row, halo included */
+#define M_TP ((M_TR + 2) * M_TW)                        /* a tile plane, halo included */
+#define M_NH (2 * BX + 2 * M_TR)                        /* halo points of a tile plane */
+#define M_HS ((M_NH + BX * BY - 1) / (BX * BY))         /* halo points per item */
+/* Loops over rows, planes and halo points unroll fully, so that their
+ * arrays are registers. NVIDIA's OpenCL takes the pragma once this is on;
+ * other compilers unroll such short loops by their own judgement. */
+#if defined(HC_OPENCL) && defined(cl_nv_pragma_unroll)
+#pragma OPENCL EXTENSION cl_nv_pragma_unroll : enable
+#endif
+#if defined(HC_CUDA) || defined(cl_nv_pragma_unroll) || defined(__clang__)
+#define M_UNROLL _Pragma("unroll")
+#else
+#define M_UNROLL
+#endif
+/* The group size is fixed. On CUDA, ask for as many items per SM as the
+ * one-row kernel ran with (all 2048 in f32: 32 registers; 1024 in f64),
+ * divided by ROWS: an item of ROWS rows has ROWS times the loads in
+ * flight, and its registers grow with ROWS. */
+#define MARCH_BLOCKS_ ((sizeof(REAL) == 4 ? 2048 : 1024) / ROWS / (BX * BY))
 #if defined(HC_CUDA) && DIM == 3
-#define MARCH_BOUNDS __launch_bounds__(BX * BY, MARCH_BLOCKS_ > 32 ? 32 : MARCH_BLOCKS_)
+#define MARCH_BOUNDS __launch_bounds__(BX * BY, MARCH_BLOCKS_ > 32 ? 32 : MARCH_BLOCKS_ < 1 ? 1 : MARCH_BLOCKS_)
 #elif defined(HC_OPENCL) && DIM == 3
 #define MARCH_BOUNDS __attribute__((reqd_work_group_size(BX, BY, 1)))
 #else
 #define MARCH_BOUNDS
 #endif
+
+/* Halo point h of a tile plane (h < M_NH: the row above the tile, the row
+ * below, the column left, the column right): its place in the tile plane
+ * and its offset in a grid plane, clamped into the grid. The tile's first
+ * point is (jt, kt). */
+HC_INLINE void march_halo(int h, int jt, int kt, int n1, int n2, int *tile_at, int *grid_at) {
+  int row, col;
+  if (h < 2 * BX) {
+    row = h < BX ? 0 : M_TR + 1;
+    col = 1 + h % BX;
+  } else {
+    h -= 2 * BX;
+    row = 1 + h % M_TR;
+    col = h < M_TR ? 0 : BX + 1;
+  }
+  *tile_at = row * M_TW + col;
+  *grid_at = hc_min(jt - 1 + row, n1 - 1) * n2 + hc_min(kt - 1 + col, n2 - 1);
+}
+
 HC_KERNEL void MARCH_BOUNDS jacobi_march(SWEEP_ARGS) {
 #if DIM == 3
-  HC_LOCAL REAL tile[2][BY + 2][BX + 2];
+  HC_LOCAL REAL tile[2 * M_TP];
   const int tx = (int)hc_local_id(0), ty = (int)hc_local_id(1);
-  const int k = (int)hc_group_id(0) * BX + tx + 1;
-  const int j = (int)hc_group_id(1) * BY + ty + 1;
+  const int kt = (int)hc_group_id(0) * BX + 1, jt = (int)hc_group_id(1) * M_TR + 1;
+  const int k = kt + tx, j = jt + ty * ROWS; /* the item's column and first row */
   const int i0 = (int)hc_group_id(2) * chunk + 1;
   const int i1 = hc_min(i0 + chunk, n0 - 1);
-  const int inside = k <= n2 - 1 && j <= n1 - 1;
-  const int active = k < n2 - 1 && j < n1 - 1;
   const long s0 = (long)n1 * n2;
-  /* The halo this item loads besides its own value: x (left/right) and y
-   * (top/bottom), as offsets; 0 for none. */
-  const int hx = !inside ? 0 : tx == 0 ? -1 : (tx == BX - 1 && k < n2 - 1) ? 1 : 0;
-  const int hy = !inside ? 0 : ty == 0 ? -n2 : (ty == BY - 1 && j < n1 - 1) ? n2 : 0;
-  const int hyr = hy < 0 ? 0 : BY + 1; /* tile row of the y halo */
-  const int hxc = hx < 0 ? 0 : BX + 1; /* tile column of the x halo */
+  /* The item's rows that are written: 0 .. nact - 1. */
+  const int nact = k < n2 - 1 ? hc_min(hc_max(n1 - 1 - j, 0), ROWS) : 0;
+  /* Offsets of the item's rows in a plane (clamped; 32 bits, the host
+   * checks that a plane fits), and the tile place of its first row. */
+  const int kc = hc_min(k, n2 - 1);
+  int at[ROWS];
+  M_UNROLL for (int r = 0; r < ROWS; r++) at[r] = hc_min(j + r, n1 - 1) * n2 + kc;
+  const int t0 = (1 + ty * ROWS) * M_TW + 1 + tx;
+  /* Planes: pu for the loads ahead (plane i + 1 + DEPTH), ph for the halo
+   * (i + 1), po for the output (i). */
+  HC_GLOBAL const REAL *HC_RESTRICT pu = in + (long)(i0 - 1) * s0;
+  HC_GLOBAL const REAL *HC_RESTRICT ph = in + (long)i0 * s0;
+  HC_GLOBAL REAL *HC_RESTRICT po = out + (long)i0 * s0;
 #if F_STORED
-  const REAL fjk = cf;
-#else
-  const REAL fjk = inside ? cf * tab[n0 + j] * tab[n0 + n1 + k] : (REAL)0;
+  HC_GLOBAL const REAL *HC_RESTRICT pf = f + (long)i0 * s0;
 #endif
-  const long c0i = (long)i0 * s0 + (long)j * n2 + k;
-  HC_GLOBAL const REAL *HC_RESTRICT pin = in + (inside ? c0i : 0);
-  HC_GLOBAL REAL *HC_RESTRICT pout = out + (inside ? c0i : 0);
-#if F_STORED
-  HC_GLOBAL const REAL *HC_RESTRICT pf = f + (inside ? c0i : 0);
-#endif
-  /* Column queue: below (i-1), cur (i), q1 (i+1) .. qDEPTH (i+DEPTH). */
-  REAL below = 0, cur = 0, q1 = 0, vx = 0, vy = 0;
-#if DEPTH >= 2
-  REAL q2 = 0;
-#endif
-#if DEPTH >= 3
-  REAL q3 = 0;
-#endif
-#if DEPTH >= 4
-  REAL q4 = 0;
-#endif
-  if (inside && i0 < i1) {
-    below = pin[-s0];
-    cur = pin[0];
-    q1 = pin[s0];
-#if DEPTH >= 2
-    if (i0 + 2 <= i1) q2 = pin[2 * s0];
-#endif
-#if DEPTH >= 3
-    if (i0 + 3 <= i1) q3 = pin[3 * s0];
-#endif
-#if DEPTH >= 4
-    if (i0 + 4 <= i1) q4 = pin[4 * s0];
-#endif
-    if (hx) vx = pin[hx];
-    if (hy) vy = pin[hy];
+  /* The item's share of the halo; only the last share can be short. */
+  const int item = ty * BX + tx;
+  const int hlast = item + (M_HS - 1) * BX * BY < M_NH;
+  int htile[M_HS], hgrid[M_HS];
+  REAL hv[M_HS];
+  M_UNROLL for (int s = 0; s < M_HS; s++) {
+    march_halo(hc_min(item + s * BX * BY, M_NH - 1), jt, kt, n1, n2, &htile[s], &hgrid[s]);
+    hv[s] = ph[hgrid[s]];
   }
-  int b = 0;
+  /* The right-hand side of row r at plane i is g fr[r]: computed, g =
+   * g0(i) and fr = cf g1 g2; stored, g = cf and fr = f, loaded per plane. */
+  REAL fr[ROWS];
+#if !F_STORED
+  M_UNROLL for (int r = 0; r < ROWS; r++) fr[r] = cf * tab[n0 + hc_min(j + r, n1 - 1)] * tab[n0 + n1 + kc];
+#endif
+  /* u[d]: the item's rows at plane i - 1 + d; those past i1 are never used. */
+  REAL u[DEPTH + 2][ROWS];
+  M_UNROLL for (int d = 0; d < DEPTH + 2; d++) {
+    M_UNROLL for (int r = 0; r < ROWS; r++) u[d][r] = pu[at[r]];
+    if (i0 + d <= i1) pu += s0; /* else plane i1 again */
+  }
+  int b = 0; /* the tile buffer of this plane: 0 or M_TP */
   for (int i = i0; i < i1; i++) {
-    tile[b][ty + 1][tx + 1] = cur;
-    if (hx) tile[b][ty + 1][hxc] = vx;
-    if (hy) tile[b][hyr][tx + 1] = vy;
-    /* Loads for later planes, issued before this plane's barrier. */
-    REAL nq = 0, nx = 0, ny = 0;
-    if (inside) {
-      if (i + 1 + DEPTH <= i1) nq = pin[(1 + DEPTH) * s0];
-      if (i + 1 < i1) {
-        if (hx) nx = pin[s0 + hx];
-        if (hy) ny = pin[s0 + hy];
-      }
-    }
-    HC_BARRIER();
-    if (active) {
+    M_UNROLL for (int r = 0; r < ROWS; r++) tile[b + t0 + r * M_TW] = u[1][r];
+    M_UNROLL for (int s = 0; s < M_HS; s++)
+      if (s < M_HS - 1 || hlast) tile[b + htile[s]] = hv[s];
+    /* Loads for later planes, issued before the barrier: the queue's next
+     * plane, the next plane's halo (and this plane's f). */
+    REAL un[ROWS];
+    M_UNROLL for (int r = 0; r < ROWS; r++) un[r] = pu[at[r]];
+    ph += s0;
+    M_UNROLL for (int s = 0; s < M_HS; s++) hv[s] = ph[hgrid[s]];
 #if F_STORED
-      const REAL rhs = pf[0];
+    M_UNROLL for (int r = 0; r < ROWS; r++) fr[r] = pf[at[r]];
+    const REAL g = cf;
 #else
-      const REAL rhs = tab[i];
+    const REAL g = tab[i];
 #endif
-      pout[0] = c2 * (tile[b][ty + 1][tx] + tile[b][ty + 1][tx + 2]) +
-                c1 * (tile[b][ty][tx + 1] + tile[b][ty + 2][tx + 1]) + c0 * (below + q1) + fjk * rhs;
+    HC_BARRIER();
+    M_UNROLL for (int r = 0; r < ROWS; r++) {
+      const int t = b + t0 + r * M_TW;
+      const REAL up = r > 0 ? u[1][r - 1] : tile[t - M_TW];
+      const REAL down = r < ROWS - 1 ? u[1][r + 1] : tile[t + M_TW];
+      const REAL v = c2 * (tile[t - 1] + tile[t + 1]) + c1 * (up + down) + c0 * (u[0][r] + u[2][r]) + g * fr[r];
+      if (r < nact) po[at[r]] = v;
     }
-    below = cur;
-    cur = q1;
-#if DEPTH == 1
-    q1 = nq;
-#elif DEPTH == 2
-    q1 = q2;
-    q2 = nq;
-#elif DEPTH == 3
-    q1 = q2;
-    q2 = q3;
-    q3 = nq;
-#else
-    q1 = q2;
-    q2 = q3;
-    q3 = q4;
-    q4 = nq;
-#endif
-    vx = nx;
-    vy = ny;
-    b ^= 1;
-    pin += s0;
-    pout += s0;
+    M_UNROLL for (int d = 0; d < DEPTH + 1; d++)
+      M_UNROLL for (int r = 0; r < ROWS; r++) u[d][r] = u[d + 1][r];
+    M_UNROLL for (int r = 0; r < ROWS; r++) u[DEPTH + 1][r] = un[r];
+    b = M_TP - b;
+    if (i + 2 + DEPTH <= i1) pu += s0; /* else plane i1 again */
+    po += s0;
 #if F_STORED
     pf += s0;
 #endif
@@ -284,10 +315,10 @@ HC_KERNEL void MARCH_BOUNDS jacobi_march(SWEEP_ARGS) {
 /* Interior rows (all but the fastest axis) as one index r: rows of length
  * n2 - 2 at (i, j) = (r / (n1 - 2) + 1, r % (n1 - 2) + 1) in 3-D. */
 #if DIM == 3
-#define ROWS(n0, n1) ((long)((n0)-2) * ((n1)-2))
+#define INTERIOR_ROWS(n0, n1) ((long)((n0)-2) * ((n1)-2))
 #define ROW_I(r, n1) ((int)((r) / ((n1)-2)) + 1)
 #else
-#define ROWS(n0, n1) ((long)((n1)-2))
+#define INTERIOR_ROWS(n0, n1) ((long)((n1)-2))
 #define ROW_I(r, n1) 0
 #endif
 #define ROW_J(r, n1) ((int)((r) % ((n1)-2)) + 1)
@@ -323,7 +354,7 @@ HC_KERNEL void residual_norms(HC_GLOBAL const REAL *HC_RESTRICT u, HC_GLOBAL con
   const int t = (int)(hc_local_id(1) * RED_X + hc_local_id(0));
   const int k = (int)hc_global_id(0) + 1;
   const long s1 = n2, s0 = DIM == 3 ? (long)n1 * n2 : 0;
-  const long rows = ROWS(n0, n1);
+  const long rows = INTERIOR_ROWS(n0, n1);
   acc_t ar = 0, af = 0;
   if (k < n2 - 1)
     for (long r = hc_global_id(1); r < rows; r += hc_global_size(1)) {
@@ -350,7 +381,7 @@ HC_KERNEL void residual_field(HC_GLOBAL const REAL *HC_RESTRICT u, HC_GLOBAL con
                               const REAL w0, const REAL w1, const REAL w2, HC_GLOBAL REAL *HC_RESTRICT r) {
   const int k = (int)hc_global_id(0) + 1;
   const long row = hc_global_id(1);
-  if (k >= n2 - 1 || row >= ROWS(n0, n1)) return;
+  if (k >= n2 - 1 || row >= INTERIOR_ROWS(n0, n1)) return;
   const int i = ROW_I(row, n1), j = ROW_J(row, n1);
   const long s1 = n2, s0 = DIM == 3 ? (long)n1 * n2 : 0;
   const long c = (long)i * s0 + (long)j * s1 + k;
@@ -370,7 +401,7 @@ HC_KERNEL void compare_norms(HC_GLOBAL const REAL *HC_RESTRICT u, HC_GLOBAL cons
   const int t = (int)(hc_local_id(1) * RED_X + hc_local_id(0));
   const int k = (int)hc_global_id(0) + 1;
   const long s1 = n2, s0 = DIM == 3 ? (long)n1 * n2 : 0;
-  const long rows = ROWS(n0, n1);
+  const long rows = INTERIOR_ROWS(n0, n1);
   const int nb = n0 + n1 + n2;
   acc_t ae = 0, am = 0, ap = 0, aq = 0;
   if (k < n2 - 1)

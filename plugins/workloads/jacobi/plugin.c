@@ -30,6 +30,9 @@ static const hc_param_spec_t params[] = {
      "8x32, 8x8x8, ... (3-D tiled with a 2-D block: the marching tile); default: chosen per device"},
     {"depth", HC_PARAM_INT, 0, "2", 1, 4, NULL,
      "marching sweep (GPU): planes of each column loaded ahead of use, to keep enough loads in flight"},
+    {"rows", HC_PARAM_INT, 0, "4", 1, 8, NULL,
+     "marching sweep (GPU): rows (y) each work-item updates per plane, its y-neighbours in registers; the "
+     "tile covers block rows x rows rows (block=2x128 rows=4: 8x128 points)"},
     {"init", HC_PARAM_STRING, 0, "zero", 0, 0, NULL,
      "initial guess: zero, eigen (the discrete eigenvector prod sin(k_d pi x_d) of the Jacobi iteration, "
      "k from mode), or a .npy file (its boundary values are kept)"},
