@@ -14,46 +14,55 @@ export OCL_ICD_VENDORS=/tmp/icd HC_OPENCL_PLATFORM=NVIDIA HC_CACHE_DIR=/tmp/hc-c
 H=build/bin/hcrun
 sections=${1:-jacobi,bpm,simpson,grid,cpu,ncu}
 want() { [[ ",$sections," == *",$1,"* ]]; }
-m() { python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s=%.4g'%(k,v['value']) for k,v in d.get('metrics',{}).items() if k in sys.argv[1].split(',')), d.get('error',''))" "$1"; }
+m() { python3 -c "import json,sys; d=json.load(sys.stdin); e=d.get('error',''); print(' '.join('%s=%.4g'%(k,v['value']) for k,v in d.get('metrics',{}).items() if k in sys.argv[1].split(',')), e.get('message', e) if isinstance(e, dict) else e)" "$1"; }
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 
+# A run's metrics, or its error message when hcrun gives no JSON.
+mrun() {
+  local keys=$1 res err; shift
+  err=$(mktemp)
+  res=$("$H" --json "$@" 2>"$err")
+  echo "$res" | m "$keys" 2>/dev/null || echo "failed: $(tail -1 "$err")"
+  rm -f "$err"
+}
+
 probe_jacobi() {
-  echo "== jacobi 512^3 f32 march depth x block"
-  for blk in 4x128 2x128 8x64 2x256 1x256; do for d in 1 2 3 4; do
-    echo -n "cuda $blk d$d: "; $H --json --repeat=2 --device=cuda:0 --workload=jacobi dim=3 n=512 iters=200 block=$blk depth=$d | m glups
-  done; done
+  echo "== jacobi 512^3 f32 march: rows x block x depth (iters=100, best of 2)"
+  for dev in cuda:0 opencl:0; do for rows in 1 2 4 8; do for blk in 1x128 2x128 2x64 4x32 1x256; do for d in 1 2; do
+    printf '%-8s rows=%d block=%-5s depth=%d: ' "$dev" "$rows" "$blk" "$d"
+    mrun glups,bandwidth_gbs --repeat=2 --device="$dev" --workload=jacobi dim=3 n=512 iters=100 block="$blk" depth="$d" rows="$rows"
+  done; done; done; done
 }
 
 probe_bpm() {
   echo "== bpm 2048^2 c64 ADI step: defaults, x-line tiles (WxC), y-line threads"
   for dev in cuda:0 opencl:0; do
     B="--device=$dev --workload=bpm dim=3 n=2048 dtype=c64 steps=100 Lz=1 save_every=100"
-    echo -n "$dev default: "; $H --json --repeat=3 $B | m adi_step_s
+    for v in "" tile=4x128 "tile=4x128 group=256" tile=2x256 "tile=2x256 group=256" "tile=1x512 group=256"; do
+      echo -n "$dev [$v]: "; mrun adi_step_s --repeat=3 $B $v
+    done
   done
-  B="--device=cuda:0 --workload=bpm dim=3 n=2048 dtype=c64 steps=100 Lz=1 save_every=100"
-  for t in 4x128 16x32 8x32 32x16; do echo -n "cuda tile $t: "; $H --json --repeat=2 $B tile=$t | m adi_step_s; done
-  for g in 64 256; do echo -n "cuda group $g: "; $H --json --repeat=2 $B group=$g | m adi_step_s; done
-  for n in 512 1024; do echo -n "cuda n=$n: "; $H --json --repeat=2 --device=cuda:0 --workload=bpm dim=3 n=$n dtype=c64 steps=100 Lz=1 save_every=100 | m adi_step_s; done
-  echo -n "cuda c128 2048: "; $H --json --repeat=2 --device=cuda:0 --workload=bpm dim=3 n=2048 dtype=c128 steps=50 Lz=1 save_every=50 | m adi_step_s
+  for n in 512 1024; do echo -n "cuda n=$n: "; mrun adi_step_s --repeat=2 --device=cuda:0 --workload=bpm dim=3 n=$n dtype=c64 steps=100 Lz=1 save_every=100; done
 }
 
 probe_simpson() {
-  echo "== simpson fused >= 1 GiB: loads in flight (SIMPSON_UNROLL) x occupancy (SIMPSON_MIN_ITEMS)"
-  for o in "" "-DSIMPSON_MIN_ITEMS=0" "-DSIMPSON_UNROLL=4 -DSIMPSON_MIN_ITEMS=0" "-DSIMPSON_UNROLL=4 -DSIMPSON_MIN_ITEMS=1024"; do
+  echo "== simpson fused f64 >= 1 GiB: double2 vectors or pairs (SIMPSON_PAIR) x occupancy (SIMPSON_MIN_ITEMS)"
+  for o in "" "-DSIMPSON_PAIR=1" "-DSIMPSON_PAIR=1 -DSIMPSON_MIN_ITEMS=1024" "-DSIMPSON_PAIR=1 -DSIMPSON_MIN_ITEMS=0"; do
     for dev in cuda:0 opencl:0; do
-      for c in "dtype=f64 n=512x512x512" "dtype=f32 n=647x647x647"; do
-        echo -n "$dev [$o] $c: "
-        HC_KERNEL_OPTIONS="$o" $H --json --repeat=3 --device=$dev --workload=simpson func=gauss $c | m bandwidth_gbs,bandwidth_fraction
-      done
+      echo -n "$dev [$o] f64 512^3: "
+      HC_KERNEL_OPTIONS="$o" mrun bandwidth_gbs --repeat=3 --device=$dev --workload=simpson func=gauss dtype=f64 n=512x512x512
     done
   done
 }
 
 probe_grid() {
-  echo "== grid 256^3 f32: one assignment alone (batch=1) and 8 back to back"
-  for dev in cuda:0 opencl:0; do for e in copy sum axpy lap lapsum jacobi; do for b in 1 8; do
-    echo -n "$dev $e batch=$b: "; $H --json --device=$dev --workload=gridexpr expr=$e n=256 iters=5 batch=$b | m time_per_assign,bandwidth_gbs,staged_per_assign
-  done; done; done
+  echo "== grid 256^3 f32, 8 assignments back to back"
+  for dev in cuda:0 opencl:0; do for e in copy sum axpy lap lapsum jacobi; do
+    echo -n "$dev $e: "; mrun time_per_assign,bandwidth_gbs,staged_per_assign --device=$dev --workload=gridexpr expr=$e n=256 iters=5 batch=8
+  done; done
+  for dev in cuda:0 opencl:0; do for f in recompute materialise; do
+    echo -n "$dev lapsum fuse=$f: "; mrun time_per_assign,bandwidth_gbs --device=$dev --workload=gridexpr expr=lapsum fuse=$f n=256 iters=5 batch=8
+  done; done
 }
 
 probe_cpu() {
@@ -66,10 +75,17 @@ probe_cpu() {
 
 probe_ncu() {
   [ -n "$NCU" ] || { echo "no ncu"; return; }
-  echo "== ncu bpm adi 2048 c64"
-  $NCU --kernel-name regex:bpm_adi --launch-skip 2 --launch-count 2 --section SpeedOfLight --section LaunchStats --section Occupancy $H --device=cuda:0 --workload=bpm dim=3 n=2048 dtype=c64 steps=6 Lz=0.06 save_every=6 2>&1 | grep -v "^==PROF" | tail -90
-  echo "== ncu grid lap"
-  $NCU --kernel-name regex:hcg --launch-skip 2 --launch-count 1 --section SpeedOfLight --section LaunchStats --section MemoryWorkloadAnalysis $H --device=cuda:0 --workload=gridexpr expr=lap n=256 iters=2 batch=1 2>&1 | grep -v "^==PROF" | tail -60
+  keys='bpm_adi|hcg_kernel|jacobi_march|Duration|DRAM Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Block Size'
+  echo "== ncu bpm adi 2048 c64 (default shapes)"
+  $NCU --kernel-name regex:bpm_adi --launch-skip 2 --launch-count 2 --section SpeedOfLight --section LaunchStats --section Occupancy $H --device=cuda:0 --workload=bpm dim=3 n=2048 dtype=c64 steps=6 Lz=0.06 save_every=6 2>&1 | grep -E "$keys"
+  echo "== ncu grid lap, lapsum"
+  for e in lap lapsum; do
+    $NCU --kernel-name regex:hcg --launch-skip 2 --launch-count 1 --section SpeedOfLight --section LaunchStats --section Occupancy $H --device=cuda:0 --workload=gridexpr expr=$e n=256 iters=2 batch=1 2>&1 | grep -E "$keys"
+  done
+  echo "== ncu jacobi march rows=1, 4 (default block)"
+  for rows in 1 4; do
+    $NCU --kernel-name regex:jacobi_march --launch-skip 3 --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats $H --device=cuda:0 --workload=jacobi dim=3 n=512 iters=10 rows=$rows 2>&1 | grep -E "$keys"
+  done
 }
 
 {

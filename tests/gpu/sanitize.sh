@@ -24,6 +24,7 @@ runs=(
   "jacobi dim=2 n=67x45 iters=50 variant=naive"
   "jacobi dim=2 n=67x45 iters=50 variant=tiled"
   "jacobi dim=3 n=35 tol=1e-3 check=10 variant=tiled"
+  "jacobi dim=3 n=37x45x29 iters=20 f_mode=stored block=2x16 rows=3"
   "nbody n=1000 steps=3 integrator=boris B=0,0,1"
   "nbody n=777 steps=2 integrator=euler dtype=f64"
   "bpm dim=2 n=301 steps=50 solver=direct"
