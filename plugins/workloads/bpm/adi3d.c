@@ -22,17 +22,23 @@ typedef struct {
 } shape3_t;
 
 /* Work-group shapes within the device's limits; static local memory is
- * budgeted at 48 KiB (the CUDA limit without opt-in). */
+ * budgeted at 48 KiB (the CUDA limit without opt-in). The unknowns a thread
+ * holds differ by language: on the H100 at 2048^2 c64, CUDA ran its best
+ * step with x-chunks of 16 rows and 8 y-unknowns a thread (153 us, against
+ * 197 with 32 and 16), NVIDIA's OpenCL with 32 and 16 (182 us, against 199)
+ * (tests/gpu/probe.sh bpm, 2026-11-23). */
 static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info) {
   shape3_t s;
+  const int cuda = (info->languages & HC_LANG_BIT(HC_LANG_CUDA_C)) != 0; /* what hc_kernel_create picks */
+  const int64_t yper = cuda ? 8 : 16;
   const size_t cs = c->f64 ? 16 : 8;
   size_t maxg = info->max_work_group_size ? info->max_work_group_size : 256;
   size_t budget = info->local_mem_bytes ? info->local_mem_bytes : 49152;
   if (budget > 49152) budget = 49152;
-  /* y-lines: about 16 unknowns a thread (fewer threads, fewer scan steps) */
+  /* y-lines: about yper unknowns a thread */
   if (c->group > 0) s.T = pow2_floor((size_t)c->group);
   else
-    for (s.T = 32; s.T < 256 && (int64_t)s.T * 16 < c->ny;) s.T <<= 1;
+    for (s.T = 32; s.T < 256 && (int64_t)s.T * yper < c->ny;) s.T <<= 1;
   while (s.T > maxg) s.T >>= 1;
   /* stage the row in local memory if it fits, with fewer threads (and
    * more unknowns each, down to 64 threads) if that makes it fit */
@@ -45,16 +51,16 @@ static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info)
   }
   if (!s.staged) {
     if (c->group <= 0)
-      for (s.T = 32; s.T < 256 && (int64_t)s.T * 16 < c->ny;) s.T <<= 1;
+      for (s.T = 32; s.T < 256 && (int64_t)s.T * yper < c->ny;) s.T <<= 1;
     while (s.T > maxg) s.T >>= 1;
     s.chunk = ((size_t)c->ny + s.T - 1) / s.T;
     s.line = 1;
   }
-  /* x-lines: a thread holds a chunk of at most 32 rows (16 in c128) in
-   * registers, C chunks (a power of two) per column, and as many
+  /* x-lines: a thread holds a chunk of at most 32 rows (16 on CUDA or in
+   * c128) in registers, C chunks (a power of two) per column, and as many
    * neighbouring columns as make 512 threads (at most 32: a row segment
    * of 32 values is one 256-byte transaction in c64) */
-  const size_t mmax = c->f64 ? 16 : 32;
+  const size_t mmax = c->f64 || cuda ? 16 : 32;
   for (s.C = 1; s.C < maxg && s.C * mmax < (size_t)c->nx;) s.C <<= 1;
   s.W = 512 / s.C < 32 ? 512 / s.C : 32;
   if (s.W < 1) s.W = 1;

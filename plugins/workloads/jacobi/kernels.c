@@ -65,14 +65,14 @@ static void default_block(jacobi_problem_t *p, const hc_device_info_t *in, int h
       p->block[1] = 4;
       p->block[0] = 2;
     } else if (p->dim == 3 && in->type == HC_DEVICE_GPU && p->n[2] - 2 >= 128) {
-      /* The marching block on a GPU: block=2x128 ran 252 GLUP/s at 512^3 f32
-       * on the H100 against 188 for 8x32 with one row per item (fewer halo
-       * loads and barriers per point; bench/workloads/jacobi.py's block
-       * table, 2026-11-23); 256 items, because NVIDIA's OpenCL refuses 512
-       * for this kernel. Not yet measured with rows > 1 (tests/gpu/probe.sh
-       * sweeps rows x block x depth). */
-      p->block[2] = 128;
-      p->block[1] = 2;
+      /* The marching block on a GPU: rows of 256 items (2x128 where rows
+       * are shorter), 256 items because NVIDIA's OpenCL refuses 512 for this
+       * kernel. At 512^3 f32 on the H100 with the default rows=4, depth=1:
+       * 1x256 ran 284 GLUP/s (CUDA) and 273 (OpenCL), 2x128 282 and 263,
+       * 4x32 199 and 163 (tests/gpu/probe.sh jacobi, 2026-11-23; rows=8
+       * 1x256 was 289 on CUDA but 259 on OpenCL). */
+      p->block[2] = p->n[2] - 2 >= 250 ? 256 : 128;
+      p->block[1] = p->n[2] - 2 >= 250 ? 1 : 2;
     }
     p->block_rank = p->dim == 3 && p->variant == VARIANT_NAIVE ? 3 : 2;
     return;

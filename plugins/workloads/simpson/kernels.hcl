@@ -3,6 +3,7 @@
  * Build options (the same string for both languages):
  *   -DREAL=float|double     sample type
  *   -DREALV=float4|double2  16-byte vector of REAL, -DVEC=4|2 its lanes
+ *   -DSIMPSON_PAIR=1        f64: the fused kernel reads pairs of double2
  *   -DACC_F64=1|0           accumulate in double (1) or in compensated float
  *                           (0, for devices without fp64; f32 data only)
  *   -DBLOCK=256             work-group size of the reducing kernels (2^k)
@@ -189,7 +190,11 @@ HC_INLINE acc_t simpson_vec_value(REALV v, uint i, uint j, uint k, simpson_axis_
  * registers; nvcc 13 for sm_90 needs 67 unbounded and fits 48 without
  * spilling), so 5 groups of 256 stay resident, 40 KiB of loads in flight. */
 #ifndef SIMPSON_MIN_ITEMS
+#if SIMPSON_PAIR
+#define SIMPSON_MIN_ITEMS 1024 /* 64 registers: at 48 the pair spills */
+#else
 #define SIMPSON_MIN_ITEMS 1280
+#endif
 #endif
 /* Loads in flight per item per step (HC_KERNEL_OPTIONS=-DSIMPSON_UNROLL=n
  * and -DSIMPSON_MIN_ITEMS=m try other depths and occupancies; m = 0 leaves

@@ -35,12 +35,15 @@ static hc_status_t build(ctx_t *c, const char *name, hc_host_kernel_fn host_fn, 
   const int f32 = c->cfg->dtype == HC_F32;
   c->block = BLOCK;
   for (;;) {
-    char opts[160];
+    char opts[200];
     /* A CPU device runs a work-group's items one after another: there each
      * item should stream one contiguous run instead of a grid stride. */
     const int contig = hc_device_info(c->dev)->type == HC_DEVICE_CPU;
-    snprintf(opts, sizeof opts, "-DREAL=%s -DREALV=%s -DVEC=%d -DACC_F64=%d -DBLOCK=%d -DCONTIG=%d",
-             f32 ? "float" : "double", f32 ? "float4" : "double2", f32 ? 4 : 2, c->acc_f64, c->block, contig);
+    /* f64 reads pairs of double2 (SIMPSON_PAIR): on the H100 at 512^3,
+     * 2653 GB/s against 2508 with single double2 vectors (CUDA; NVIDIA's
+     * OpenCL the same either way; tests/gpu/probe.sh simpson, 2026-11-23) */
+    snprintf(opts, sizeof opts, "-DREAL=%s -DREALV=%s -DVEC=%d -DSIMPSON_PAIR=%d -DACC_F64=%d -DBLOCK=%d -DCONTIG=%d",
+             f32 ? "float" : "double", f32 ? "float4" : "double2", f32 ? 4 : 2, !f32, c->acc_f64, c->block, contig);
     hc_kernel_desc_t kd = {sizeof kd, name, simpson_kernels_src, opts, host_fn};
     hc_status_t st = hc_kernel_create(c->dev, &kd, k);
     if (st != HC_OK) return st;
