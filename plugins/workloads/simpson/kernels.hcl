@@ -181,7 +181,7 @@ HC_INLINE acc_t simpson_vec_value(REALV v, uint i, uint j, uint k, simpson_axis_
 /* The default: one pass over the data, weights from indices, one partial
  * sum per work-group (the host adds the few thousand partials).
  * Launch: global = groups * BLOCK, local = BLOCK. Each item reads 16-byte
- * vectors, SIMPSON_UNROLL loads in flight per step, and keeps its position as a
+ * vectors, two loads in flight per step, and keeps its position as a
  * mixed-radix counter (i, j, k) advanced by its step, so there is no 64-bit
  * division in the loop. GPUs: a grid-stride loop (neighbouring items read
  * neighbouring vectors: coalesced). -DCONTIG=1 (CPU devices, which run a
@@ -196,12 +196,8 @@ HC_INLINE acc_t simpson_vec_value(REALV v, uint i, uint j, uint k, simpson_axis_
 #define SIMPSON_MIN_ITEMS 1280
 #endif
 #endif
-/* Loads in flight per item per step (HC_KERNEL_OPTIONS=-DSIMPSON_UNROLL=n
- * and -DSIMPSON_MIN_ITEMS=m try other depths and occupancies; m = 0 leaves
- * the register count to the compiler). */
-#ifndef SIMPSON_UNROLL
-#define SIMPSON_UNROLL 2
-#endif
+/* HC_KERNEL_OPTIONS=-DSIMPSON_MIN_ITEMS=m tries other occupancies (m = 0
+ * leaves the register count to the compiler). */
 #if defined(HC_CUDA) && SIMPSON_MIN_ITEMS > 0
 #define SIMPSON_FUSED_BOUNDS __launch_bounds__(BLOCK, (SIMPSON_MIN_ITEMS / BLOCK > 0 ? SIMPSON_MIN_ITEMS / BLOCK : 1))
 #else
@@ -242,19 +238,20 @@ HC_KERNEL void SIMPSON_FUSED_BOUNDS simpson_fused(HC_GLOBAL const REAL *HC_RESTR
     i++;                                                                       \
   }
   const simpson_axis_t ax = simpson_axis(nx), ay = simpson_axis(ny), az = simpson_axis_vec(nz);
+  /* Two loads in flight, written out: NVIDIA's OpenCL compiler left a
+   * loop over an array of loaded vectors rolled (0.64 of the copy
+   * bandwidth instead of 0.90, H100, 2026-11-23), and four in flight ran
+   * no faster on CUDA. */
   long q = q0;
-  for (; q + (SIMPSON_UNROLL - 1) * step < q1; q += SIMPSON_UNROLL * step) {
-    REALV v[SIMPSON_UNROLL];
-    for (int u = 0; u < SIMPSON_UNROLL; u++) v[u] = fv[q + u * step];
-    for (int u = 0; u < SIMPSON_UNROLL; u++) {
-      ACC_ADD(s, simpson_vec_value(v[u], i, j, k, ax, ay, az, nx, ny, nz));
-      SIMPSON_ADVANCE();
-    }
-  }
-  for (; q < q1; q += step) {
-    ACC_ADD(s, simpson_vec_value(fv[q], i, j, k, ax, ay, az, nx, ny, nz));
+  for (; q + step < q1; q += 2 * step) {
+    const REALV v0 = fv[q];
+    const REALV v1 = fv[q + step];
+    ACC_ADD(s, simpson_vec_value(v0, i, j, k, ax, ay, az, nx, ny, nz));
+    SIMPSON_ADVANCE();
+    ACC_ADD(s, simpson_vec_value(v1, i, j, k, ax, ay, az, nx, ny, nz));
     SIMPSON_ADVANCE();
   }
+  if (q < q1) ACC_ADD(s, simpson_vec_value(fv[q], i, j, k, ax, ay, az, nx, ny, nz));
 #undef SIMPSON_ADVANCE
   /* The last n % VEC samples, which do not fill a vector. */
   if (gid == 0)
