@@ -576,14 +576,40 @@ static void test_bad_inputs(void) {
 
 /* The cpu backend's sums have SSE2, AVX2 and AVX-512 versions (chosen by
  * the CPU, capped by HC_SIMPSON_ISA): each gives the same integral. */
-static double hcrun_integral(const char *env, const char *args) {
+static double hcrun_integral_on(const char *device, const char *env, const char *args) {
   char cmd[2048], out[65536];
-  snprintf(cmd, sizeof cmd, "%s '%s/bin/hcrun' --device=cpu --workload=simpson --json %s", env, th_build_dir(), args);
+  snprintf(cmd, sizeof cmd, "%s '%s/bin/hcrun' --device=%s --workload=simpson --json %s", env, th_build_dir(), device,
+           args);
   if (th_run(cmd, out, sizeof out, NULL, 0) != 0) return NAN;
   const char *p = strstr(out, "\"integral\"");
   p = p ? strstr(p, "\"value\"") : NULL;
   p = p ? strchr(p, ':') : NULL;
   return p ? strtod(p + 1, NULL) : NAN;
+}
+
+static double hcrun_integral(const char *env, const char *args) { return hcrun_integral_on("cpu", env, args); }
+
+/* The fused source kernel reads f64 as double2 vectors or as pairs of them
+ * (SIMPSON_PAIR, CUDA's default): both give the cpu's integral, with tails
+ * that fill no vector and vectors that wrap into the next row. */
+static void test_vector_widths(void) {
+  static const char *const args[] = {"func=gauss n=9x7x4099 dtype=f64 box=-1:2", "func=sinprod n=5x3x7 dtype=f64",
+                                     "func=poly n=100003 dtype=f64"};
+  static const char *const sources[] = {"opencl", "cuda"};
+  for (size_t a = 0; a < sizeof args / sizeof args[0]; a++) {
+    const double ref = hcrun_integral("", args[a]);
+    CU_ASSERT(isfinite(ref));
+    for (size_t d = 0; d < 2; d++) {
+      hc_device_t *dev = th_device(sources[d]);
+      if (!dev || !hc_device_info(dev)->fp64) continue;
+      for (int pair = 0; pair < 2; pair++) {
+        const double v = hcrun_integral_on(sources[d], pair ? "HC_KERNEL_OPTIONS=-DSIMPSON_PAIR=1"
+                                                            : "HC_KERNEL_OPTIONS=-DSIMPSON_PAIR=0", args[a]);
+        if (!(th_rel(v, ref) <= 1e-13)) fprintf(stderr, "%s pair=%d %s: %.17g vs %.17g\n", sources[d], pair, args[a], v, ref);
+        CU_ASSERT(th_rel(v, ref) <= 1e-13);
+      }
+    }
+  }
 }
 
 static void test_host_isa_paths(void) {
@@ -609,6 +635,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_repeat_and_port_across_devices);
   CU_ADD_TEST(s, test_metrics_and_memory);
   CU_ADD_TEST(s, test_host_isa_paths);
+  CU_ADD_TEST(s, test_vector_widths);
   CU_ADD_TEST(s, test_scipy);
   CU_ADD_TEST(s, test_bad_inputs);
 }

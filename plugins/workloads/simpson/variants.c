@@ -39,11 +39,13 @@ static hc_status_t build(ctx_t *c, const char *name, hc_host_kernel_fn host_fn, 
     /* A CPU device runs a work-group's items one after another: there each
      * item should stream one contiguous run instead of a grid stride. */
     const int contig = hc_device_info(c->dev)->type == HC_DEVICE_CPU;
-    /* f64 reads pairs of double2 (SIMPSON_PAIR): on the H100 at 512^3,
-     * 2653 GB/s against 2508 with single double2 vectors (CUDA; NVIDIA's
-     * OpenCL the same either way; tests/gpu/probe.sh simpson, 2026-11-23) */
+    /* f64 on CUDA reads pairs of double2 (SIMPSON_PAIR): on the H100 at
+     * 512^3, 2623-2663 GB/s against 2504-2544 with single double2 vectors;
+     * NVIDIA's OpenCL the other way round, 2697 single against 2527-2536
+     * (two runs of 5 each, 2026-11-23). hc_kernel_create prefers cuda-c. */
+    const int pair = !f32 && (hc_device_info(c->dev)->languages & HC_LANG_BIT(HC_LANG_CUDA_C));
     snprintf(opts, sizeof opts, "-DREAL=%s -DREALV=%s -DVEC=%d -DSIMPSON_PAIR=%d -DACC_F64=%d -DBLOCK=%d -DCONTIG=%d",
-             f32 ? "float" : "double", f32 ? "float4" : "double2", f32 ? 4 : 2, !f32, c->acc_f64, c->block, contig);
+             f32 ? "float" : "double", f32 ? "float4" : "double2", f32 ? 4 : 2, pair, c->acc_f64, c->block, contig);
     hc_kernel_desc_t kd = {sizeof kd, name, simpson_kernels_src, opts, host_fn};
     hc_status_t st = hc_kernel_create(c->dev, &kd, k);
     if (st != HC_OK) return st;
