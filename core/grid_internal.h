@@ -206,6 +206,7 @@ typedef struct gk {
   int idx64;                 /* 64-bit index arithmetic */
   int unroll;                /* cells per item of a plain device assignment */
   int zunroll;               /* planes per item of a device stencil assignment (2-D work-groups) */
+  int sbx, sby;              /* its work-group (HCG_STENCIL_BX x BY, or HC_GRID_STENCIL) */
   int64_t lo[3], cnt[3];     /* box at base level (internal axes) */
   int64_t n[3];              /* base level extents */
   uint32_t parity;
@@ -276,6 +277,10 @@ int gk_for_each_offset(gp_plan_t *p, gp_node_t *root, gp_node_t *leaf, void (*fn
 #define HCG_STENCIL_BX 32
 #define HCG_STENCIL_BY 8
 #define HCG_STENCIL_ZUNROLL 4
+/* HC_GRID_STENCIL=BXxBYxZ overrides the three (a tuning experiment;
+ * tests/gpu/probe.sh grid sweeps it): the shape, or an error naming the
+ * variable. */
+hc_status_t hcg_stencil_shape(int *bx, int *by, int *zu);
 
 /* ================================================================ host compile */
 

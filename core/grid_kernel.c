@@ -181,11 +181,18 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
   k->idx64 = lang == HC_LANG_HOST || maxcells >= (INT64_C(1) << 31) - 64;
   k->unroll = HCG_ASSIGN_UNROLL;
   k->zunroll = 0;
+  int sbx, sby, szu;
+  hc_status_t st = hcg_stencil_shape(&sbx, &sby, &szu);
+  if (st != HC_OK) {
+    gk_free(k);
+    return st;
+  }
   for (uint32_t i = 0; i < k->nnodes; i++)
     if (!gk_is_leaf(k, k->nodes[i]) &&
         (k->nodes[i]->kind == GX_STENCIL || k->nodes[i]->kind == GX_RESTRICT || k->nodes[i]->kind == GX_PROLONG)) {
       k->unroll = 1;
-      if (p->rank >= 2) k->zunroll = p->rank == 3 ? HCG_STENCIL_ZUNROLL : 1; /* HCG_STENCIL_*: 2-D groups */
+      if (p->rank >= 2) k->zunroll = p->rank == 3 ? szu : 1; /* HCG_STENCIL_*: 2-D groups */
+      k->sbx = sbx, k->sby = sby;
     }
   uint32_t nargs = 1 + (k->nfields - 1) + k->nparams + 9 + (mode == GK_REDUCE);
   k->params_in_buffer = !host_eval && nargs > HC_MAX_KERNEL_ARGS;

@@ -27,6 +27,19 @@ struct gtemp {
 
 /* ---------------------------------------------------------------- cost model */
 
+hc_status_t hcg_stencil_shape(int *bx, int *by, int *zu) {
+  *bx = HCG_STENCIL_BX, *by = HCG_STENCIL_BY, *zu = HCG_STENCIL_ZUNROLL;
+  const char *e = getenv("HC_GRID_STENCIL");
+  if (!e || !*e) return HC_OK;
+  int a, b, c, used = 0;
+  if (sscanf(e, "%dx%dx%d%n", &a, &b, &c, &used) != 3 || e[used] || a < 1 || b < 1 || c < 1 || c > 16 ||
+      a * b > 1024)
+    return hc_error(HC_ERR_PARAM, "HC_GRID_STENCIL=%s: give BXxBYxZ (work-group BX x BY <= 1024 items, Z = 1..16 "
+                                  "planes per item), e.g. 32x8x4", e);
+  *bx = a, *by = b, *zu = c;
+  return HC_OK;
+}
+
 double hcg_balance(const hc_device_info_t *info, hc_dtype_t dt) {
   double peak = dt == HC_F64 ? info->peak_fp64_gflops : info->peak_fp32_gflops;
   if (peak > 0 && info->peak_bandwidth_gbs > 0) return peak / info->peak_bandwidth_gbs;
@@ -311,11 +324,12 @@ static hc_status_t launch_kernel(hc_grid_t *g, const gk_t *k, reduce_out_t *red)
   }
   if (!red && !k->staged && k->lang != HC_LANG_HOST && k->zunroll > 0) {
     /* emit_device_stencil_assign: 2-D groups, zunroll planes per item */
-    local[0] = HCG_STENCIL_BX;
-    local[1] = HCG_STENCIL_BY;
+    const size_t bx = (size_t)k->sbx, by = (size_t)k->sby;
+    local[0] = bx;
+    local[1] = by;
     local[2] = 1;
-    global[0] = (global[0] + HCG_STENCIL_BX - 1) / HCG_STENCIL_BX * HCG_STENCIL_BX;
-    global[1] = (global[1] + HCG_STENCIL_BY - 1) / HCG_STENCIL_BY * HCG_STENCIL_BY;
+    global[0] = (global[0] + bx - 1) / bx * bx;
+    global[1] = (global[1] + by - 1) / by * by;
     if (dims == 3) global[2] = (global[2] + (size_t)k->zunroll - 1) / (size_t)k->zunroll;
     explicit_local = 1;
   } else if (!red && !k->staged && k->lang != HC_LANG_HOST)

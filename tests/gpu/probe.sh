@@ -36,33 +36,25 @@ probe_jacobi() {
 
 probe_bpm() {
   echo "== bpm 2048^2 c64 ADI step: defaults, x-line tiles (WxC), y-line threads"
-  for dev in cuda:0 opencl:0; do
-    B="--device=$dev --workload=bpm dim=3 n=2048 dtype=c64 steps=100 Lz=1 save_every=100"
-    for v in "" tile=4x128 "tile=4x128 group=256" tile=2x256 "tile=2x256 group=256" "tile=1x512 group=256"; do
-      echo -n "$dev [$v]: "; mrun adi_step_s --repeat=3 $B $v
-    done
-  done
-  for n in 512 1024; do echo -n "cuda n=$n: "; mrun adi_step_s --repeat=2 --device=cuda:0 --workload=bpm dim=3 n=$n dtype=c64 steps=100 Lz=1 save_every=100; done
+  for v in "" "group=512"; do echo -n "cuda:0 [$v]: "; mrun adi_step_s --repeat=3 --device=cuda:0 $BPM $v; done
+  for v in "" "group=256" "tile=4x128"; do echo -n "opencl:0 [$v]: "; mrun adi_step_s --repeat=3 --device=opencl:0 $BPM $v; done
 }
+BPM="--workload=bpm dim=3 n=2048 dtype=c64 steps=100 Lz=1 save_every=100"
 
 probe_simpson() {
-  echo "== simpson fused f64 >= 1 GiB: double2 vectors or pairs (SIMPSON_PAIR) x occupancy (SIMPSON_MIN_ITEMS)"
-  for o in "" "-DSIMPSON_PAIR=1" "-DSIMPSON_PAIR=1 -DSIMPSON_MIN_ITEMS=1024" "-DSIMPSON_PAIR=1 -DSIMPSON_MIN_ITEMS=0"; do
-    for dev in cuda:0 opencl:0; do
-      echo -n "$dev [$o] f64 512^3: "
-      HC_KERNEL_OPTIONS="$o" mrun bandwidth_gbs --repeat=3 --device=$dev --workload=simpson func=gauss dtype=f64 n=512x512x512
-    done
-  done
+  echo "== simpson fused f64 512^3: pairs of double2 (SIMPSON_PAIR, CUDA's default) or single"
+  for dev in cuda:0 opencl:0; do for o in "" "-DSIMPSON_PAIR=0" "-DSIMPSON_PAIR=1"; do
+    echo -n "$dev [$o]: "; HC_KERNEL_OPTIONS="$o" mrun bandwidth_gbs --repeat=5 --device=$dev --workload=simpson func=gauss dtype=f64 n=512x512x512
+  done; done
 }
 
 probe_grid() {
-  echo "== grid 256^3 f32, 8 assignments back to back"
-  for dev in cuda:0 opencl:0; do for e in copy sum axpy lap lapsum jacobi; do
-    echo -n "$dev $e: "; mrun time_per_assign,bandwidth_gbs,staged_per_assign --device=$dev --workload=gridexpr expr=$e n=256 iters=5 batch=8
-  done; done
-  for dev in cuda:0 opencl:0; do for f in recompute materialise; do
-    echo -n "$dev lapsum fuse=$f: "; mrun time_per_assign,bandwidth_gbs --device=$dev --workload=gridexpr expr=lapsum fuse=$f n=256 iters=5 batch=8
-  done; done
+  echo "== grid 256^3 f32 stencil kernels: work-group BX x BY x planes per item (HC_GRID_STENCIL), 8 assignments back to back"
+  for shape in 32x8x4 64x4x4 32x4x8 64x8x2 128x2x4 32x8x8 64x4x8 256x1x4; do
+    for dev in cuda:0 opencl:0; do for e in lap lapsum jacobi; do
+      echo -n "$shape $dev $e: "; HC_GRID_STENCIL=$shape mrun bandwidth_gbs --device=$dev --workload=gridexpr expr=$e n=256 iters=5 batch=8
+    done; done
+  done
 }
 
 probe_cpu() {
