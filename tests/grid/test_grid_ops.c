@@ -40,61 +40,96 @@ static void test_arithmetic(void) {
 
 /* Δ(f + g) on the interior, spacing (0.5, 0.25, 2), under every fuse policy;
  * 2-D and 1-D with explicit h. */
+/* h = Δ(f + g) on the interior of a rank-D field of configuration c,
+ * against the host reference; the kernels' counts checked per policy. */
+static void check_laplacian_of_sum(size_t c, uint32_t rank, hc_dtype_t dt, hc_grid_fuse_t fuse, const char *note) {
+  hc_grid_t *g = gt_grid(&gt_cfgs[c], fuse);
+  if (!g) return;
+  hc_device_t *d = hc_grid_device(g);
+  int64_t shape[3] = {rank == 1 ? 70 : 9, 12, 13};
+  const double hs[3] = {0.5, 0.25, 2.0};
+  double *f, *gg, *h0;
+  hc_field_t *F = gt_field(d, dt, rank, shape, NAN, &f), *G = gt_field(d, dt, rank, shape, NAN, &gg);
+  hc_field_t *H = gt_field(d, dt, rank, shape, NAN, &h0);
+  hc_field_set_spacing(H, hs);
+  /* 3-D: h from the field's spacing; 1-D/2-D: given */
+  hc_gop_t *L = hc_gop_laplacian(g, rank, rank == 3 ? NULL : hs);
+  hc_gexpr_t *e = hc_gexpr_apply(g, L, hc_gexpr_add(g, hc_gexpr_dense(g, F), hc_gexpr_dense(g, G)));
+  hc_grid_range_t in = hc_grid_interior(1);
+  TH_ASSERT_OK(hc_grid_assign(g, H, e, &in, NULL));
+  int64_t n[3], lo[3], hi[3];
+  gt_ext(rank, shape, n);
+  gt_box(rank, n, &in, lo, hi);
+  size_t cnt = gt_count(n);
+  double *s = malloc(cnt * sizeof *s), *ref = calloc(cnt, sizeof *ref);
+  for (size_t i = 0; i < cnt; i++) s[i] = f[i] + gg[i];
+  int32_t off[7 * 3] = {0};
+  double co[7] = {0};
+  for (uint32_t dd = 0; dd < rank; dd++) {
+    double w = 1.0 / (hs[dd] * hs[dd]);
+    off[(1 + 2 * dd) * rank + dd] = -1;
+    off[(2 + 2 * dd) * rank + dd] = 1;
+    co[1 + 2 * dd] = co[2 + 2 * dd] = w;
+    co[0] -= 2 * w;
+  }
+  gt_ref_stencil(rank, n, s, 2 * rank + 1, off, co, lo, hi, ref);
+  char what[128];
+  snprintf(what, sizeof what, "Δ(f+g) %uD %s %s fuse=%s%s", rank, gt_cfgs[c].label, hc_dtype_name(dt),
+           hc_grid_fuse_name(fuse), note);
+  CU_ASSERT_EQUAL(gt_check(what, H, ref, h0, &in, 20 * gt_tol(dt)), 0);
+  hc_grid_stats_t st = gt_stats(g);
+  if (fuse == HC_GRID_FUSE_MATERIALISE) CU_ASSERT_EQUAL(st.materialised, 1);
+  if (fuse == HC_GRID_FUSE_RECOMPUTE) CU_ASSERT_EQUAL(st.launches, 1);
+  if (fuse == HC_GRID_FUSE_STAGE && gt_cfgs[c].host != HC_GRID_HOST_EVAL) CU_ASSERT_EQUAL(st.staged, 1);
+  free(s);
+  free(ref);
+  free(f);
+  free(gg);
+  free(h0);
+  hc_field_destroy(F);
+  hc_field_destroy(G);
+  hc_field_destroy(H);
+  hc_grid_destroy(g);
+}
+
 static void test_laplacian_of_sum(void) {
   static const hc_grid_fuse_t fuses[] = {HC_GRID_FUSE_AUTO, HC_GRID_FUSE_RECOMPUTE, HC_GRID_FUSE_MATERIALISE,
                                          HC_GRID_FUSE_STAGE};
   for (uint32_t rank = 1; rank <= 3; rank++)
     for (size_t c = 0; c < GT_NCFG; c++)
       for (int t = 0; t < (rank == 3 ? 2 : 1); t++)
-        for (size_t fu = 0; fu < 4; fu++) {
-          hc_grid_t *g = gt_grid(&gt_cfgs[c], fuses[fu]);
-          if (!g) continue;
-          hc_device_t *d = hc_grid_device(g);
-          int64_t shape[3] = {rank == 1 ? 70 : 9, 12, 13};
-          const double hs[3] = {0.5, 0.25, 2.0};
-          double *f, *gg, *h0;
-          hc_field_t *F = gt_field(d, dtypes[t], rank, shape, NAN, &f), *G = gt_field(d, dtypes[t], rank, shape, NAN, &gg);
-          hc_field_t *H = gt_field(d, dtypes[t], rank, shape, NAN, &h0);
-          hc_field_set_spacing(H, hs);
-          /* 3-D: h from the field's spacing; 1-D/2-D: given */
-          hc_gop_t *L = hc_gop_laplacian(g, rank, rank == 3 ? NULL : hs);
-          hc_gexpr_t *e = hc_gexpr_apply(g, L, hc_gexpr_add(g, hc_gexpr_dense(g, F), hc_gexpr_dense(g, G)));
-          hc_grid_range_t in = hc_grid_interior(1);
-          TH_ASSERT_OK(hc_grid_assign(g, H, e, &in, NULL));
-          int64_t n[3], lo[3], hi[3];
-          gt_ext(rank, shape, n);
-          gt_box(rank, n, &in, lo, hi);
-          size_t cnt = gt_count(n);
-          double *s = malloc(cnt * sizeof *s), *ref = calloc(cnt, sizeof *ref);
-          for (size_t i = 0; i < cnt; i++) s[i] = f[i] + gg[i];
-          int32_t off[7 * 3] = {0};
-          double co[7] = {0};
-          for (uint32_t dd = 0; dd < rank; dd++) {
-            double w = 1.0 / (hs[dd] * hs[dd]);
-            off[(1 + 2 * dd) * rank + dd] = -1;
-            off[(2 + 2 * dd) * rank + dd] = 1;
-            co[1 + 2 * dd] = co[2 + 2 * dd] = w;
-            co[0] -= 2 * w;
-          }
-          gt_ref_stencil(rank, n, s, 2 * rank + 1, off, co, lo, hi, ref);
-          char what[96];
-          snprintf(what, sizeof what, "Δ(f+g) %uD %s %s fuse=%s", rank, gt_cfgs[c].label, hc_dtype_name(dtypes[t]),
-                   hc_grid_fuse_name(fuses[fu]));
-          CU_ASSERT_EQUAL(gt_check(what, H, ref, h0, &in, 20 * gt_tol(dtypes[t])), 0);
-          hc_grid_stats_t st = gt_stats(g);
-          if (fuses[fu] == HC_GRID_FUSE_MATERIALISE) CU_ASSERT_EQUAL(st.materialised, 1);
-          if (fuses[fu] == HC_GRID_FUSE_RECOMPUTE) CU_ASSERT_EQUAL(st.launches, 1);
-          if (fuses[fu] == HC_GRID_FUSE_STAGE && gt_cfgs[c].host != HC_GRID_HOST_EVAL) CU_ASSERT_EQUAL(st.staged, 1);
-          free(s);
-          free(ref);
-          free(f);
-          free(gg);
-          free(h0);
-          hc_field_destroy(F);
-          hc_field_destroy(G);
-          hc_field_destroy(H);
-          hc_grid_destroy(g);
-        }
+        for (size_t fu = 0; fu < 4; fu++) check_laplacian_of_sum(c, rank, dtypes[t], fuses[fu], "");
+}
+
+/* The device stencil kernels' shape (HC_GRID_STENCIL): groups that cut the
+ * box unevenly and plane counts that leave a remainder give the same
+ * field; a malformed value is an error that names the variable. */
+static void test_stencil_shapes(void) {
+  static const char *const shapes[] = {"8x2x3", "1x1x1", "16x4x16"};
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+    setenv("HC_GRID_STENCIL", shapes[k], 1);
+    char note[48];
+    snprintf(note, sizeof note, " HC_GRID_STENCIL=%s", shapes[k]);
+    for (uint32_t rank = 2; rank <= 3; rank++)
+      for (size_t c = 0; c < GT_NCFG; c++) check_laplacian_of_sum(c, rank, HC_F64, HC_GRID_FUSE_RECOMPUTE, note);
+  }
+  setenv("HC_GRID_STENCIL", "32x8", 1);
+  for (size_t c = 0; c < GT_NCFG; c++) {
+    hc_grid_t *g = gt_grid(&gt_cfgs[c], HC_GRID_FUSE_RECOMPUTE);
+    if (!g) continue;
+    int64_t shape[3] = {6, 6, 6};
+    double *f;
+    hc_field_t *F = gt_field(hc_grid_device(g), HC_F32, 3, shape, NAN, &f), *H = gt_field(hc_grid_device(g), HC_F32, 3, shape, NAN, NULL);
+    hc_grid_range_t in = hc_grid_interior(1);
+    hc_status_t st = hc_grid_assign(g, H, hc_gexpr_apply(g, hc_gop_laplacian(g, 3, NULL), hc_gexpr_dense(g, F)), &in, NULL);
+    CU_ASSERT_EQUAL(st, HC_ERR_PARAM);
+    CU_ASSERT(strstr(hc_last_error(), "HC_GRID_STENCIL=32x8") != NULL);
+    free(f);
+    hc_field_destroy(F);
+    hc_field_destroy(H);
+    hc_grid_destroy(g);
+  }
+  unsetenv("HC_GRID_STENCIL");
 }
 
 /* A user stencil reaching 2 cells, applied with asymmetric ranges, and the
@@ -654,6 +689,7 @@ static void register_tests(void) {
   CU_pSuite s = CU_add_suite("grid_ops", NULL, NULL);
   CU_ADD_TEST(s, test_arithmetic);
   CU_ADD_TEST(s, test_laplacian_of_sum);
+  CU_ADD_TEST(s, test_stencil_shapes);
   CU_ADD_TEST(s, test_user_stencil_and_ranges);
   CU_ADD_TEST(s, test_differences);
   CU_ADD_TEST(s, test_operator_algebra);
