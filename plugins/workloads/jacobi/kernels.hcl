@@ -10,6 +10,7 @@
  *                        of one must not limit the others); default all
  *   -DDEPTH=1..4         planes the marching sweep loads ahead
  *   -DROWS=1..8          rows (y) of each work-item of the marching sweep
+ *   -DMARCH_UNROLL=0|1   the marching sweep's plane loop unrolled (default 0)
  *
  * Internal axes: 0 slowest ... 2 fastest (contiguous); a 2-D grid has
  * n0 = 1 and uses axes 1 and 2. Launch axis 0 is the fastest (axis 2 of the
@@ -173,6 +174,15 @@ HC_KERNEL void jacobi_tiled(SWEEP_ARGS) {
 #ifndef ROWS
 #define ROWS 1
 #endif
+/* -DMARCH_UNROLL=1 unrolls the plane loop by the queue's length, DEPTH + 2,
+ * so that the queue turns by renaming registers, where the rolled loop
+ * moves about DEPTH + 1 values per point per plane (sm_90 SASS, f32,
+ * ROWS=4, DEPTH=1, block 1x256: 27.4 instructions a point instead of 33.5).
+ * It costs registers (106 instead of 74 there; see MARCH_BOUNDS), so it is
+ * a knob for HC_KERNEL_OPTIONS until a device shows it faster. */
+#ifndef MARCH_UNROLL
+#define MARCH_UNROLL 0
+#endif
 #define M_TR (BY * ROWS)                                /* tile rows */
 #define M_TW (BX + 2)                                   /* a tile row, halo included */
 #define M_TP ((M_TR + 2) * M_TW)                        /* a tile plane, halo included */
@@ -192,8 +202,13 @@ HC_KERNEL void jacobi_tiled(SWEEP_ARGS) {
 /* The group size is fixed. On CUDA, ask for as many items per SM as the
  * one-row kernel ran with (all 2048 in f32: 32 registers; 1024 in f64),
  * divided by ROWS: an item of ROWS rows has ROWS times the loads in
- * flight, and its registers grow with ROWS. */
-#define MARCH_BLOCKS_ ((sizeof(REAL) == 4 ? 2048 : 1024) / ROWS / (BX * BY))
+ * flight, and its registers grow with ROWS. The unrolled loop takes 1.3
+ * to 1.7 times the registers (the compiler hoists later planes' loads over
+ * its body), which fits these bounds from 64 registers up (sm_90, block
+ * 1x256, depths 1 and 2: f32 ROWS=4 106-126 of 128, no spills); at 32 (f32,
+ * one row) it spilled, so it asks for at most 1024 items. */
+#define MARCH_ITEMS_ ((sizeof(REAL) == 4 ? 2048 : 1024) / ROWS)
+#define MARCH_BLOCKS_ ((MARCH_UNROLL && MARCH_ITEMS_ > 1024 ? 1024 : MARCH_ITEMS_) / (BX * BY))
 #if defined(HC_CUDA) && DIM == 3
 #define MARCH_BOUNDS __launch_bounds__(BX * BY, MARCH_BLOCKS_ > 32 ? 32 : MARCH_BLOCKS_ < 1 ? 1 : MARCH_BLOCKS_)
 #elif defined(HC_OPENCL) && DIM == 3
@@ -219,6 +234,53 @@ HC_INLINE void march_halo(int h, int jt, int kt, int n1, int n2, int *tile_at, i
   *tile_at = row * M_TW + col;
   *grid_at = hc_min(jt - 1 + row, n1 - 1) * n2 + hc_min(kt - 1 + col, n2 - 1);
 }
+
+/* The item's queue of planes is a ring, u[M_Q][ROWS]. MARCH_PLANE(i, q)
+ * marches plane i with the ring turned by q: plane i - 1 + d is in
+ * u[(q + d) % M_Q], and the plane loaded ahead (i + 1 + DEPTH) takes the
+ * place of plane i - 1, u[q]. q must be a constant once loops are unrolled,
+ * so that u stays in registers. It advances b, pu, ph, po (and pf) and
+ * refills hv (and fr): one body for the rolled and the unrolled loop. */
+#define M_Q (DEPTH + 2)
+#define M_U(q, d) (((q) + (d)) % M_Q)
+#if F_STORED
+#define M_RHS_LOAD() M_UNROLL for (int r = 0; r < ROWS; r++) fr[r] = pf[at[r]]
+#define M_RHS_G(i) cf
+#define M_RHS_NEXT() pf += s0
+#else
+#define M_RHS_LOAD()
+#define M_RHS_G(i) tab[(i)]
+#define M_RHS_NEXT()
+#endif
+#define MARCH_PLANE(i, q)                                                     \
+  do {                                                                        \
+    M_UNROLL for (int r = 0; r < ROWS; r++)                                   \
+      tile[b + t0 + r * M_TW] = u[M_U(q, 1)][r];                              \
+    M_UNROLL for (int s = 0; s < M_HS; s++)                                   \
+      if (s < M_HS - 1 || hlast) tile[b + htile[s]] = hv[s];                  \
+    /* Loads for later planes, issued before the barrier: the queue's next    \
+     * plane, the next plane's halo (and this plane's f). */                  \
+    REAL un[ROWS];                                                            \
+    M_UNROLL for (int r = 0; r < ROWS; r++) un[r] = pu[at[r]];                \
+    ph += s0;                                                                 \
+    M_UNROLL for (int s = 0; s < M_HS; s++) hv[s] = ph[hgrid[s]];             \
+    M_RHS_LOAD();                                                             \
+    const REAL g = M_RHS_G(i);                                                \
+    HC_BARRIER();                                                             \
+    M_UNROLL for (int r = 0; r < ROWS; r++) {                                 \
+      const int t = b + t0 + r * M_TW;                                        \
+      const REAL up = r > 0 ? u[M_U(q, 1)][r - 1] : tile[t - M_TW];           \
+      const REAL down = r < ROWS - 1 ? u[M_U(q, 1)][r + 1] : tile[t + M_TW];  \
+      const REAL v = c2 * (tile[t - 1] + tile[t + 1]) + c1 * (up + down) +    \
+                     c0 * (u[M_U(q, 0)][r] + u[M_U(q, 2)][r]) + g * fr[r];    \
+      if (r < nact) po[at[r]] = v;                                            \
+    }                                                                         \
+    M_UNROLL for (int r = 0; r < ROWS; r++) u[M_U(q, 0)][r] = un[r];          \
+    b = M_TP - b;                                                             \
+    if ((i) + 2 + DEPTH <= i1) pu += s0; /* else plane i1 again */            \
+    po += s0;                                                                 \
+    M_RHS_NEXT();                                                             \
+  } while (0)
 
 HC_KERNEL void MARCH_BOUNDS jacobi_march(SWEEP_ARGS) {
 #if DIM == 3
@@ -261,45 +323,27 @@ HC_KERNEL void MARCH_BOUNDS jacobi_march(SWEEP_ARGS) {
   M_UNROLL for (int r = 0; r < ROWS; r++) fr[r] = cf * tab[n0 + hc_min(j + r, n1 - 1)] * tab[n0 + n1 + kc];
 #endif
   /* u[d]: the item's rows at plane i - 1 + d; those past i1 are never used. */
-  REAL u[DEPTH + 2][ROWS];
-  M_UNROLL for (int d = 0; d < DEPTH + 2; d++) {
+  REAL u[M_Q][ROWS];
+  M_UNROLL for (int d = 0; d < M_Q; d++) {
     M_UNROLL for (int r = 0; r < ROWS; r++) u[d][r] = pu[at[r]];
     if (i0 + d <= i1) pu += s0; /* else plane i1 again */
   }
   int b = 0; /* the tile buffer of this plane: 0 or M_TP */
-  for (int i = i0; i < i1; i++) {
-    M_UNROLL for (int r = 0; r < ROWS; r++) tile[b + t0 + r * M_TW] = u[1][r];
-    M_UNROLL for (int s = 0; s < M_HS; s++)
-      if (s < M_HS - 1 || hlast) tile[b + htile[s]] = hv[s];
-    /* Loads for later planes, issued before the barrier: the queue's next
-     * plane, the next plane's halo (and this plane's f). */
-    REAL un[ROWS];
-    M_UNROLL for (int r = 0; r < ROWS; r++) un[r] = pu[at[r]];
-    ph += s0;
-    M_UNROLL for (int s = 0; s < M_HS; s++) hv[s] = ph[hgrid[s]];
-#if F_STORED
-    M_UNROLL for (int r = 0; r < ROWS; r++) fr[r] = pf[at[r]];
-    const REAL g = cf;
-#else
-    const REAL g = tab[i];
+  int i = i0;
+#if MARCH_UNROLL
+  /* M_Q planes a trip: the ring comes round to where it started. */
+  for (; i + M_Q <= i1; i += M_Q)
+    M_UNROLL for (int q = 0; q < M_Q; q++) MARCH_PLANE(i + q, q);
 #endif
-    HC_BARRIER();
+  /* One plane a trip (the default, or the unrolled loop's last planes):
+   * the ring is turned back by moves, plane i + d to u[d]. */
+  for (; i < i1; i++) {
+    MARCH_PLANE(i, 0);
     M_UNROLL for (int r = 0; r < ROWS; r++) {
-      const int t = b + t0 + r * M_TW;
-      const REAL up = r > 0 ? u[1][r - 1] : tile[t - M_TW];
-      const REAL down = r < ROWS - 1 ? u[1][r + 1] : tile[t + M_TW];
-      const REAL v = c2 * (tile[t - 1] + tile[t + 1]) + c1 * (up + down) + c0 * (u[0][r] + u[2][r]) + g * fr[r];
-      if (r < nact) po[at[r]] = v;
+      const REAL ahead = u[0][r];
+      M_UNROLL for (int d = 0; d < M_Q - 1; d++) u[d][r] = u[d + 1][r];
+      u[M_Q - 1][r] = ahead;
     }
-    M_UNROLL for (int d = 0; d < DEPTH + 1; d++)
-      M_UNROLL for (int r = 0; r < ROWS; r++) u[d][r] = u[d + 1][r];
-    M_UNROLL for (int r = 0; r < ROWS; r++) u[DEPTH + 1][r] = un[r];
-    b = M_TP - b;
-    if (i + 2 + DEPTH <= i1) pu += s0; /* else plane i1 again */
-    po += s0;
-#if F_STORED
-    pf += s0;
-#endif
   }
 #endif
 }
