@@ -27,11 +27,6 @@ mrun() {
 }
 
 probe_jacobi() {
-  echo "== jacobi 512^3 f32 march: rows x block x depth (iters=100, best of 2)"
-  for dev in cuda:0 opencl:0; do for rows in 4 8; do for blk in 1x256 2x128; do for d in 1 2; do
-    printf '%-8s rows=%d block=%-5s depth=%d: ' "$dev" "$rows" "$blk" "$d"
-    mrun glups,bandwidth_gbs --repeat=2 --device="$dev" --workload=jacobi dim=3 n=512 iters=100 block="$blk" depth="$d" rows="$rows"
-  done; done; done; done
   # Rolled and unrolled plane loop back to back (MARCH_UNROLL in kernels.hcl).
   echo "== jacobi 512^3 f32 march block 1x256: plane loop rolled [] or unrolled [-DMARCH_UNROLL=1]"
   for dev in cuda:0 opencl:0; do for rows in 4 8; do for d in 1 2; do for o in "" -DMARCH_UNROLL=1; do
