@@ -270,12 +270,14 @@ int gk_for_each_offset(gp_plan_t *p, gp_node_t *root, gp_node_t *leaf, void (*fn
  * 2-D work-groups of BX x BY items, each item taking ZUNROLL consecutive
  * planes (3-D). With 1-D groups along the rows, a 7-point Laplacian read its
  * y and z neighbours from L2 (Nsight Compute on the H100, 256^3 f32: L2 79 %
- * busy, DRAM 49 %); in a 2-D group the y neighbours are mostly L1 hits, and
- * an item's planes share their z neighbours in registers (the compiler
- * merges the unrolled loads), which leaves about 1.75 cell loads per cell
- * to the L2 instead of 5. */
-#define HCG_STENCIL_BX 32
-#define HCG_STENCIL_BY 8
+ * busy, DRAM 49 %, 0.49 of the copy bandwidth); in a 2-D group the y
+ * neighbours are mostly L1 hits, and an item's planes share their z
+ * neighbours in registers (the compiler merges the unrolled loads). Of 8
+ * shapes tried there (tests/gpu/probe.sh grid, 2026-11-23), 128x2x4 was
+ * among the best on both backends for Δf, Δ(f + g) and the Jacobi sweep
+ * (1880, 2200, 2291 GB/s on CUDA; 32x8x4: 1806, 2142, 2207). */
+#define HCG_STENCIL_BX 128
+#define HCG_STENCIL_BY 2
 #define HCG_STENCIL_ZUNROLL 4
 /* HC_GRID_STENCIL=BXxBYxZ overrides the three (a tuning experiment;
  * tests/gpu/probe.sh grid sweeps it): the shape, or an error naming the

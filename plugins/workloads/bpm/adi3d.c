@@ -22,15 +22,16 @@ typedef struct {
 } shape3_t;
 
 /* Work-group shapes within the device's limits; static local memory is
- * budgeted at 48 KiB (the CUDA limit without opt-in). The unknowns a thread
- * holds differ by language: on the H100 at 2048^2 c64, CUDA ran its best
- * step with x-chunks of 16 rows and 8 y-unknowns a thread (153 us, against
- * 197 with 32 and 16), NVIDIA's OpenCL with 32 and 16 (182 us, against 199)
- * (tests/gpu/probe.sh bpm, 2026-11-23). */
+ * budgeted at 48 KiB (the CUDA limit without opt-in). The x-chunks differ by
+ * language: on the H100 at 2048^2 c64 with 8 y-unknowns a thread, CUDA ran
+ * its best step with x-chunks of 16 rows (153 us, against 171 with 32),
+ * NVIDIA's OpenCL with 32 (168 us, against 199-210 with 16); 16 y-unknowns
+ * a thread were slower on both (197 and 183 us) (tests/gpu/probe.sh bpm,
+ * 2026-11-23). */
 static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info) {
   shape3_t s;
   const int cuda = (info->languages & HC_LANG_BIT(HC_LANG_CUDA_C)) != 0; /* what hc_kernel_create picks */
-  const int64_t yper = cuda ? 8 : 16;
+  const int64_t yper = 8;
   const size_t cs = c->f64 ? 16 : 8;
   size_t maxg = info->max_work_group_size ? info->max_work_group_size : 256;
   size_t budget = info->local_mem_bytes ? info->local_mem_bytes : 49152;

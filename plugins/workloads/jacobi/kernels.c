@@ -67,10 +67,11 @@ static void default_block(jacobi_problem_t *p, const hc_device_info_t *in, int h
     } else if (p->dim == 3 && in->type == HC_DEVICE_GPU && p->n[2] - 2 >= 128) {
       /* The marching block on a GPU: rows of 256 items (2x128 where rows
        * are shorter), 256 items because NVIDIA's OpenCL refuses 512 for this
-       * kernel. At 512^3 f32 on the H100 with the default rows=4, depth=1:
-       * 1x256 ran 284 GLUP/s (CUDA) and 273 (OpenCL), 2x128 282 and 263,
-       * 4x32 199 and 163 (tests/gpu/probe.sh jacobi, 2026-11-23; rows=8
-       * 1x256 was 289 on CUDA but 259 on OpenCL). */
+       * kernel. At 512^3 f32 on the H100 with rows=4, depth=1, the plane
+       * loop rolled: 1x256 ran 284 GLUP/s (CUDA) and 273 (OpenCL), 2x128
+       * 282 and 263, 4x32 199 and 163; with the defaults (rows=4, depth=2,
+       * unrolled) 1x256 ran 308 and 291 (tests/gpu/probe.sh jacobi,
+       * 2026-11-23). */
       p->block[2] = p->n[2] - 2 >= 250 ? 256 : 128;
       p->block[1] = p->n[2] - 2 >= 250 ? 1 : 2;
     }

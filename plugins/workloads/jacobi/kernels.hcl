@@ -10,7 +10,7 @@
  *                        of one must not limit the others); default all
  *   -DDEPTH=1..4         planes the marching sweep loads ahead
  *   -DROWS=1..8          rows (y) of each work-item of the marching sweep
- *   -DMARCH_UNROLL=0|1   the marching sweep's plane loop unrolled (default 0)
+ *   -DMARCH_UNROLL=0|1   the marching sweep's plane loop unrolled (default: at ROWS=4)
  *
  * Internal axes: 0 slowest ... 2 fastest (contiguous); a 2-D grid has
  * n0 = 1 and uses axes 1 and 2. Launch axis 0 is the fastest (axis 2 of the
@@ -178,10 +178,14 @@ HC_KERNEL void jacobi_tiled(SWEEP_ARGS) {
  * so that the queue turns by renaming registers, where the rolled loop
  * moves about DEPTH + 1 values per point per plane (sm_90 SASS, f32,
  * ROWS=4, DEPTH=1, block 1x256: 27.4 instructions a point instead of 33.5).
- * It costs registers (106 instead of 74 there; see MARCH_BOUNDS), so it is
- * a knob for HC_KERNEL_OPTIONS until a device shows it faster. */
+ * It costs registers (106 instead of 74 there; see MARCH_BOUNDS). On the
+ * H100 at 512^3 f32, block 1x256: ROWS=4 DEPTH=2 ran 308 GLUP/s unrolled
+ * against 283 rolled (CUDA), 291 against 254 (NVIDIA's OpenCL); ROWS=8 ran
+ * slower unrolled (253 against 289), and at ROWS=1 or 2 the SASS count
+ * does not drop. So it is the default at 4 rows only (HC_KERNEL_OPTIONS=
+ * -DMARCH_UNROLL=0|1 overrides it; tests/gpu/probe.sh jacobi, 2026-11-23). */
 #ifndef MARCH_UNROLL
-#define MARCH_UNROLL 0
+#define MARCH_UNROLL (ROWS == 4)
 #endif
 #define M_TR (BY * ROWS)                                /* tile rows */
 #define M_TW (BX + 2)                                   /* a tile row, halo included */

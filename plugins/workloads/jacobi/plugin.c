@@ -28,7 +28,7 @@ static const hc_param_spec_t params[] = {
     {"block", HC_PARAM_SHAPE, 0, NULL, 1, 1024, NULL,
      "work-group (cache block on the cpu) in the order of n, last extent the contiguous one: 8x8, 16x16, "
      "8x32, 8x8x8, ... (3-D tiled with a 2-D block: the marching tile); default: chosen per device"},
-    {"depth", HC_PARAM_INT, 0, "1", 1, 4, NULL,
+    {"depth", HC_PARAM_INT, 0, "2", 1, 4, NULL,
      "marching sweep (GPU): planes of each column loaded ahead of use, to keep enough loads in flight"},
     {"rows", HC_PARAM_INT, 0, "4", 1, 8, NULL,
      "marching sweep (GPU): rows (y) each work-item updates per plane, its y-neighbours in registers; the "
