@@ -411,8 +411,12 @@ HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int
      * does: valgrind saw branches on never-written local memory) */
     for (int w = 0; w < 6; w++) sW[w * BPM_W + jj] = CMK(0, 0);
   }
-  /* clamped row and column: past the field, loads stay inside it */
+  /* clamped row and column: past the field, loads stay inside it. Every
+   * row index below is clamped too, though a `k < cnt` guard skips the
+   * rows past nx: PoCL evaluates guarded loads for every work-item of a
+   * group (valgrind saw reads past fac's end at the last chunk). */
   const long jc = act ? j : ny - 1;
+#define XROW(i) (percol ? (i) * ny + jc : (i))
   cplx_t d[BPM_XCHUNK];
   BPM_UNROLL
   for (int k = 0; k < BPM_XCHUNK; k++)
@@ -422,8 +426,8 @@ HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int
   BPM_UNROLL
   for (int k = 0; k < BPM_XCHUNK; k++) {
     if (k < cnt) {
-      const long i = k0 + k;
-      cplx_t iv = inv[percol ? i * ny + jc : i];
+      const long i = hc_min(k0 + k, nx - 1); /* clamped: see XROW */
+      cplx_t iv = inv[XROW(i)];
       cplx_t Ak = CMUL(nlo, iv);
       d[k] = CMUL(iv, d[k]);
       B = cfma(Ak, B, d[k]);
@@ -437,8 +441,8 @@ HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int
   BPM_UNROLL
   for (int k = 0; k < BPM_XCHUNK; k++) {
     if (k < cnt) {
-      const long i = k0 + k;
-      prev = cfma(CMUL(nlo, inv[percol ? i * ny + jc : i]), prev, d[k]);
+      const long i = hc_min(k0 + k, nx - 1);
+      prev = cfma(CMUL(nlo, inv[XROW(i)]), prev, d[k]);
       d[k] = prev; /* d'_k */
     }
   }
@@ -447,8 +451,8 @@ HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int
   BPM_UNROLL
   for (int k = BPM_XCHUNK - 1; k >= 0; k--) {
     if (k < cnt) {
-      const long i = k0 + k;
-      cplx_t c1 = cp[percol ? i * ny + jc : i];
+      const long i = hc_min(k0 + k, nx - 1);
+      cplx_t c1 = cp[XROW(i)];
       cplx_t Pk = CMK(-c1.x, -c1.y);
       Q = cfma(Pk, Q, d[k]);
       P = CMUL(Pk, P);
@@ -459,8 +463,8 @@ HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int
   BPM_UNROLL
   for (int k = BPM_XCHUNK - 1; k >= 0; k--) {
     if (k < cnt) {
-      const long i = k0 + k;
-      next = CSUB(d[k], CMUL(cp[percol ? i * ny + jc : i], next));
+      const long i = hc_min(k0 + k, nx - 1);
+      next = CSUB(d[k], CMUL(cp[XROW(i)], next));
       d[k] = next;
       if (i == nx - 1) sW[5 * BPM_W + jj] = next;
     }
@@ -470,14 +474,14 @@ HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int
     HC_BARRIER();
     if (act) {
       cplx_t etaL = tbc_eta(sW[jj], sW[BPM_W + jj]), etaR = tbc_eta(sW[3 * BPM_W + jj], sW[2 * BPM_W + jj]);
-      long b0 = percol ? j : 0, bn = percol ? (long)(nx - 1) * ny + j : nx - 1;
+      long b0 = XROW(0), bn = XROW(nx - 1); /* with jc: PoCL loads them for every column */
       cplx_t s0, s1;
       tbc_coeffs(CMUL(lo, etaL), CMUL(lo, etaR), zc[b0], zc[S + b0], zc[bn], zc[S + bn], sW[4 * BPM_W + jj],
                  sW[5 * BPM_W + jj], &s0, &s1);
       BPM_UNROLL
       for (int k = 0; k < BPM_XCHUNK; k++) {
         /* clamped, as in bpm_adi_fast: loads a compiler may hoist stay in bounds */
-        const long i = hc_min(k0 + k, nx - 1), ci = percol ? i * ny + jc : i;
+        const long ci = XROW(hc_min(k0 + k, nx - 1));
         if (k < cnt) d[k] = CSUB(d[k], CADD(CMUL(zc[ci], s0), CMUL(zc[S + ci], s1)));
       }
     }
@@ -486,6 +490,7 @@ HC_KERNEL void bpm_adi_slow(const int nx, const int ny, const int tbc, const int
   for (int k = 0; k < BPM_XCHUNK; k++)
     if (k < cnt) Eout[(long)(k0 + k) * ny + j] = d[k];
 }
+#undef XROW
 
 /* RHS of the fast (y-line) half-step: explicit along x, within column j. */
 HC_INLINE cplx_t rhs_fast(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr, int runi, cplx_t be, int nx, int ny,
@@ -539,7 +544,7 @@ HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int
   HC_BARRIER();
   for (int k = 0; k < BPM_CHUNK; k++) d[k] = k < cnt ? sd[PADJ(hc_min(k0 + k, ny - 1))] : CMK(0, 0);
 #else
-  for (int k = 0; k < BPM_CHUNK; k++) d[k] = k < cnt ? rhs_fast(E, rr, runi, be, nx, ny, i, k0 + k, tbc) : CMK(0, 0);
+  for (int k = 0; k < BPM_CHUNK; k++) d[k] = k < cnt ? rhs_fast(E, rr, runi, be, nx, ny, i, hc_min(k0 + k, ny - 1), tbc) : CMK(0, 0);
 #endif
   cplx_t A = CMK(1, 0), B = CMK(0, 0);
   for (int k = 0; k < BPM_CHUNK; k++) {
