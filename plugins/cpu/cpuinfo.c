@@ -34,6 +34,41 @@ static int has_flag(const char *flags, const char *flag) {
   return 0;
 }
 
+/* Size in bytes of cpu0's cache of `level` and type "Data" or "Unified"
+ * from sysfs (what lscpu reads), or 0. sysconf's _SC_LEVEL3_CACHE_SIZE can
+ * be far off: an EPYC VM with a 32 MiB L3 reported 320 MiB. */
+static uint64_t sysfs_cache_bytes(int level, const char *type) {
+  for (int idx = 0; idx < 16; idx++) {
+    char path[96], buf[64];
+    int lv = 0;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0; /* past the last index */
+    int ok = fscanf(f, "%d", &lv) == 1;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", idx);
+    if (!ok || lv != level || !(f = fopen(path, "r"))) continue;
+    ok = fgets(buf, sizeof buf, f) && !strncmp(buf, type, strlen(type));
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
+    if (!ok || !(f = fopen(path, "r"))) continue;
+    unsigned long long v = 0;
+    char unit = 0;
+    int got = fscanf(f, "%llu%c", &v, &unit);
+    fclose(f);
+    if (got < 1) continue;
+    return v * (unit == 'K' ? 1024ull : unit == 'M' ? 1048576ull : unit == 'G' ? 1073741824ull : 1ull);
+  }
+  return 0;
+}
+
+/* A cache's size: sysfs, else sysconf, else 0. */
+static uint64_t cache_bytes(int level, const char *type, int sysconf_name) {
+  uint64_t b = sysfs_cache_bytes(level, type);
+  long v = b ? 0 : sysconf(sysconf_name);
+  return b ? b : v > 0 ? (uint64_t)v : 0;
+}
+
 void hc_cpu_describe(hc_device_info_t *in, unsigned threads) {
   memset(in, 0, sizeof *in);
   in->size = sizeof *in;
@@ -59,10 +94,9 @@ void hc_cpu_describe(hc_device_info_t *in, unsigned threads) {
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
   if (pages > 0 && psize > 0) in->global_mem_bytes = (uint64_t)pages * (uint64_t)psize;
   in->max_alloc_bytes = in->global_mem_bytes;
-  long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE), l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  in->l1_cache_bytes = l1 > 0 ? (uint64_t)l1 : 0;
-  in->l2_cache_bytes = l2 > 0 ? (uint64_t)l2 : 0;
-  in->l3_cache_bytes = l3 > 0 ? (uint64_t)l3 : 0;
+  in->l1_cache_bytes = cache_bytes(1, "Data", _SC_LEVEL1_DCACHE_SIZE);
+  in->l2_cache_bytes = cache_bytes(2, "Unified", _SC_LEVEL2_CACHE_SIZE);
+  in->l3_cache_bytes = cache_bytes(3, "Unified", _SC_LEVEL3_CACHE_SIZE);
   in->local_mem_bytes = in->l1_cache_bytes ? in->l1_cache_bytes : 32768;
   /* Estimated peak: one vector FMA port per core (2 flops per lane).
    * Benchmarks measure the real ceiling in the same run. */

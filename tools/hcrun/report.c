@@ -63,6 +63,7 @@ json_t *hcrun_device_json(const hc_device_info_t *in, const char *id) {
   json_object_set_new(d, "max_alloc_bytes", json_integer((json_int_t)in->max_alloc_bytes));
   json_object_set_new(d, "local_mem_bytes", json_integer((json_int_t)in->local_mem_bytes));
   json_object_set_new(d, "l2_cache_bytes", json_integer((json_int_t)in->l2_cache_bytes));
+  json_object_set_new(d, "l3_cache_bytes", json_integer((json_int_t)in->l3_cache_bytes));
   json_object_set_new(d, "max_work_group_size", json_integer(in->max_work_group_size));
   json_object_set_new(d, "preferred_group_multiple", json_integer(in->preferred_group_multiple));
   if (in->cc_major) {
