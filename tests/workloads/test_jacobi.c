@@ -327,6 +327,55 @@ static void test_devices_agree(void) {
   hc_job_destroy(ref);
 }
 
+/* ------------------------------------------ two sweeps per pass (host) */
+
+/* The host kernel's two sweeps per pass give the single sweep's field bit
+ * for bit: 2-D and 3-D, f computed and stored, f32 and f64, odd sweep
+ * counts, residual checks between the pairs, blocks of one row or one
+ * plane, blocks that divide nothing, and more groups than threads. */
+static void test_two_sweeps_per_pass(void) {
+  static const char *const cases[] = {
+      "n=40x37x33 f=gauss iters=9 block=3x5x31",
+      "n=40x37x33 f=gauss iters=7 block=1x1x31 dtype=f64 f_mode=stored",
+      "n=30x41x17 f=gauss iters=12 check=5 tol=1e-13 block=4x7x15",
+      "n=50x37 f=point iters=11 block=3x35",
+      "n=50x37 f=sin iters=10 block=1x35 dtype=f64 f_mode=stored",
+      "n=64x80 f=gauss iters=13 check=4 tol=1e-13 block=9x78",
+      NULL};
+  hc_device_t *dev = th_device("cpu");
+  if (!dev) return;
+  for (const char *const *c = cases; *c; c++) {
+    double *u[2] = {NULL, NULL};
+    double sweeps[2] = {0, 0};
+    size_t count = 0;
+    for (int two = 0; two < 2; two++) {
+      char buf[256];
+      const char *kv[16];
+      int n = 0;
+      snprintf(buf, sizeof buf, "%s", *c);
+      for (char *t = strtok(buf, " "); t && n < 14; t = strtok(NULL, " ")) kv[n++] = t;
+      kv[n++] = two ? "sweeps_per_pass=2" : "sweeps_per_pass=1";
+      kv[n] = NULL;
+      hc_job_t *job = run(dev, kv, 0);
+      if (!job) break;
+      CU_ASSERT_PTR_NOT_NULL(strstr(hc_job_notes(job), two ? "2 sweeps per pass" : "1 sweep per pass"));
+      u[two] = output(job, "u");
+      count = hc_field_count(hc_job_output(job, "u"));
+      sweeps[two] = metric(job, "sweeps");
+      hc_job_destroy(job);
+    }
+    if (u[0] && u[1]) {
+      CU_ASSERT_EQUAL(sweeps[0], sweeps[1]);
+      size_t differ = 0;
+      for (size_t i = 0; i < count; i++) differ += u[0][i] != u[1][i];
+      if (differ) fprintf(stderr, "%s: %zu of %zu points differ with two sweeps per pass\n", *c, differ, count);
+      CU_ASSERT_EQUAL(differ, 0);
+    }
+    free(u[0]);
+    free(u[1]);
+  }
+}
+
 /* ------------------------------------------------- stopping and outputs */
 
 /* f + Δ_h u at the interior, computed here; returns ||r|| / ||f|| for f = sin. */
@@ -488,6 +537,12 @@ static void test_bad_inputs(void) {
     th_expect_usage_error("jacobi", id, "f=nosuch.npy", "f=nosuch.npy");
     th_expect_usage_error("jacobi", id, "f=cosine", "f=cosine");
     th_expect_usage_error("jacobi", id, "f=sin f_mode=computed init=nosuch", "init=nosuch");
+    th_expect_usage_error("jacobi", id, "sweeps_per_pass=3", "sweeps_per_pass=3");
+    th_expect_usage_error("jacobi", id, "variant=naive sweeps_per_pass=2", "sweeps_per_pass=2");
+    if (hc_device_info(dev)->languages & HC_LANG_BIT(HC_LANG_HOST))
+      th_expect_usage_error("jacobi", id, "dim=3 n=20 block=4x8x16 sweeps_per_pass=2", "whole rows");
+    else
+      th_expect_usage_error("jacobi", id, "sweeps_per_pass=2", "host kernel");
     snprintf(args, sizeof args, "n=12x10 f=%s", bad);
     th_expect_usage_error("jacobi", id, args, "does not match the grid");
     snprintf(args, sizeof args, "f=%s f_mode=computed", bad);
@@ -519,6 +574,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_convergence_order);
   CU_ADD_TEST(s, test_variants_agree);
   CU_ADD_TEST(s, test_devices_agree);
+  CU_ADD_TEST(s, test_two_sweeps_per_pass);
   CU_ADD_TEST(s, test_tolerance_stops);
   CU_ADD_TEST(s, test_inputs);
   CU_ADD_TEST(s, test_verify_reference);

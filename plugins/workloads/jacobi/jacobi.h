@@ -72,6 +72,7 @@ typedef struct {
   int block_given;
   int depth;           /* marching sweep: planes loaded ahead */
   int rows;            /* marching sweep: rows (y) per work-item */
+  int sweeps_per_pass; /* asked for: 1, 2 (host tiled kernel), 0 auto */
   int want_residual;
 } jacobi_problem_t;
 
@@ -101,6 +102,9 @@ int jacobi_rhs_analytic(jacobi_rhs_t rhs);
 /* Kernels (kernels.c). */
 typedef struct {
   hc_kernel_t *sweep, *residual, *compare, *fill, *rfield;
+  hc_kernel_t *sweep2;      /* two sweeps per pass (host tiled), or NULL */
+  hc_buffer_t *scratch;     /* sweep2's rings, a slice of `slice` elements per group */
+  long slice;
   hc_language_t lang;
   size_t sweep_global[3], sweep_local[3];
   uint32_t sweep_dims;
@@ -117,6 +121,9 @@ void jacobi_kernels_destroy(jacobi_kernels_t *k);
 /* One sweep in -> out. */
 hc_status_t jacobi_sweep(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *in, hc_buffer_t *out,
                          hc_buffer_t *f, hc_buffer_t *tab);
+/* Two sweeps in -> out in one pass over memory (k->sweep2 only). */
+hc_status_t jacobi_sweep2(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *in, hc_buffer_t *out,
+                          hc_buffer_t *f, hc_buffer_t *tab);
 /* The partial sums of the residual kernel (2 per group) or the compare
  * kernel (4 per group), summed on the host. */
 hc_status_t jacobi_residual(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u, hc_buffer_t *f,
@@ -133,7 +140,7 @@ hc_status_t jacobi_upload_table(hc_device_t *dev, const jacobi_problem_t *p, con
 
 /* host_kernels.c: the cpu (host-language) versions, per element type. */
 typedef struct {
-  hc_host_kernel_fn sweep, residual, compare, fill, rfield;
+  hc_host_kernel_fn sweep, sweep2, residual, compare, fill, rfield;
 } jacobi_host_fns_t;
 extern const jacobi_host_fns_t jacobi_host_fns[2][2]; /* [dtype is f64][f stored] */
 

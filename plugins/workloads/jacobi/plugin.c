@@ -33,6 +33,10 @@ static const hc_param_spec_t params[] = {
     {"rows", HC_PARAM_INT, 0, "4", 1, 8, NULL,
      "marching sweep (GPU): rows (y) each work-item updates per plane, its y-neighbours in registers; the "
      "tile covers block rows x rows rows (block=2x128 rows=4: 8x128 points)"},
+    {"sweeps_per_pass", HC_PARAM_INT, 0, "0", 0, 2, NULL,
+     "sweeps per pass over memory: 2 on host devices (the cpu backend) with variant=tiled and blocks of whole "
+     "rows: each cache block is swept twice while in cache (temporal blocking), which halves the memory traffic "
+     "and gives the same field bit for bit; 1 on every device; 0: 2 where it runs, else 1"},
     {"init", HC_PARAM_STRING, 0, "zero", 0, 0, NULL,
      "initial guess: zero, eigen (the discrete eigenvector prod sin(k_d pi x_d) of the Jacobi iteration, "
      "k from mode), or a .npy file (its boundary values are kept)"},

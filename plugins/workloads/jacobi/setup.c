@@ -278,6 +278,7 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
   p->want_residual = hc_job_bool(job, "residual");
   p->depth = (int)hc_job_int(job, "depth");
   p->rows = (int)hc_job_int(job, "rows");
+  p->sweeps_per_pass = (int)hc_job_int(job, "sweeps_per_pass");
 
   /* Memory: two solution buffers, f when stored, the residual field, and
    * the fields read from files. */
