@@ -236,6 +236,17 @@ static void emit_cell_of_thread(gw_t *w, const gk_t *k, const char *t0, const ch
   else gw_put(w, "  const IDX i2 = lo2 + %s;\n", t2);
 }
 
+/* The body of an item's unrolled loop over its cells: the cell (t0, t1,
+ * t2), `past` (break or continue) where a colour's cell falls past the
+ * range, the expression and its store; closes the loop and the kernel. */
+static void emit_unrolled_cell(gw_t *w, const gk_t *k, const char *past) {
+  emit_cell_of_thread(w, k, "t0", "t1", "t2");
+  if (k->parity != HC_GRID_ALL) gw_put(w, "  if (i2 >= lo2 + c2) %s;\n", past);
+  gval_t v = gw_walk_root(w, k->root, 0);
+  emit_store(w, k, v.s);
+  gw_put(w, "  }\n}\n");
+}
+
 /* Stencil assignments (k->zunroll > 0; launch in grid_run.c): 2-D groups,
  * item (t2, t1, tz) takes planes tz Z + z, z < Z; the loop is unrolled so
  * that the compiler can share the planes' common neighbours. */
@@ -245,11 +256,7 @@ static void emit_device_stencil_assign(gw_t *w, const gk_t *k) {
   gw_put(w, "#pragma unroll\n  for (int z = 0; z < %d; z++) {\n  const IDX t0 = tz * %d + (IDX)z;\n", k->zunroll,
          k->zunroll);
   gw_put(w, "  if (t0 >= c0) break;\n");
-  emit_cell_of_thread(w, k, "t0", "t1", "t2");
-  if (k->parity != HC_GRID_ALL) gw_put(w, "  if (i2 >= lo2 + c2) continue;\n");
-  gval_t v = gw_walk_root(w, k->root, 0);
-  emit_store(w, k, v.s);
-  gw_put(w, "  }\n}\n");
+  emit_unrolled_cell(w, k, "continue"); /* a plane past a colour's end: the next plane may have one */
 }
 
 /* Launch (grid_run.c): axis 0 covers the fast extent / U (k->unroll);
@@ -265,11 +272,7 @@ static void emit_device_assign(gw_t *w, const gk_t *k) {
   gw_put(w, "  const IDX x0 = (IDX)hc_group_id(0) * bw * %d + (IDX)hc_local_id(0);\n", k->unroll);
   gw_put(w, "#pragma unroll\n  for (int u = 0; u < %d; u++) {\n  const IDX t2 = x0 + (IDX)u * bw;\n", k->unroll);
   gw_put(w, "  if (t2 >= w2) break;\n");
-  emit_cell_of_thread(w, k, "t0", "t1", "t2");
-  if (k->parity != HC_GRID_ALL) gw_put(w, "  if (i2 >= lo2 + c2) break;\n");
-  gval_t v = gw_walk_root(w, k->root, 0);
-  emit_store(w, k, v.s);
-  gw_put(w, "  }\n}\n");
+  emit_unrolled_cell(w, k, "break"); /* t2 grows with u: past the end, so are the rest */
 }
 
 static void emit_device_reduce(gw_t *w, const gk_t *k) {

@@ -38,8 +38,6 @@ static void test_arithmetic(void) {
     }
 }
 
-/* Δ(f + g) on the interior, spacing (0.5, 0.25, 2), under every fuse policy;
- * 2-D and 1-D with explicit h. */
 /* h = Δ(f + g) on the interior of a rank-D field of configuration c,
  * against the host reference; the kernels' counts checked per policy. */
 static void check_laplacian_of_sum(size_t c, uint32_t rank, hc_dtype_t dt, hc_grid_fuse_t fuse, const char *note) {
@@ -92,6 +90,8 @@ static void check_laplacian_of_sum(size_t c, uint32_t rank, hc_dtype_t dt, hc_gr
   hc_grid_destroy(g);
 }
 
+/* Δ(f + g) on the interior, spacing (0.5, 0.25, 2), under every fuse policy;
+ * 2-D and 1-D with explicit h. */
 static void test_laplacian_of_sum(void) {
   static const hc_grid_fuse_t fuses[] = {HC_GRID_FUSE_AUTO, HC_GRID_FUSE_RECOMPUTE, HC_GRID_FUSE_MATERIALISE,
                                          HC_GRID_FUSE_STAGE};
