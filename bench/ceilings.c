@@ -66,8 +66,9 @@ static void empty_host(const hc_host_group_t *g, void *const *a) {
 
 /* Built for AVX-512, AVX2 and the baseline, chosen at load: a read loop of
  * SSE2 loads kept fewer lines in flight than simpson's AVX-512 sums, and
- * the "ceiling" read below the workload it bounds. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+ * the "ceiling" read below the workload it bounds. (Not under TSan, whose
+ * runtime is not up when ifunc resolvers run: see jacobi's host_kernels.c.) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 static void read_sum_host(const hc_host_group_t *g, void *const *a) {

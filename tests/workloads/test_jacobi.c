@@ -330,9 +330,10 @@ static void test_devices_agree(void) {
 /* ------------------------------------------ two sweeps per pass (host) */
 
 /* The host kernel's two sweeps per pass give the single sweep's field bit
- * for bit: 2-D and 3-D, f computed and stored, f32 and f64, odd sweep
- * counts, residual checks between the pairs, blocks of one row or one
- * plane, blocks that divide nothing, and more groups than threads. */
+ * for bit, with plain and with streaming stores: 2-D and 3-D, f computed
+ * and stored, f32 and f64, odd sweep counts, residual checks between the
+ * pairs, blocks of one row or one plane, blocks that divide nothing, and
+ * more groups than threads. */
 static void test_two_sweeps_per_pass(void) {
   static const char *const cases[] = {
       "n=40x37x33 f=gauss iters=9 block=3x5x31",
@@ -342,37 +343,40 @@ static void test_two_sweeps_per_pass(void) {
       "n=50x37 f=sin iters=10 block=1x35 dtype=f64 f_mode=stored",
       "n=64x80 f=gauss iters=13 check=4 tol=1e-13 block=9x78",
       NULL};
+  /* the reference, then the two-sweep kernel with each kind of store */
+  static const char *const runs[3][2] = {{"sweeps_per_pass=1", "1 sweep per pass"},
+                                         {"sweeps_per_pass=2 stores=plain", "2 sweeps per pass over memory, plain"},
+                                         {"sweeps_per_pass=2 stores=streaming", "2 sweeps per pass over memory, streaming"}};
   hc_device_t *dev = th_device("cpu");
   if (!dev) return;
   for (const char *const *c = cases; *c; c++) {
-    double *u[2] = {NULL, NULL};
-    double sweeps[2] = {0, 0};
+    double *u[3] = {NULL, NULL, NULL};
+    double sweeps[3] = {0, 0, 0};
     size_t count = 0;
-    for (int two = 0; two < 2; two++) {
+    for (int m = 0; m < 3; m++) {
       char buf[256];
       const char *kv[16];
       int n = 0;
-      snprintf(buf, sizeof buf, "%s", *c);
-      for (char *t = strtok(buf, " "); t && n < 14; t = strtok(NULL, " ")) kv[n++] = t;
-      kv[n++] = two ? "sweeps_per_pass=2" : "sweeps_per_pass=1";
+      snprintf(buf, sizeof buf, "%s %s", *c, runs[m][0]);
+      for (char *t = strtok(buf, " "); t && n < 15; t = strtok(NULL, " ")) kv[n++] = t;
       kv[n] = NULL;
       hc_job_t *job = run(dev, kv, 0);
       if (!job) break;
-      CU_ASSERT_PTR_NOT_NULL(strstr(hc_job_notes(job), two ? "2 sweeps per pass" : "1 sweep per pass"));
-      u[two] = output(job, "u");
+      CU_ASSERT_PTR_NOT_NULL(strstr(hc_job_notes(job), runs[m][1]));
+      u[m] = output(job, "u");
       count = hc_field_count(hc_job_output(job, "u"));
-      sweeps[two] = metric(job, "sweeps");
+      sweeps[m] = metric(job, "sweeps");
       hc_job_destroy(job);
     }
-    if (u[0] && u[1]) {
-      CU_ASSERT_EQUAL(sweeps[0], sweeps[1]);
+    for (int m = 1; m < 3; m++) {
+      if (!u[0] || !u[m]) continue;
+      CU_ASSERT_EQUAL(sweeps[0], sweeps[m]);
       size_t differ = 0;
-      for (size_t i = 0; i < count; i++) differ += u[0][i] != u[1][i];
-      if (differ) fprintf(stderr, "%s: %zu of %zu points differ with two sweeps per pass\n", *c, differ, count);
+      for (size_t i = 0; i < count; i++) differ += u[0][i] != u[m][i];
+      if (differ) fprintf(stderr, "%s %s: %zu of %zu points differ\n", *c, runs[m][0], differ, count);
       CU_ASSERT_EQUAL(differ, 0);
     }
-    free(u[0]);
-    free(u[1]);
+    for (int m = 0; m < 3; m++) free(u[m]);
   }
 }
 
@@ -539,10 +543,14 @@ static void test_bad_inputs(void) {
     th_expect_usage_error("jacobi", id, "f=sin f_mode=computed init=nosuch", "init=nosuch");
     th_expect_usage_error("jacobi", id, "sweeps_per_pass=3", "sweeps_per_pass=3");
     th_expect_usage_error("jacobi", id, "variant=naive sweeps_per_pass=2", "sweeps_per_pass=2");
-    if (hc_device_info(dev)->languages & HC_LANG_BIT(HC_LANG_HOST))
+    th_expect_usage_error("jacobi", id, "stores=streaming sweeps_per_pass=1", "stores=streaming");
+    th_expect_usage_error("jacobi", id, "stores=fast", "stores=fast");
+    if (hc_device_info(dev)->languages & HC_LANG_BIT(HC_LANG_HOST)) {
       th_expect_usage_error("jacobi", id, "dim=3 n=20 block=4x8x16 sweeps_per_pass=2", "whole rows");
-    else
+    } else {
       th_expect_usage_error("jacobi", id, "sweeps_per_pass=2", "host kernel");
+      th_expect_usage_error("jacobi", id, "stores=streaming", "stores=streaming");
+    }
     snprintf(args, sizeof args, "n=12x10 f=%s", bad);
     th_expect_usage_error("jacobi", id, args, "does not match the grid");
     snprintf(args, sizeof args, "f=%s f_mode=computed", bad);

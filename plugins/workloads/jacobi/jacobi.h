@@ -73,6 +73,7 @@ typedef struct {
   int depth;           /* marching sweep: planes loaded ahead */
   int rows;            /* marching sweep: rows (y) per work-item */
   int sweeps_per_pass; /* asked for: 1, 2 (host tiled kernel), 0 auto */
+  int stores;          /* two sweeps per pass: 0 auto, 1 plain, 2 streaming */
   int want_residual;
 } jacobi_problem_t;
 
@@ -105,6 +106,7 @@ typedef struct {
   hc_kernel_t *sweep2;      /* two sweeps per pass (host tiled), or NULL */
   hc_buffer_t *scratch;     /* sweep2's rings, a slice of `slice` elements per group */
   long slice;
+  int stream;               /* sweep2 writes with non-temporal stores */
   hc_language_t lang;
   size_t sweep_global[3], sweep_local[3];
   uint32_t sweep_dims;
@@ -121,6 +123,10 @@ void jacobi_kernels_destroy(jacobi_kernels_t *k);
 /* One sweep in -> out. */
 hc_status_t jacobi_sweep(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *in, hc_buffer_t *out,
                          hc_buffer_t *f, hc_buffer_t *tab);
+/* sweep2's slice of the scratch per group: a zeroed pad of this many bytes
+ * before and after its ring (the whole-row updates of a 2-D ring row read
+ * one element past each end), and the slices stay 64-byte aligned. */
+#define JACOBI_RING_PAD_BYTES 64
 /* Two sweeps in -> out in one pass over memory (k->sweep2 only). */
 hc_status_t jacobi_sweep2(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *in, hc_buffer_t *out,
                           hc_buffer_t *f, hc_buffer_t *tab);

@@ -209,13 +209,14 @@ static hc_status_t make(hc_device_t *dev, const char *name, const char *options,
  * kernels of the tiled variant whose groups hold whole rows (the default
  * blocks). 2 where it cannot run is an error saying why. Auto (0) takes it
  * where the two buffers outgrow the last-level cache: there it saves half
- * the memory traffic (2 cores of an EPYC VM, 250^3 .. 257^3 and 4096^2
- * f32: 1.22-1.31x the single sweep); on grids the cache holds it only
- * adds the halo's work (64^3: 0.63-0.87x). Each group gets a ring of three
- * planes of its rows plus a halo row on each side (2-D: three rows) in the
- * scratch buffer. */
-static hc_status_t sweep2_create(hc_device_t *dev, const jacobi_problem_t *p, jacobi_kernels_t *k,
-                                 hc_host_kernel_fn fn) {
+ * the memory traffic, and its output streams (2 cores of an EPYC VM, 512^3
+ * f32: 4.4-4.5 GLUP/s against 2.7-2.8 for the single sweep); on grids the
+ * cache holds it only adds the halo's work (64^3 with plain stores:
+ * 0.88-1.04x with blocks of whole planes, less with small blocks). Each
+ * group gets a ring of three planes of its rows plus a halo row on each
+ * side (2-D: three rows) and a staging row in the scratch buffer. */
+static hc_status_t sweep2_make(hc_device_t *dev, const jacobi_problem_t *p, jacobi_kernels_t *k,
+                               hc_host_kernel_fn fn) {
   if (p->sweeps_per_pass == 1) return HC_OK;
   const hc_device_info_t *in = hc_device_info(dev);
   const char *why = k->lang != HC_LANG_HOST ? "the device compiles its kernels; two sweeps per pass is the host "
@@ -225,14 +226,30 @@ static hc_status_t sweep2_create(hc_device_t *dev, const jacobi_problem_t *p, ja
                                                              : NULL;
   if (why) return p->sweeps_per_pass == 2 ? hc_error(HC_ERR_PARAM, "sweeps_per_pass=2: %s", why) : HC_OK;
   const uint64_t llc = in->l3_cache_bytes ? in->l3_cache_bytes : in->l2_cache_bytes * in->compute_units;
-  if (p->sweeps_per_pass == 0 && 2 * (uint64_t)p->cells * p->es <= llc) return HC_OK;
+  const int outgrows = 2 * (uint64_t)p->cells * p->es > llc;
+  if (p->sweeps_per_pass == 0 && !outgrows) return HC_OK;
+  /* streaming stores where `out` will not be read back from the cache */
+  k->stream = p->stores ? p->stores == 2 : outgrows;
   size_t groups = 1;
   for (int d = 0; d < 3; d++) groups *= ceil_div(k->sweep_global[d], k->sweep_local[d]);
-  size_t rows = p->dim == 3 ? k->sweep_local[1] + 2 : 1;
-  k->slice = (long)(3 * rows * (size_t)p->n[2]);
+  const size_t rows = p->dim == 3 ? k->sweep_local[1] + 2 : 1, pad = JACOBI_RING_PAD_BYTES / p->es;
+  k->slice = (long)(ceil_div((3 * rows + 1) * (size_t)p->n[2], pad) * pad + 2 * pad); /* ring + staging row */
+  const size_t bytes = groups * (size_t)k->slice * p->es;
+  static const double zero = 0;
   hc_kernel_desc_t d = {sizeof d, "jacobi_sweep2", NULL, NULL, fn};
-  hc_status_t st = hc_buffer_create(dev, groups * (size_t)k->slice * p->es, &k->scratch);
+  hc_status_t st = hc_buffer_create(dev, bytes, &k->scratch);
+  if (st == HC_OK) st = hc_buffer_fill(k->scratch, 0, &zero, p->es, bytes); /* the pads */
   if (st == HC_OK) st = hc_kernel_create(dev, &d, &k->sweep2);
+  return st;
+}
+
+/* sweep2_make, and stores=streaming refused where no two-sweep kernel runs. */
+static hc_status_t sweep2_create(hc_device_t *dev, const jacobi_problem_t *p, jacobi_kernels_t *k,
+                                 hc_host_kernel_fn fn) {
+  hc_status_t st = sweep2_make(dev, p, k, fn);
+  if (st == HC_OK && p->stores == 2 && !k->sweep2)
+    st = hc_error(HC_ERR_PARAM, "stores=streaming: only the two-sweep host kernel streams, and this run sweeps once "
+                                "per pass (see sweeps_per_pass)");
   return st;
 }
 
@@ -318,16 +335,17 @@ static hc_arg_t real_arg(const jacobi_problem_t *p, real_t *slot, double v) {
   return (hc_arg_t){HC_ARG_KIND_SCALAR, sizeof(float), &slot->f};
 }
 
-/* The sweep kernel `kern` (12 arguments; sweep2 also takes the scratch). */
+/* The sweep kernel `kern` (12 arguments; sweep2 also takes the scratch and
+ * its streaming flag). */
 static hc_status_t launch_sweep(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_kernel_t *kern, hc_buffer_t *in,
                                 hc_buffer_t *out, hc_buffer_t *f, hc_buffer_t *tab) {
   int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2], chunk = k->chunk;
   real_t c[4];
-  hc_arg_t a[14] = {HC_ARG_BUF(in),    HC_ARG_BUF(out),   HC_ARG_BUF(f ? f : tab), HC_ARG_BUF(tab),
+  hc_arg_t a[15] = {HC_ARG_BUF(in),    HC_ARG_BUF(out),   HC_ARG_BUF(f ? f : tab), HC_ARG_BUF(tab),
                     HC_ARG_VAL(n0),    HC_ARG_VAL(n1),    HC_ARG_VAL(n2),          real_arg(p, &c[0], p->c[0]),
                     real_arg(p, &c[1], p->c[1]), real_arg(p, &c[2], p->c[2]), real_arg(p, &c[3], p->cf),
-                    HC_ARG_VAL(chunk), HC_ARG_BUF(k->scratch), HC_ARG_VAL(k->slice)};
-  return hc_kernel_launch(kern, k->sweep_dims, k->sweep_global, k->sweep_local, kern == k->sweep2 ? 14 : 12, a);
+                    HC_ARG_VAL(chunk), HC_ARG_BUF(k->scratch), HC_ARG_VAL(k->slice), HC_ARG_VAL(k->stream)};
+  return hc_kernel_launch(kern, k->sweep_dims, k->sweep_global, k->sweep_local, kern == k->sweep2 ? 15 : 12, a);
 }
 
 hc_status_t jacobi_sweep(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *in, hc_buffer_t *out,

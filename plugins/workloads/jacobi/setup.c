@@ -279,6 +279,8 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
   p->depth = (int)hc_job_int(job, "depth");
   p->rows = (int)hc_job_int(job, "rows");
   p->sweeps_per_pass = (int)hc_job_int(job, "sweeps_per_pass");
+  const char *stores = hc_job_string(job, "stores");
+  p->stores = !strcmp(stores, "plain") ? 1 : !strcmp(stores, "streaming") ? 2 : 0;
 
   /* Memory: two solution buffers, f when stored, the residual field, and
    * the fields read from files. */

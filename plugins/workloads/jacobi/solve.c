@@ -304,9 +304,11 @@ static void describe(run_t *r) {
   int rank = p->block_rank ? p->block_rank : p->dim;
   for (int a = 3 - rank; a < 3; a++) len += (size_t)snprintf(b + len, sizeof b - len, "%s%d", a > 3 - rank ? "x" : "", p->block[a]);
   if (r->k.lang == HC_LANG_HOST)
-    hc_job_note(r->job, "kernel: host, %s cache blocks of %s points, f %s, %d sweep%s per pass over memory",
+    hc_job_note(r->job, "kernel: host, %s cache blocks of %s points, f %s, %s",
                 p->variant == VARIANT_NAIVE ? "slab" : "marching", b, p->f_stored ? "stored" : "computed",
-                r->k.sweep2 ? 2 : 1, r->k.sweep2 ? "s" : "");
+                !r->k.sweep2  ? "1 sweep per pass over memory"
+                : r->k.stream ? "2 sweeps per pass over memory, streaming stores"
+                              : "2 sweeps per pass over memory, plain stores");
   else
     hc_job_note(r->job, "kernel: %s %s, block %s, f %s", hc_language_name(r->k.lang), sweep_names[p->sweep], b,
                 p->f_stored ? "stored" : "computed");
