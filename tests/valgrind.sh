@@ -21,6 +21,10 @@
 # Kernel caches: HC_CACHE_DIR (default BUILD/test-cache, as tests/run.py)
 # and PoCL's own cache are expected warm from the native test run; with cold
 # caches every OpenCL kernel is compiled by LLVM under valgrind (minutes).
+# PoCL's cache is keyed by the CPU and kernel library it compiles for, and
+# valgrind hides AVX-512: on such a machine set POCL_LLVM_CPU_NAME=haswell
+# and POCL_KERNELLIB_NAME=avx2 for the native run and this one (.ci/run
+# does), or every kernel is compiled again here.
 # Suppressions: tests/valgrind.supp (third-party code only). Logs:
 # BUILD/valgrind/<job>.log. Last line: 'valgrind: N passed, N failed'.
 set -uo pipefail
