@@ -193,7 +193,7 @@ static int platform_wanted(const char *name, const char *filter) {
   return !filter || !*filter || strcasestr(name, filter) != NULL;
 }
 
-hc_status_t ocl_enumerate(ocl_state_t *s) {
+static hc_status_t enumerate_platforms(ocl_state_t *s) {
   cl_uint np = 0;
   cl_int err = clGetPlatformIDs(0, NULL, &np);
   if (err == OCL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && np == 0)) {
@@ -259,4 +259,23 @@ hc_status_t ocl_enumerate(ocl_state_t *s) {
       snprintf(s->why, sizeof s->why, "OpenCL platform(s) without devices: %s", empty);
   }
   return HC_OK;
+}
+
+/* The first OpenCL call (the ICD loader or a vendor's initialisation) cut
+ * OCL_ICD_FILENAMES in place at its first ':' on the H100 machine:
+ * "libpocl.so.2:libnvidia-opencl.so.1" became "libpocl.so.2" in this
+ * process's environment, and every child process (an hcrun started by a
+ * tool that embeds hc) lost NVIDIA's platform. The value is kept before
+ * that call and put back after it. */
+hc_status_t ocl_enumerate(ocl_state_t *s) {
+  const char *filenames = getenv("OCL_ICD_FILENAMES");
+  char *kept = filenames ? strdup(filenames) : NULL;
+  if (filenames && !kept) return hc_error(HC_ERR_NO_MEMORY, "opencl: out of memory");
+  hc_status_t st = enumerate_platforms(s);
+  if (kept) {
+    const char *now = getenv("OCL_ICD_FILENAMES");
+    if (!now || strcmp(now, kept) != 0) setenv("OCL_ICD_FILENAMES", kept, 1);
+    free(kept);
+  }
+  return st;
 }

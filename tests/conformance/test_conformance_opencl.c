@@ -52,18 +52,35 @@ static int child_expect_devices(void) {
   return rc;
 }
 
+/* The opencl backend leaves OCL_ICD_FILENAMES as it found it (the ICD
+ * loader on the H100 machine cut it at its first ':', and the children of
+ * a process holding hc lost every vendor after the first). */
+static int child_expect_environment_kept(void) {
+  const char *want = getenv("HC_TEST_ICD_FILENAMES");
+  hc_context_t *ctx = NULL;
+  if (!want || hc_context_create(NULL, &ctx) != HC_OK) return 10;
+  const char *now = getenv("OCL_ICD_FILENAMES");
+  int rc = opencl_backend(ctx) < 0 ? 11 : !now || strcmp(now, want) ? 15 : 0;
+  printf("OCL_ICD_FILENAMES before: %s, after: %s\n", want, now ? now : "(unset)");
+  hc_context_destroy(ctx);
+  return rc;
+}
+
 static int run_child(const char *which) {
   if (!strcmp(which, "noplatform")) return child_expect_no_device("no OpenCL platform installed");
   if (!strcmp(which, "nomatch")) return child_expect_no_device("matches none of the OpenCL platforms");
   if (!strcmp(which, "match")) return child_expect_devices();
+  if (!strcmp(which, "envkept")) return child_expect_environment_kept();
   fprintf(stderr, "unknown child case %s\n", which);
   return 2;
 }
 
 static void test_no_platform(void) {
   char cmd[PATH_MAX + 128], out[4096];
-  /* An empty vendor directory: the ICD loader finds no platform. */
-  snprintf(cmd, sizeof cmd, "OCL_ICD_VENDORS=%s/no-vendors '%s' --child=noplatform", th_tmpdir(), g_self);
+  /* An empty vendor directory and no vendor named by file: the ICD loader
+   * finds no platform. */
+  snprintf(cmd, sizeof cmd, "env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS=%s/no-vendors '%s' --child=noplatform",
+           th_tmpdir(), g_self);
   int rc = th_run(cmd, out, sizeof out, NULL, 0);
   if (rc != 0) fprintf(stderr, "child (no platform) exited %d:\n%s\n", rc, out);
   CU_ASSERT_EQUAL(rc, 0);
@@ -84,6 +101,19 @@ static void test_platform_filter(void) {
   word[n] = '\0';
   snprintf(cmd, sizeof cmd, "HC_OPENCL_PLATFORM='%s' '%s' --child=match", word, g_self);
   rc = th_run(cmd, out, sizeof out, NULL, 0);
+  CU_ASSERT_EQUAL(rc, 0);
+}
+
+static void test_environment_kept(void) {
+  const char *have = getenv("OCL_ICD_FILENAMES");
+  char list[2048], cmd[PATH_MAX + 4200], out[4096];
+  /* Two vendors, the second absent (the loader skips it): a list to cut. */
+  snprintf(list, sizeof list, "%s:libhc-absent-icd.so.1", have && *have ? have : "libpocl.so.2");
+  CU_ASSERT_FATAL(strchr(list, '\'') == NULL);
+  snprintf(cmd, sizeof cmd, "OCL_ICD_FILENAMES='%s' HC_TEST_ICD_FILENAMES='%s' '%s' --child=envkept", list, list,
+           g_self);
+  int rc = th_run(cmd, out, sizeof out, NULL, 0);
+  if (rc != 0) fprintf(stderr, "child (environment kept) exited %d:\n%s\n", rc, out);
   CU_ASSERT_EQUAL(rc, 0);
 }
 
@@ -304,6 +334,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_info);
   CU_ADD_TEST(s, test_no_platform);
   CU_ADD_TEST(s, test_platform_filter);
+  CU_ADD_TEST(s, test_environment_kept);
   CU_ADD_TEST(s, test_reqd_group_size);
   CU_ADD_TEST(s, test_chosen_group);
   CU_ADD_TEST(s, test_arg_checks);
