@@ -341,10 +341,11 @@ static void test_hcrun_reports_and_outputs(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(outbuf, "transfer       stage 1 (saxpy) y -> stage 2 (scale) in: cpu:0 -> opencl:0, 400 B in "));
   CU_ASSERT_PTR_NOT_NULL(strstr(outbuf, "2 hand-overs, 1 on the device; 1 transfers between devices (400 B, "));
   CU_ASSERT_PTR_NOT_NULL(strstr(outbuf, "host transfers between stages: 0"));
-  CU_ASSERT_EQUAL(hcrun_file("saxpy n=100 @cpu | scale factor=2 @opencl:0 | reduce", "--json"), 0);
+  CU_ASSERT_EQUAL_FATAL(hcrun_file("saxpy n=100 @cpu | scale factor=2 @opencl:0 | reduce", "--json"), 0);
   doc = json_loads(outbuf, 0, &je);
   CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
   json_t *t = json_array_get(json_object_get(doc, "transfers"), 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
   CU_ASSERT_EQUAL(json_integer_value(json_object_get(t, "stage")), 2);
   CU_ASSERT_EQUAL(json_integer_value(json_object_get(t, "from_stage")), 1);
   CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(t, "from_device")), "cpu:0");
