@@ -43,10 +43,20 @@ probe_bpm() {
 BPM="--workload=bpm dim=3 n=2048 dtype=c64 steps=100 Lz=1 save_every=100"
 
 probe_simpson() {
-  echo "== simpson fused f64 512^3: pairs of double2 (SIMPSON_PAIR, CUDA's default) or single"
-  for dev in cuda:0 opencl:0; do for o in "" "-DSIMPSON_PAIR=0" "-DSIMPSON_PAIR=1"; do
-    echo -n "$dev [$o]: "; HC_KERNEL_OPTIONS="$o" mrun bandwidth_gbs --repeat=5 --device=$dev --workload=simpson func=gauss dtype=f64 n=512x512x512
+  echo "== copy ceiling (hc-ceilings) before the simpson runs"
+  build/bin/hc-ceilings --device=cuda:0 2>&1 | grep -i copy
+  echo "== simpson fused f64 512^3 on cuda:0: occupancy (SIMPSON_MIN_ITEMS) x vector (SIMPSON_PAIR) x groups="
+  for o in "" "-DSIMPSON_MIN_ITEMS=1536" "-DSIMPSON_MIN_ITEMS=2048" "-DSIMPSON_MIN_ITEMS=0" "-DSIMPSON_PAIR=0 -DSIMPSON_MIN_ITEMS=2048"; do
+    for g in "" groups=528 groups=1056 groups=5280; do
+      echo -n "cuda:0 [$o] [$g]: "; HC_KERNEL_OPTIONS="$o" mrun bandwidth_gbs --repeat=5 --device=cuda:0 --workload=simpson func=gauss dtype=f64 n=512x512x512 $g
+    done
+  done
+  echo "== simpson fused f32 647^3 and f64 512^3 on opencl:0, groups="
+  for g in "" groups=1056 groups=5280; do for t in "dtype=f32 n=647x647x647" "dtype=f64 n=512x512x512"; do
+    echo -n "opencl:0 [$t] [$g]: "; mrun bandwidth_gbs --repeat=5 --device=opencl:0 --workload=simpson func=gauss $t $g
   done; done
+  echo "== copy ceiling after"
+  build/bin/hc-ceilings --device=cuda:0 2>&1 | grep -i copy
 }
 
 probe_grid() {
@@ -59,11 +69,12 @@ probe_grid() {
 }
 
 probe_cpu() {
-  echo "== cpu backend: ceilings and jacobi 256^3 f32 blocks (rows x planes x columns)"
+  echo "== cpu backend: ceilings, then jacobi f32 with two sweeps per pass (the default where the arrays outgrow the L3) and one"
   build/bin/hc-ceilings --device=cpu 2>&1 | tail -8
-  for blk in "" block=4x254 block=32x32x254 block=64x32x254; do
-    echo -n "cpu jacobi [$blk]: "; $H --json --repeat=3 --device=cpu --workload=jacobi dim=3 n=256 iters=40 $blk | m glups,bandwidth_gbs
-  done
+  for size in "dim=3 n=512 iters=24" "dim=3 n=256 iters=40" "dim=2 n=8192 iters=40"; do for spp in "" sweeps_per_pass=1; do
+    echo -n "cpu jacobi [$size] [$spp]: "; $H --json --repeat=3 --device=cpu --workload=jacobi $size $spp | m glups,bandwidth_gbs
+  done; done
+  build/bin/hc-ceilings --device=cpu 2>&1 | grep -i copy
 }
 
 probe_ncu() {

@@ -38,7 +38,7 @@ static const hc_param_spec_t params[] = {
     {"hz", HC_PARAM_FLOAT, 0, NULL, 1, 0, NULL, "grid spacing of an input along axis 2 (over h=)"},
     {"dtype", HC_PARAM_ENUM, 0, "f64", 0, 0, "f32|f64", "sample type for func= (an input's own type is checked)"},
     {"groups", HC_PARAM_INT, 0, "0", 0, 1e8, NULL,
-     "work-groups of the fused source kernel (0: 20 per compute unit); one partial sum each"},
+     "work-groups of the fused source kernel (0: 20 per compute unit, 80 for f64 read as pairs on CUDA); one partial sum each"},
 };
 
 static const hc_port_spec_t inputs[] = {
