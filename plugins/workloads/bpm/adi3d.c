@@ -23,10 +23,8 @@ typedef struct {
 
 /* Work-group shapes within the device's limits; static local memory is
  * budgeted at 48 KiB (the CUDA limit without opt-in). The x-chunks differ by
- * language: on the H100 at 2048^2 c64 with 8 y-unknowns a thread, CUDA ran
- * its best step with x-chunks of 16 rows (153 us, against 171 with 32),
- * NVIDIA's OpenCL with 32 (168 us, against 199-210 with 16); 16 y-unknowns
- * a thread were slower on both (197 and 183 us) (tests/gpu/probe.sh bpm,
+ * language (below); 16 y-unknowns a thread were slower than 8 on both GPU
+ * backends (197 and 183 us at 2048^2 c64, tests/gpu/probe.sh bpm,
  * 2026-11-23). */
 static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info) {
   shape3_t s;
@@ -57,13 +55,18 @@ static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info)
     s.chunk = ((size_t)c->ny + s.T - 1) / s.T;
     s.line = 1;
   }
-  /* x-lines: a thread holds a chunk of at most 32 rows (16 on CUDA or in
-   * c128) in registers, C chunks (a power of two) per column, and as many
-   * neighbouring columns as make 512 threads (at most 32: a row segment
-   * of 32 values is one 256-byte transaction in c64) */
-  const size_t mmax = c->f64 || cuda ? 16 : 32;
+  /* x-lines: a thread holds a chunk of at most 32 rows (16 in c128, 8 on
+   * CUDA) in registers, C chunks (a power of two) per column, and as many
+   * neighbouring columns as make 512 threads (1024 on CUDA; at most 32
+   * columns: a row segment of 32 values is one 256-byte transaction in
+   * c64). CUDA's 8-row chunks in 1024-thread groups: 129 us a 2048^2 c64
+   * step against 155 with 16 rows in 512, 28.6 against 32.5 us at 1024^2,
+   * 22.8 against 25.9 at 512^2, c128 2048^2 292 against 349 (H100,
+   * 2026-11-24). NVIDIA's OpenCL takes at most 256 items for this kernel,
+   * and was slower with shorter chunks (194-228 us against 170). */
+  const size_t mmax = cuda ? 8 : c->f64 ? 16 : 32, xthreads = cuda ? 1024 : 512;
   for (s.C = 1; s.C < maxg && s.C * mmax < (size_t)c->nx;) s.C <<= 1;
-  s.W = 512 / s.C < 32 ? 512 / s.C : 32;
+  s.W = xthreads / s.C < 32 ? xthreads / s.C : 32;
   if (s.W < 1) s.W = 1;
   if (c->tile_w > 0) s.W = (size_t)c->tile_w, s.C = (size_t)c->tile_c;
   while (s.W * s.C > maxg && s.W > 1) s.W >>= 1;
