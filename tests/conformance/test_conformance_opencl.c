@@ -52,9 +52,9 @@ static int child_expect_devices(void) {
   return rc;
 }
 
-/* The opencl backend leaves OCL_ICD_FILENAMES as it found it (the ICD
- * loader on the H100 machine cut it at its first ':', and the children of
- * a process holding hc lost every vendor after the first). */
+/* The opencl backend leaves OCL_ICD_FILENAMES as it found it (the first
+ * OpenCL call on the H100 machine cut it at its first ':', and the
+ * children of a process holding hc lost every vendor after the first). */
 static int child_expect_environment_kept(void) {
   const char *want = getenv("HC_TEST_ICD_FILENAMES");
   hc_context_t *ctx = NULL;
