@@ -21,14 +21,17 @@ typedef struct {
   int staged;
 } shape3_t;
 
+/* Work-items a GPU compute unit holds at once (2048 on NVIDIA's SMs since
+ * Volta); only used to size the x-line chunks. */
+#define GPU_ITEMS_PER_CU 2048
+
 /* Work-group shapes within the device's limits; static local memory is
- * budgeted at 48 KiB (the CUDA limit without opt-in). The x-chunks differ by
- * language (below); 16 y-unknowns a thread were slower than 8 on both GPU
- * backends (197 and 183 us at 2048^2 c64, tests/gpu/probe.sh bpm,
- * 2026-11-23). */
+ * budgeted at 48 KiB (the CUDA limit without opt-in). 16 y-unknowns a
+ * thread were slower than 8 on both GPU backends (197 and 183 us at
+ * 2048^2 c64, tests/gpu/probe.sh bpm, 2026-11-23). */
+
 static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info) {
   shape3_t s;
-  const int cuda = (info->languages & HC_LANG_BIT(HC_LANG_CUDA_C)) != 0; /* what hc_kernel_create picks */
   const int64_t yper = 8;
   const size_t cs = c->f64 ? 16 : 8;
   size_t maxg = info->max_work_group_size ? info->max_work_group_size : 256;
@@ -55,16 +58,23 @@ static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info)
     s.chunk = ((size_t)c->ny + s.T - 1) / s.T;
     s.line = 1;
   }
-  /* x-lines: a thread holds a chunk of at most 32 rows (16 in c128, 8 on
-   * CUDA) in registers, C chunks (a power of two) per column, and as many
-   * neighbouring columns as make 512 threads (1024 on CUDA; at most 32
-   * columns: a row segment of 32 values is one 256-byte transaction in
-   * c64). CUDA's 8-row chunks in 1024-thread groups: 129 us a 2048^2 c64
-   * step against 155 with 16 rows in 512, 28.6 against 32.5 us at 1024^2,
-   * 22.8 against 25.9 at 512^2, c128 2048^2 292 against 349 (H100,
-   * 2026-11-24). NVIDIA's OpenCL takes at most 256 items for this kernel,
-   * and was slower with shorter chunks (194-228 us against 170). */
-  const size_t mmax = cuda ? 8 : c->f64 ? 16 : 32, xthreads = cuda ? 1024 : 512;
+  /* x-lines: a thread holds a chunk of rows in registers, C chunks (a
+   * power of two) per column, and as many neighbouring columns as make the
+   * group (at most 32: a row segment of 32 values is one 256-byte
+   * transaction in c64). GPUs: groups of 1024 items, chunks of 8 rows, or
+   * 16 where 8 would give more threads than the GPU holds at once (the
+   * kernel declares its group shape, so the compiler fits its registers to
+   * it). On the H100, c64: 2048^2 120.8 us a step with 16 rows against
+   * 130.6 with 8 (CUDA; NVIDIA's OpenCL 120.8 and 136.5), 1024^2 29.4
+   * against 38.5 with 8 rows against 16 (OpenCL 35.2, 42.6), 512^2 22.9
+   * against 32.9 (34.1, 35.9); c128 2048^2 (512-item groups: local
+   * memory) 272.5 against 291.7 (269.0, 297.5); with 16 rows in 512-item
+   * groups, the shape before, 155 us at 2048^2 c64 (2026-11-24). CPU
+   * devices: groups of 512, chunks of 32 rows (16 in c128). */
+  const int gpu = info->type == HC_DEVICE_GPU;
+  const uint64_t resident = (uint64_t)(info->compute_units ? info->compute_units : 1) * GPU_ITEMS_PER_CU;
+  const size_t mmax = !gpu ? (c->f64 ? 16 : 32) : (uint64_t)c->nx * (uint64_t)c->ny / 8 > resident ? 16 : 8;
+  const size_t xthreads = gpu ? 1024 : 512;
   for (s.C = 1; s.C < maxg && s.C * mmax < (size_t)c->nx;) s.C <<= 1;
   s.W = xthreads / s.C < 32 ? xthreads / s.C : 32;
   if (s.W < 1) s.W = 1;
