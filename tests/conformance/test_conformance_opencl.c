@@ -171,6 +171,39 @@ static void test_reqd_group_size(void) {
   hc_kernel_destroy(k);
 }
 
+/* A kernel declaring the device's largest group runs it: NVIDIA's OpenCL
+ * reports 256 items for every kernel (this one too), and the backend takes
+ * the declared size as the kernel's limit. */
+static void test_reqd_largest_group(void) {
+  const size_t most = hc_device_info(g_dev)->max_work_group_size;
+  if (most < 2 || most > 4096) return;
+  char src[512];
+  snprintf(src, sizeof src,
+           "HC_KERNEL __attribute__((reqd_work_group_size(%zu, 1, 1)))\n"
+           "void rmax(HC_GLOBAL uint *o, int n) {\n"
+           "  long i = hc_global_id(0);\n"
+           "  if (i < n) o[i] = (uint)hc_local_size(0);\n"
+           "}\n",
+           most);
+  hc_kernel_t *k = kernel("rmax", src, NULL);
+  CU_ASSERT_EQUAL(hc_kernel_max_group_size(k), most);
+  const int32_t n = (int32_t)(2 * most);
+  hc_buffer_t *b = NULL;
+  TH_ASSERT_OK(hc_buffer_create(g_dev, 4 * (size_t)n, &b));
+  hc_arg_t args[] = {HC_ARG_BUF(b), HC_ARG_VAL(n)};
+  size_t global = (size_t)n, local[3] = {most, 1, 1};
+  TH_ASSERT_OK(hc_kernel_launch(k, 1, &global, local, 2, args));
+  uint32_t *out = malloc(4 * (size_t)n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+  TH_ASSERT_OK(hc_buffer_read(b, 0, out, 4 * (size_t)n));
+  int bad = 0;
+  for (int32_t i = 0; i < n; i++) bad += out[i] != most;
+  CU_ASSERT_EQUAL(bad, 0);
+  free(out);
+  hc_buffer_destroy(b);
+  hc_kernel_destroy(k);
+}
+
 /* The backend's own group choice stays within the kernel's limit and
  * covers the range (the kernel sees the rounded-up global size). */
 static void test_chosen_group(void) {
@@ -336,6 +369,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_platform_filter);
   CU_ADD_TEST(s, test_environment_kept);
   CU_ADD_TEST(s, test_reqd_group_size);
+  CU_ADD_TEST(s, test_reqd_largest_group);
   CU_ADD_TEST(s, test_chosen_group);
   CU_ADD_TEST(s, test_arg_checks);
   CU_ADD_TEST(s, test_build_log);
