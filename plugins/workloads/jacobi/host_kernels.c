@@ -29,7 +29,7 @@
  * the write-combining buffers. Plain stores where SSE2 is missing. */
 #if defined(__SSE2__) && defined(__x86_64__)
 #include <emmintrin.h>
-#define STREAM_LOOP(T, IT, VW, VSTORE, SSTORE)                                                   \
+#define STREAM_LOOP(IT, VW, VSTORE, SSTORE)                                                   \
   long k = 0;                                                                                   \
   for (; k < n && ((uintptr_t)(dst + k) & 15); k++) {                                           \
     IT v;                                                                                       \
@@ -43,10 +43,10 @@
     SSTORE;                                                                                     \
   }
 static inline void stream_store_f32(float *restrict dst, const float *restrict src, long n) {
-  STREAM_LOOP(float, int, 4, _mm_stream_ps(dst + k, _mm_loadu_ps(src + k)), _mm_stream_si32((int *)(dst + k), v))
+  STREAM_LOOP(int, 4, _mm_stream_ps(dst + k, _mm_loadu_ps(src + k)), _mm_stream_si32((int *)(dst + k), v))
 }
 static inline void stream_store_f64(double *restrict dst, const double *restrict src, long n) {
-  STREAM_LOOP(double, long long, 2, _mm_stream_pd(dst + k, _mm_loadu_pd(src + k)),
+  STREAM_LOOP(long long, 2, _mm_stream_pd(dst + k, _mm_loadu_pd(src + k)),
               _mm_stream_si64((long long *)(dst + k), v))
 }
 /* Streaming stores are weakly ordered: fenced before a group ends, so that

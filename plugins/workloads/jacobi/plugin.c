@@ -36,7 +36,7 @@ static const hc_param_spec_t params[] = {
     {"sweeps_per_pass", HC_PARAM_INT, 0, "0", 0, 2, NULL,
      "sweeps per pass over memory: 2 on host devices (the cpu backend) with variant=tiled and blocks of whole "
      "rows: each cache block is swept twice while in cache (temporal blocking), which halves the memory traffic "
-     "and gives the same field bit for bit; 1 on every device; 0: 2 where it runs, else 1"},
+     "and gives the same field bit for bit; 1 on every device; 0: 2 where it runs and the two arrays outgrow the last-level cache, else 1"},
     {"stores", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|plain|streaming",
      "two sweeps per pass (cpu backend): streaming (non-temporal) stores, which skip the read of each written "
      "line, or plain stores; auto: streaming where the two arrays outgrow the last-level cache"},

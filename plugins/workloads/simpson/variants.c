@@ -33,8 +33,15 @@ typedef struct {
   size_t es;      /* sample bytes */
   int acc_f64;    /* source kernels accumulate in double */
   int block;      /* work-group size the reducing source kernels were built for */
-  int pair;       /* f64 read as pairs of double2 (SIMPSON_PAIR) */
 } ctx_t;
+
+/* f64 on CUDA reads pairs of double2 (SIMPSON_PAIR): on the H100 at 512^3,
+ * 2623-2663 GB/s against 2504-2544 with single double2 vectors; NVIDIA's
+ * OpenCL the other way round, 2697 single against 2527-2536 (two runs of 5
+ * each, 2026-11-23). hc_kernel_create prefers cuda-c. */
+static int reads_pairs(const ctx_t *c) {
+  return c->cfg->dtype != HC_F32 && (hc_device_info(c->dev)->languages & HC_LANG_BIT(HC_LANG_CUDA_C));
+}
 
 static hc_status_t build(ctx_t *c, const char *name, hc_host_kernel_fn host_fn, hc_kernel_t **k) {
   const int f32 = c->cfg->dtype == HC_F32;
@@ -44,13 +51,9 @@ static hc_status_t build(ctx_t *c, const char *name, hc_host_kernel_fn host_fn, 
     /* A CPU device runs a work-group's items one after another: there each
      * item should stream one contiguous run instead of a grid stride. */
     const int contig = hc_device_info(c->dev)->type == HC_DEVICE_CPU;
-    /* f64 on CUDA reads pairs of double2 (SIMPSON_PAIR): on the H100 at
-     * 512^3, 2623-2663 GB/s against 2504-2544 with single double2 vectors;
-     * NVIDIA's OpenCL the other way round, 2697 single against 2527-2536
-     * (two runs of 5 each, 2026-11-23). hc_kernel_create prefers cuda-c. */
-    const int pair = c->pair = !f32 && (hc_device_info(c->dev)->languages & HC_LANG_BIT(HC_LANG_CUDA_C));
     snprintf(opts, sizeof opts, "-DREAL=%s -DREALV=%s -DVEC=%d -DSIMPSON_PAIR=%d -DACC_F64=%d -DBLOCK=%d -DCONTIG=%d",
-             f32 ? "float" : "double", f32 ? "float4" : "double2", f32 ? 4 : 2, pair, c->acc_f64, c->block, contig);
+             f32 ? "float" : "double", f32 ? "float4" : "double2", f32 ? 4 : 2, reads_pairs(c), c->acc_f64, c->block,
+             contig);
     hc_kernel_desc_t kd = {sizeof kd, name, simpson_kernels_src, opts, host_fn};
     hc_status_t st = hc_kernel_create(c->dev, &kd, k);
     if (st != HC_OK) return st;
@@ -121,7 +124,7 @@ static hc_status_t run_reduce(ctx_t *c, hc_field_t *field, int one_group, simpso
     const size_t per_group = (size_t)c->block * (f32 ? 4 : 2);
     size_t cu = hc_device_info(c->dev)->compute_units ? hc_device_info(c->dev)->compute_units : 1;
     groups = one_group ? 1 : cfg->groups > 0 ? (size_t)cfg->groups
-                                        : cu * (c->pair ? GROUPS_PER_CU_PAIR : GROUPS_PER_CU);
+                                        : cu * (reads_pairs(c) ? GROUPS_PER_CU_PAIR : GROUPS_PER_CU);
     if (groups > (n + per_group - 1) / per_group) groups = (n + per_group - 1) / per_group;
     if (groups < 1) groups = 1;
     local = (size_t)c->block;
@@ -229,7 +232,7 @@ hc_status_t simpson_run_variant(hc_job_t *job, const simpson_config_t *cfg, hc_f
                                 simpson_result_t *res) {
   memset(res, 0, sizeof *res);
   ctx_t c = {job, hc_job_device(job), cfg, hc_dtype_size(cfg->dtype), hc_device_info(hc_job_device(job))->fp64 ? 1 : 0,
-             BLOCK, 0};
+             BLOCK};
   switch (cfg->variant) {
   case SIMPSON_PRECOMPUTED: return run_products(&c, field, 1, res);
   case SIMPSON_ONTHEFLY: return run_products(&c, field, 0, res);
