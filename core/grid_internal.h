@@ -257,8 +257,8 @@ int gk_for_each_offset(gp_plan_t *p, gp_node_t *root, gp_node_t *leaf, void (*fn
 #define HCG_STAGE_BX1 256 /* 1-D */
 #define HCG_STAGE_CZ 16   /* planes per work-group when marching (3-D) */
 #define HCG_REDUCE_LOCAL 256
-/* Cells per work-item of a pointwise device assignment, along the fast
- * axis: one cell per item leaves too few loads in flight to stream from HBM
+/* Cells per work-item of a 1-D or 2-D pointwise device assignment, along
+ * the fast axis: one cell per item leaves too few loads in flight to stream from HBM
  * (2048 items x 4 B per SM on an H100: a copy kernel reached 0.55 of the
  * copy bandwidth, Nsight Compute, 2026-11-23; 4 cells: 0.71); each item
  * takes UNROLL cells a group's width apart, so every load of a warp stays
@@ -283,6 +283,16 @@ int gk_for_each_offset(gp_plan_t *p, gp_node_t *root, gp_node_t *leaf, void (*fn
  * tests/gpu/probe.sh grid sweeps it): the shape, or an error naming the
  * variable. */
 hc_status_t hcg_stencil_shape(int *bx, int *by, int *zu);
+/* 3-D pointwise device assignments run the stencils' way too, in groups
+ * of 128 x 2 items taking 8 planes each: at 256^3 f32 on the H100 f + g
+ * and a f + g reached 0.91 and 0.90 of the copy bandwidth on CUDA and 0.89
+ * on NVIDIA's OpenCL, against 0.88 and 0.81 with UNROLL cells along the
+ * rows (7 shapes tried, tests/gpu/probe.sh grid, 2026-11-24); PoCL's CPU
+ * device was no slower. HC_GRID_POINT=BXxBYxZ overrides the shape. */
+#define HCG_POINT_BX 128
+#define HCG_POINT_BY 2
+#define HCG_POINT_ZUNROLL 8
+hc_status_t hcg_point_shape(int *bx, int *by, int *zu);
 
 /* ================================================================ host compile */
 

@@ -181,8 +181,9 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
   k->idx64 = lang == HC_LANG_HOST || maxcells >= (INT64_C(1) << 31) - 64;
   k->unroll = HCG_ASSIGN_UNROLL;
   k->zunroll = 0;
-  int sbx, sby, szu;
+  int sbx, sby, szu, pbx, pby, pzu;
   hc_status_t st = hcg_stencil_shape(&sbx, &sby, &szu);
+  if (st == HC_OK) st = hcg_point_shape(&pbx, &pby, &pzu);
   if (st != HC_OK) {
     gk_free(k);
     return st;
@@ -194,6 +195,7 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
       if (p->rank >= 2) k->zunroll = p->rank == 3 ? szu : 1; /* HCG_STENCIL_*: 2-D groups */
       k->sbx = sbx, k->sby = sby;
     }
+  if (k->zunroll == 0 && p->rank == 3) k->unroll = 1, k->zunroll = pzu, k->sbx = pbx, k->sby = pby; /* HCG_POINT_* */
   uint32_t nargs = 1 + (k->nfields - 1) + k->nparams + 9 + (mode == GK_REDUCE);
   k->params_in_buffer = !host_eval && nargs > HC_MAX_KERNEL_ARGS;
   if (!host_eval && mode == GK_ASSIGN && parity == HC_GRID_ALL && root == p->root)

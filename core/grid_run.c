@@ -27,17 +27,27 @@ struct gtemp {
 
 /* ---------------------------------------------------------------- cost model */
 
-hc_status_t hcg_stencil_shape(int *bx, int *by, int *zu) {
-  *bx = HCG_STENCIL_BX, *by = HCG_STENCIL_BY, *zu = HCG_STENCIL_ZUNROLL;
-  const char *e = getenv("HC_GRID_STENCIL");
+/* BXxBYxZ from the environment variable `name`, if set. */
+static hc_status_t shape_from_env(const char *name, int *bx, int *by, int *zu) {
+  const char *e = getenv(name);
   if (!e || !*e) return HC_OK;
   int a, b, c, used = 0;
   if (sscanf(e, "%dx%dx%d%n", &a, &b, &c, &used) != 3 || e[used] || a < 1 || b < 1 || c < 1 || c > 16 ||
       a * b > 1024)
-    return hc_error(HC_ERR_PARAM, "HC_GRID_STENCIL=%s: give BXxBYxZ (work-group BX x BY <= 1024 items, Z = 1..16 "
-                                  "planes per item), e.g. 32x8x4", e);
+    return hc_error(HC_ERR_PARAM, "%s=%s: give BXxBYxZ (work-group BX x BY <= 1024 items, Z = 1..16 "
+                                  "planes per item), e.g. 32x8x4", name, e);
   *bx = a, *by = b, *zu = c;
   return HC_OK;
+}
+
+hc_status_t hcg_stencil_shape(int *bx, int *by, int *zu) {
+  *bx = HCG_STENCIL_BX, *by = HCG_STENCIL_BY, *zu = HCG_STENCIL_ZUNROLL;
+  return shape_from_env("HC_GRID_STENCIL", bx, by, zu);
+}
+
+hc_status_t hcg_point_shape(int *bx, int *by, int *zu) {
+  *bx = HCG_POINT_BX, *by = HCG_POINT_BY, *zu = HCG_POINT_ZUNROLL;
+  return shape_from_env("HC_GRID_POINT", bx, by, zu);
 }
 
 double hcg_balance(const hc_device_info_t *info, hc_dtype_t dt) {

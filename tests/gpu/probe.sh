@@ -36,11 +36,23 @@ probe_jacobi() {
 }
 
 probe_bpm() {
-  echo "== bpm 2048^2 c64 ADI step: defaults, x-line tiles (WxC), y-line threads"
-  for v in "" "group=512"; do echo -n "cuda:0 [$v]: "; mrun adi_step_s --repeat=3 --device=cuda:0 $BPM $v; done
-  for v in "" "group=256" "tile=4x128"; do echo -n "opencl:0 [$v]: "; mrun adi_step_s --repeat=3 --device=opencl:0 $BPM $v; done
+  echo "== bpm ADI step: c64 (uniform medium; a slab: per-node factors), c128, 512^2 .. 2048^2"
+  for dev in cuda:0 opencl:0; do for n in 512 1024 2048; do for v in "dtype=c64" "dtype=c64 profile=slab" "dtype=c128"; do
+    echo -n "$dev n=$n [$v]: "; mrun adi_step_s --repeat=3 --device=$dev $BPM n=$n $v
+  done; done; done
+  echo "== bpm 2048^2 c64: x-line tiles WxC (16 rows a chunk by default), y-line threads"
+  for v in tile=8x64 tile=4x256 tile=16x64 group=128; do for dev in cuda:0 opencl:0; do
+    echo -n "$dev [$v]: "; mrun adi_step_s --repeat=3 --device=$dev $BPM n=2048 dtype=c64 $v
+  done; done
+  if [ -n "$NCU" ]; then
+    echo "== ncu bpm 2048^2 c64, default shapes, clocks as they run"
+    $NCU --clock-control none --kernel-name regex:bpm_adi --launch-skip 2 --launch-count 2 --section SpeedOfLight \
+      --section LaunchStats --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
+      $H --device=cuda:0 --workload=bpm dim=3 n=2048 dtype=c64 steps=6 Lz=0.06 save_every=6 2>&1 |
+      grep -E 'bpm_adi|Duration|Throughput|Registers Per|Achieved Occupancy|Block Size|L1/TEX Hit|L2 Hit|Warp Cycles'
+  fi
 }
-BPM="--workload=bpm dim=3 n=2048 dtype=c64 steps=100 Lz=1 save_every=100"
+BPM="--workload=bpm dim=3 steps=100 Lz=1 save_every=100"
 
 probe_simpson() {
   echo "== copy ceiling (hc-ceilings) before the simpson runs"
@@ -60,12 +72,29 @@ probe_simpson() {
 }
 
 probe_grid() {
-  echo "== grid 256^3 f32 stencil kernels: work-group BX x BY x planes per item (HC_GRID_STENCIL), 8 assignments back to back"
-  for shape in 32x8x4 64x4x4 32x4x8 64x8x2 128x2x4 32x8x8 64x4x8 256x1x4; do
+  echo "== grid 256^3 f32 pointwise: as now, and the stencils' way (HC_GRID_POINT=BXxBYxZ); 8 assignments back to back"
+  build/bin/hc-ceilings --device=cuda:0 2>&1 | grep -i copy
+  for shape in "" 32x8x4 64x4x4 128x2x4 32x8x8 128x2x8 256x1x4; do
+    for dev in cuda:0 opencl:0; do for e in copy sum axpy; do
+      echo -n "[$shape] $dev $e: "; HC_GRID_POINT=$shape mrun bandwidth_gbs,memcpy_gbs --device=$dev --workload=gridexpr expr=$e n=256 iters=5 batch=8
+    done; done
+  done
+  echo "== grid 256^3 f32 stencils, shapes"
+  for shape in 128x2x4 128x2x8 64x4x8 256x2x4 128x4x4; do
     for dev in cuda:0 opencl:0; do for e in lap lapsum jacobi; do
       echo -n "$shape $dev $e: "; HC_GRID_STENCIL=$shape mrun bandwidth_gbs --device=$dev --workload=gridexpr expr=$e n=256 iters=5 batch=8
     done; done
   done
+  if [ -n "$NCU" ]; then
+    echo "== ncu: generated copy and lap kernels against hc-ceilings' copy4"
+    keys='hcg_kernel|copy4|Duration|Throughput|Registers Per|Achieved Occupancy|Block Size|Grid Size|Stall|L1/TEX Hit|L2 Hit|Warp Cycles|Issued Warp'
+    for e in copy lap; do
+      $NCU --clock-control none --kernel-name regex:hcg --launch-skip 2 --launch-count 1 --section SpeedOfLight --section LaunchStats \
+        --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis $H --device=cuda:0 --workload=gridexpr expr=$e n=256 iters=2 batch=1 2>&1 | grep -E "$keys"
+    done
+    $NCU --clock-control none --kernel-name regex:copy4 --launch-skip 1 --launch-count 1 --section SpeedOfLight --section LaunchStats \
+      --section Occupancy --section WarpStateStats build/bin/hc-ceilings --device=cuda:0 2>&1 | grep -E "$keys"
+  fi
 }
 
 probe_cpu() {

@@ -27,7 +27,7 @@ hc_status_t bpm_upload(hc_device_t *dev, int f64, const double complex *src, siz
 
 hc_status_t bpm_kernel(hc_device_t *dev, int f64, const char *name, hc_host_kernel_fn host_fn, const char *extra,
                        hc_kernel_t **out) {
-  char opts[256];
+  char opts[512];
   snprintf(opts, sizeof opts, "%s%s", extra ? extra : "", f64 ? " -DBPM_F64" : "");
   hc_kernel_desc_t kd = {sizeof kd, name, bpm_kernels_src, opts, host_fn};
   hc_status_t st = hc_kernel_create(dev, &kd, out);

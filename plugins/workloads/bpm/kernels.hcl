@@ -10,6 +10,8 @@
  *                     -DBPM_STAGED=0 when a row does not fit
  *   -DBPM_W=<n>, -DBPM_C=<n>  columns per work-group and chunks per column
  *                     (bpm_adi_slow); -DBPM_XCHUNK=<m> rows per chunk
+ *   -DBPM_NX, _NY, _TBC, _PERCOL, _RUNI, -DBPM_IDX=int  the 3-D run's values
+ *                     (bpm_adi_slow, bpm_adi_fast; see BPM_RUN_ARGS)
  *
  * The line solvers use Thomas' factors precomputed on the host (the matrix
  * does not change along z): the forward sweep d'_k = inv_k (b_k - lo d'_k-1)
@@ -344,6 +346,104 @@ HC_KERNEL void bpm_rich2d(const int n, const int steps, const int tbc, const rea
  * differ), else one line. Each half-step takes its walls' factors from its
  * own input, as the host reference does. */
 
+/* The run's arguments nx, ny, tbc, percol, runi, or their build-time
+ * values where adi3d.c gives them (-DBPM_NX=...): the compiler then folds
+ * the index arithmetic and drops the branches of the other walls and
+ * media. Indices are BPM_IDX (int where every index of the run fits). */
+#ifndef BPM_NX
+#define BPM_NX -1
+#endif
+#ifndef BPM_NY
+#define BPM_NY -1
+#endif
+#ifndef BPM_TBC
+#define BPM_TBC -1
+#endif
+#ifndef BPM_PERCOL
+#define BPM_PERCOL -1
+#endif
+#ifndef BPM_RUNI
+#define BPM_RUNI -1
+#endif
+#ifndef BPM_IDX
+#define BPM_IDX long
+#endif
+typedef BPM_IDX bidx_t;
+#define BPM_ARG(M, a) ((M) >= 0 ? (M) : (a))
+#define BPM_RUN_ARGS                                                                                          \
+  const int nx = BPM_ARG(BPM_NX, nx_), ny = BPM_ARG(BPM_NY, ny_), tbc = BPM_ARG(BPM_TBC, tbc_),               \
+            percol = BPM_ARG(BPM_PERCOL, percol_), runi = BPM_ARG(BPM_RUNI, runi_)
+
+/* A thread's chunk of N values d[0..N) of a line (cnt of them real) goes
+ * through four sweeps: compose the forward maps (d <- inv d on the way),
+ * apply them from the chunk's carry X, compose the back substitution, apply
+ * it from the carry Y. Each sweep runs as S interleaved sub-chains of
+ * BPM_SUBL(N, S) values, independent dependency chains the compiler overlaps
+ * (one chain left a thread waiting on each load of a factor: Nsight
+ * Compute saw 13 cycles of long-scoreboard stall per issued instruction in
+ * bpm_adi_slow); the sub-chains' maps are combined for the scans, and the
+ * carries split back to them. INV(k), CPK(k): the factors of value k;
+ * sa, sb, sp, sq: the callers' arrays of S maps. */
+#define BPM_SUBL(N, S) (((N) + (S) - 1) / (S))
+#define BPM_SUB_LOOP(N, S, K_OF_Q, ...) /* ...: the body, commas and all */                 \
+  BPM_UNROLL                                                                                \
+  for (int q_ = 0; q_ < BPM_SUBL(N, S); q_++) {                                             \
+    BPM_UNROLL                                                                              \
+    for (int s_ = 0; s_ < (S); s_++) {                                                      \
+      const int k = s_ * BPM_SUBL(N, S) + (K_OF_Q);                                         \
+      if (k < (N) && k < cnt) __VA_ARGS__                                                   \
+    }                                                                                       \
+  }
+#define BPM_FWD_COMPOSE(N, S, d, INV, sa, sb, A, B)                                         \
+  {                                                                                         \
+    for (int s_ = 0; s_ < (S); s_++) sa[s_] = CMK(1, 0), sb[s_] = CMK(0, 0);                \
+    BPM_SUB_LOOP(N, S, q_, {                                                                \
+      const cplx_t iv_ = INV(k), a_ = CMUL(nlo, iv_);                                       \
+      d[k] = CMUL(iv_, d[k]);                                                               \
+      sb[s_] = cfma(a_, sb[s_], d[k]);                                                      \
+      sa[s_] = CMUL(a_, sa[s_]);                                                            \
+    })                                                                                      \
+    A = sa[0], B = sb[0];                                                                   \
+    for (int s_ = 1; s_ < (S); s_++) B = cfma(sa[s_], B, sb[s_]), A = CMUL(sa[s_], A);      \
+  }
+#define BPM_FWD_APPLY(N, S, d, INV, sa, sb, X)                                              \
+  {                                                                                         \
+    cplx_t x_ = X;                                                                          \
+    for (int s_ = 0; s_ < (S); s_++) {                                                      \
+      const cplx_t in_ = x_;                                                                \
+      x_ = cfma(sa[s_], x_, sb[s_]);                                                        \
+      sb[s_] = in_; /* from here on: the sub-chain's running value */                       \
+    }                                                                                       \
+    BPM_SUB_LOOP(N, S, q_, {                                                                \
+      sb[s_] = cfma(CMUL(nlo, INV(k)), sb[s_], d[k]);                                       \
+      d[k] = sb[s_];                                                                        \
+    })                                                                                      \
+  }
+#define BPM_BWD_COMPOSE(N, S, d, CPK, sp, sq, P, Q)                                         \
+  {                                                                                         \
+    for (int s_ = 0; s_ < (S); s_++) sp[s_] = CMK(1, 0), sq[s_] = CMK(0, 0);                \
+    BPM_SUB_LOOP(N, S, BPM_SUBL(N, S) - 1 - q_, {                                           \
+      const cplx_t c_ = CPK(k), m_ = CMK(-c_.x, -c_.y);                                     \
+      sq[s_] = cfma(m_, sq[s_], d[k]);                                                      \
+      sp[s_] = CMUL(m_, sp[s_]);                                                            \
+    })                                                                                      \
+    P = sp[(S) - 1], Q = sq[(S) - 1];                                                       \
+    for (int s_ = (S) - 2; s_ >= 0; s_--) Q = cfma(sp[s_], Q, sq[s_]), P = CMUL(sp[s_], P); \
+  }
+#define BPM_BWD_APPLY(N, S, d, CPK, sp, sq, Y)                                              \
+  {                                                                                         \
+    cplx_t y_ = Y;                                                                          \
+    for (int s_ = (S) - 1; s_ >= 0; s_--) {                                                 \
+      const cplx_t in_ = y_;                                                                \
+      y_ = cfma(sp[s_], y_, sq[s_]);                                                        \
+      sq[s_] = in_;                                                                         \
+    }                                                                                       \
+    BPM_SUB_LOOP(N, S, BPM_SUBL(N, S) - 1 - q_, {                                           \
+      sq[s_] = CSUB(d[k], CMUL(CPK(k), sq[s_]));                                            \
+      d[k] = sq[s_];                                                                        \
+    })                                                                                      \
+  }
+
 /* The explicit part at node (i, j) along the other axis: rhs = r e +
  * be (em + ep), with Hadley's ghost (or 0) past the walls. */
 HC_INLINE cplx_t adi_rhs(cplx_t r, cplx_t be, cplx_t e, cplx_t em, cplx_t ep, int has_m, int has_p, int tbc) {
@@ -353,9 +453,9 @@ HC_INLINE cplx_t adi_rhs(cplx_t r, cplx_t be, cplx_t e, cplx_t em, cplx_t ep, in
 }
 
 /* RHS of the slow (x-line) half-step: explicit along y, within row i. */
-HC_INLINE cplx_t rhs_slow(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr, int runi, cplx_t be, int ny, long i,
-                          long j, int tbc) {
-  long o = i * ny + j;
+HC_INLINE cplx_t rhs_slow(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr, int runi, cplx_t be, int ny, bidx_t i,
+                          bidx_t j, int tbc) {
+  bidx_t o = i * ny + j;
   /* neighbours by index, not by a guarded load: a load the compiler
    * evaluates ahead of its guard stays inside the field */
   cplx_t e = E[o], em = E[j > 0 ? o - 1 : o], ep = E[j + 1 < ny ? o + 1 : o];
@@ -371,6 +471,17 @@ HC_INLINE cplx_t rhs_slow(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr,
  * (ceil(ny/BPM_W) BPM_W, BPM_C), local (BPM_W, BPM_C). */
 #ifndef BPM_XCHUNK
 #define BPM_XCHUNK 1
+#endif
+/* Sub-chains of a chunk (BPM_SUB_LOOP). H100, 2048^2 c64 (2026-11-24):
+ * on CUDA this kernel took 58.3 us with 1, 54.4 with 2, 57.3 with 4 (Nsight
+ * Compute), a step 108.1 us with 1 and 103.6 with 2; on NVIDIA's OpenCL a
+ * step 112.7 us with 1 and 115.4 with 2 (232 with 4 and Hadley's walls). */
+#ifndef BPM_XSUB
+#if defined(HC_CUDA)
+#define BPM_XSUB 2
+#else
+#define BPM_XSUB 1
+#endif
 #endif
 /* d[] stays in registers only if every loop over it is unrolled (nvcc
  * left the 32-row chunk on the stack without the hint). OpenCL GPUs get
@@ -395,26 +506,27 @@ HC_INLINE cplx_t rhs_slow(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr,
 #define BPM_SLOW_SHAPE
 #endif
 #define IDXS(p, cc) ((((p) * BPM_C) + (cc)) * BPM_W + jj)
-HC_KERNEL void BPM_SLOW_SHAPE bpm_adi_slow(const int nx, const int ny, const int tbc, const int percol, const int runi,
+HC_KERNEL void BPM_SLOW_SHAPE bpm_adi_slow(const int nx_, const int ny_, const int tbc_, const int percol_, const int runi_,
                             const real_t lo_r, const real_t lo_i, const real_t be_r, const real_t be_i,
                             HC_GLOBAL const cplx_t *rr, HC_GLOBAL const cplx_t *fac, HC_GLOBAL const cplx_t *zc,
                             HC_GLOBAL const cplx_t *E, HC_GLOBAL cplx_t *Eout) {
   HC_LOCAL cplx_t sA[2 * BPM_C * BPM_W], sB[2 * BPM_C * BPM_W];
   HC_LOCAL cplx_t sW[6 * BPM_W];
+  BPM_RUN_ARGS;
   const int jj = (int)hc_local_id(0), c = (int)hc_local_id(1);
-  const long j = hc_group_id(0) * BPM_W + jj;
+  const bidx_t j = (bidx_t)hc_group_id(0) * BPM_W + jj;
   const int act = j < ny;
   const int k0 = c * BPM_XCHUNK;
   const int cnt = act ? hc_max(0, hc_min(BPM_XCHUNK, nx - k0)) : 0;
-  const long S = percol ? (long)nx * ny : (long)nx;
+  const bidx_t S = percol ? (bidx_t)nx * ny : (bidx_t)nx;
   const cplx_t lo = CMK(lo_r, lo_i), nlo = CMK(-lo_r, -lo_i), be = CMK(be_r, be_i);
   HC_GLOBAL const cplx_t *inv = fac;
   HC_GLOBAL const cplx_t *cp = fac + S;
   if (tbc && c == 0 && act) {
     sW[jj] = E[j];
     sW[BPM_W + jj] = E[ny + j];
-    sW[2 * BPM_W + jj] = E[(long)(nx - 2) * ny + j];
-    sW[3 * BPM_W + jj] = E[(long)(nx - 1) * ny + j];
+    sW[2 * BPM_W + jj] = E[(bidx_t)(nx - 2) * ny + j];
+    sW[3 * BPM_W + jj] = E[(bidx_t)(nx - 1) * ny + j];
   } else if (tbc && c == 0) {
     /* columns past ny: defined values, since a compiler may evaluate the
      * walls' tbc_eta below for every column before applying `act` (PoCL
@@ -425,87 +537,58 @@ HC_KERNEL void BPM_SLOW_SHAPE bpm_adi_slow(const int nx, const int ny, const int
    * row index below is clamped too, though a `k < cnt` guard skips the
    * rows past nx: PoCL evaluates guarded loads for every work-item of a
    * group (valgrind saw reads past fac's end at the last chunk). */
-  const long jc = act ? j : ny - 1;
+  const bidx_t jc = act ? j : ny - 1;
 #define XROW(i) (percol ? (i) * ny + jc : (i))
   cplx_t d[BPM_XCHUNK];
   BPM_UNROLL
   for (int k = 0; k < BPM_XCHUNK; k++)
     d[k] = k < cnt ? rhs_slow(E, rr, runi, be, ny, hc_min(k0 + k, nx - 1), jc, tbc) : CMK(0, 0);
-  /* compose the forward maps of the chunk, d <- inv d on the way */
-  cplx_t A = CMK(1, 0), B = CMK(0, 0);
-  BPM_UNROLL
-  for (int k = 0; k < BPM_XCHUNK; k++) {
-    if (k < cnt) {
-      const long i = hc_min(k0 + k, nx - 1); /* clamped: see XROW */
-      cplx_t iv = inv[XROW(i)];
-      cplx_t Ak = CMUL(nlo, iv);
-      d[k] = CMUL(iv, d[k]);
-      B = cfma(Ak, B, d[k]);
-      A = CMUL(Ak, A);
-    }
-  }
+  /* clamped rows (see XROW) */
+#define SLOW_INV(k) inv[XROW(hc_min(k0 + (k), nx - 1))]
+#define SLOW_CP(k) cp[XROW(hc_min(k0 + (k), nx - 1))]
+  cplx_t A, B, P, Q, sub_a[BPM_XSUB], sub_b[BPM_XSUB]; /* the sub-chains' maps */
+  BPM_FWD_COMPOSE(BPM_XCHUNK, BPM_XSUB, d, SLOW_INV, sub_a, sub_b, A, B);
   int pin;
   BPM_SCAN(sA, sB, IDXS, BPM_C, c, A, B, 1, pin);
-  cplx_t prev = c > 0 ? sB[IDXS(pin, c - 1)] : CMK(0, 0);
+  const cplx_t X = c > 0 ? sB[IDXS(pin, c - 1)] : CMK(0, 0);
   HC_BARRIER();
-  BPM_UNROLL
-  for (int k = 0; k < BPM_XCHUNK; k++) {
-    if (k < cnt) {
-      const long i = hc_min(k0 + k, nx - 1);
-      prev = cfma(CMUL(nlo, inv[XROW(i)]), prev, d[k]);
-      d[k] = prev; /* d'_k */
-    }
-  }
-  /* compose the back substitution x_k = d'_k - cp_k x_k+1 from the end */
-  cplx_t P = CMK(1, 0), Q = CMK(0, 0);
-  BPM_UNROLL
-  for (int k = BPM_XCHUNK - 1; k >= 0; k--) {
-    if (k < cnt) {
-      const long i = hc_min(k0 + k, nx - 1);
-      cplx_t c1 = cp[XROW(i)];
-      cplx_t Pk = CMK(-c1.x, -c1.y);
-      Q = cfma(Pk, Q, d[k]);
-      P = CMUL(Pk, P);
-    }
-  }
+  BPM_FWD_APPLY(BPM_XCHUNK, BPM_XSUB, d, SLOW_INV, sub_a, sub_b, X); /* d = d' */
+  BPM_BWD_COMPOSE(BPM_XCHUNK, BPM_XSUB, d, SLOW_CP, sub_a, sub_b, P, Q);
   BPM_SCAN(sA, sB, IDXS, BPM_C, c, P, Q, -1, pin);
-  cplx_t next = c + 1 < BPM_C ? sB[IDXS(pin, c + 1)] : CMK(0, 0);
+  const cplx_t Y = c + 1 < BPM_C ? sB[IDXS(pin, c + 1)] : CMK(0, 0);
+  BPM_BWD_APPLY(BPM_XCHUNK, BPM_XSUB, d, SLOW_CP, sub_a, sub_b, Y); /* d = x */
+#undef SLOW_INV
+#undef SLOW_CP
   BPM_UNROLL
-  for (int k = BPM_XCHUNK - 1; k >= 0; k--) {
-    if (k < cnt) {
-      const long i = hc_min(k0 + k, nx - 1);
-      next = CSUB(d[k], CMUL(cp[XROW(i)], next));
-      d[k] = next;
-      if (i == nx - 1) sW[5 * BPM_W + jj] = next;
-    }
-  }
+  for (int k = 0; k < BPM_XCHUNK; k++)
+    if (k < cnt && k0 + k == nx - 1) sW[5 * BPM_W + jj] = d[k];
   if (tbc) {
     if (c == 0 && act) sW[4 * BPM_W + jj] = d[0]; /* x at row 0 */
     HC_BARRIER();
     if (act) {
       cplx_t etaL = tbc_eta(sW[jj], sW[BPM_W + jj]), etaR = tbc_eta(sW[3 * BPM_W + jj], sW[2 * BPM_W + jj]);
-      long b0 = XROW(0), bn = XROW(nx - 1); /* with jc: PoCL loads them for every column */
+      bidx_t b0 = XROW(0), bn = XROW(nx - 1); /* with jc: PoCL loads them for every column */
       cplx_t s0, s1;
       tbc_coeffs(CMUL(lo, etaL), CMUL(lo, etaR), zc[b0], zc[S + b0], zc[bn], zc[S + bn], sW[4 * BPM_W + jj],
                  sW[5 * BPM_W + jj], &s0, &s1);
       BPM_UNROLL
       for (int k = 0; k < BPM_XCHUNK; k++) {
         /* clamped, as in bpm_adi_fast: loads a compiler may hoist stay in bounds */
-        const long ci = XROW(hc_min(k0 + k, nx - 1));
+        const bidx_t ci = XROW(hc_min(k0 + k, nx - 1));
         if (k < cnt) d[k] = CSUB(d[k], CADD(CMUL(zc[ci], s0), CMUL(zc[S + ci], s1)));
       }
     }
   }
   BPM_UNROLL
   for (int k = 0; k < BPM_XCHUNK; k++)
-    if (k < cnt) Eout[(long)(k0 + k) * ny + j] = d[k];
+    if (k < cnt) Eout[(bidx_t)(k0 + k) * ny + j] = d[k];
 }
 #undef XROW
 
 /* RHS of the fast (y-line) half-step: explicit along x, within column j. */
 HC_INLINE cplx_t rhs_fast(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr, int runi, cplx_t be, int nx, int ny,
-                          long i, long j, int tbc) {
-  long o = i * ny + j;
+                          bidx_t i, bidx_t j, int tbc) {
+  bidx_t o = i * ny + j;
   cplx_t e = E[o], em = E[i > 0 ? o - ny : o], ep = E[i + 1 < nx ? o + ny : o]; /* as in rhs_slow */
   return adi_rhs(runi ? rr[0] : rr[o], be, e, em, ep, i > 0, i + 1 < nx, tbc);
 }
@@ -522,9 +605,17 @@ HC_INLINE cplx_t rhs_fast(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr,
 #ifndef BPM_STAGED
 #define BPM_STAGED 1
 #endif
+/* Sub-chains of a chunk, as BPM_XSUB: on CUDA this kernel took 46.8 us
+ * with 1, 52.1 with 2, 43.9 with 4 (8 values a thread); a step 103.6 us
+ * with 4, 103.7 with 8, 110.9 with 2 (NVIDIA's OpenCL: 115.4, 118.2,
+ * 123.8). Fitting its registers to 5 or 6 groups per multiprocessor
+ * (__launch_bounds__) made a CUDA step slower (107.2, 110.2 us). */
+#ifndef BPM_YSUB
+#define BPM_YSUB 4
+#endif
 #define PADJ(j) ((j) + (j) / BPM_CHUNK)
 #define YCO(k) ((k) * BPM_T + t)
-HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int percol, const int runi,
+HC_KERNEL void bpm_adi_fast(const int nx_, const int ny_, const int tbc_, const int percol_, const int runi_,
                             const real_t lo_r, const real_t lo_i, const real_t be_r, const real_t be_i,
                             HC_GLOBAL const cplx_t *rr, HC_GLOBAL const cplx_t *fac, HC_GLOBAL const cplx_t *zc,
                             HC_GLOBAL const cplx_t *E, HC_GLOBAL cplx_t *Eout) {
@@ -533,11 +624,12 @@ HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int
 #endif
   HC_LOCAL cplx_t sA[2 * BPM_T], sB[2 * BPM_T];
   HC_LOCAL cplx_t sW[6];
+  BPM_RUN_ARGS;
   const int t = (int)hc_local_id(0);
-  const long i = hc_group_id(0);
+  const bidx_t i = (bidx_t)hc_group_id(0);
   const int m = (ny + BPM_T - 1) / BPM_T, k0 = t * m;
   const int cnt = hc_max(0, hc_min(m, ny - k0));
-  const long L = (long)BPM_T * BPM_CHUNK, S = percol ? (long)nx * L : L, cb = percol ? i * L : 0;
+  const bidx_t L = (bidx_t)BPM_T * BPM_CHUNK, S = percol ? (bidx_t)nx * L : L, cb = percol ? i * L : 0;
   const cplx_t lo = CMK(lo_r, lo_i), nlo = CMK(-lo_r, -lo_i), be = CMK(be_r, be_i);
   HC_GLOBAL const cplx_t *inv = fac + cb;
   HC_GLOBAL const cplx_t *cp = fac + S + cb;
@@ -550,50 +642,29 @@ HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int
   }
   cplx_t d[BPM_CHUNK];
 #if BPM_STAGED
-  for (long j = t; j < ny; j += BPM_T) sd[PADJ(j)] = rhs_fast(E, rr, runi, be, nx, ny, i, j, tbc);
+  for (bidx_t j = t; j < ny; j += BPM_T) sd[PADJ(j)] = rhs_fast(E, rr, runi, be, nx, ny, i, j, tbc);
   HC_BARRIER();
   for (int k = 0; k < BPM_CHUNK; k++) d[k] = k < cnt ? sd[PADJ(hc_min(k0 + k, ny - 1))] : CMK(0, 0);
 #else
   for (int k = 0; k < BPM_CHUNK; k++) d[k] = k < cnt ? rhs_fast(E, rr, runi, be, nx, ny, i, hc_min(k0 + k, ny - 1), tbc) : CMK(0, 0);
 #endif
-  cplx_t A = CMK(1, 0), B = CMK(0, 0);
-  for (int k = 0; k < BPM_CHUNK; k++) {
-    if (k < cnt) {
-      cplx_t iv = inv[YCO(k)];
-      cplx_t Ak = CMUL(nlo, iv);
-      d[k] = CMUL(iv, d[k]);
-      B = cfma(Ak, B, d[k]);
-      A = CMUL(Ak, A);
-    }
-  }
+#define FAST_INV(k) inv[YCO(k)]
+#define FAST_CP(k) cp[YCO(k)]
+  cplx_t A, B, P, Q, sub_a[BPM_YSUB], sub_b[BPM_YSUB]; /* the sub-chains' maps */
+  BPM_FWD_COMPOSE(BPM_CHUNK, BPM_YSUB, d, FAST_INV, sub_a, sub_b, A, B);
   int pin;
   BPM_SCAN(sA, sB, IDX1, BPM_T, t, A, B, 1, pin);
-  cplx_t prev = t > 0 ? sB[IDX1(pin, t - 1)] : CMK(0, 0);
+  const cplx_t X = t > 0 ? sB[IDX1(pin, t - 1)] : CMK(0, 0);
   HC_BARRIER();
-  for (int k = 0; k < BPM_CHUNK; k++) {
-    if (k < cnt) {
-      prev = cfma(CMUL(nlo, inv[YCO(k)]), prev, d[k]);
-      d[k] = prev;
-    }
-  }
-  cplx_t P = CMK(1, 0), Q = CMK(0, 0);
-  for (int k = BPM_CHUNK - 1; k >= 0; k--) {
-    if (k < cnt) {
-      cplx_t c1 = cp[YCO(k)];
-      cplx_t Pk = CMK(-c1.x, -c1.y);
-      Q = cfma(Pk, Q, d[k]);
-      P = CMUL(Pk, P);
-    }
-  }
+  BPM_FWD_APPLY(BPM_CHUNK, BPM_YSUB, d, FAST_INV, sub_a, sub_b, X);
+  BPM_BWD_COMPOSE(BPM_CHUNK, BPM_YSUB, d, FAST_CP, sub_a, sub_b, P, Q);
   BPM_SCAN(sA, sB, IDX1, BPM_T, t, P, Q, -1, pin);
-  cplx_t next = t + 1 < BPM_T ? sB[IDX1(pin, t + 1)] : CMK(0, 0);
-  for (int k = BPM_CHUNK - 1; k >= 0; k--) {
-    if (k < cnt) {
-      next = CSUB(d[k], CMUL(cp[YCO(k)], next));
-      d[k] = next;
-      if (k0 + k == ny - 1) sW[5] = next;
-    }
-  }
+  const cplx_t Y = t + 1 < BPM_T ? sB[IDX1(pin, t + 1)] : CMK(0, 0);
+  BPM_BWD_APPLY(BPM_CHUNK, BPM_YSUB, d, FAST_CP, sub_a, sub_b, Y);
+#undef FAST_INV
+#undef FAST_CP
+  for (int k = 0; k < BPM_CHUNK; k++)
+    if (k < cnt && k0 + k == ny - 1) sW[5] = d[k];
   if (tbc) {
     if (t == 0) sW[4] = d[0];
     HC_BARRIER();
@@ -601,7 +672,7 @@ HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int
     HC_GLOBAL const cplx_t *z0 = zc + cb;
     HC_GLOBAL const cplx_t *z1 = zc + S + cb;
     cplx_t s0, s1;
-    const long last = ((ny - 1) % BPM_CHUNK) * BPM_T + (ny - 1) / BPM_CHUNK; /* where j = ny - 1 is */
+    const bidx_t last = ((ny - 1) % BPM_CHUNK) * BPM_T + (ny - 1) / BPM_CHUNK; /* where j = ny - 1 is */
     tbc_coeffs(CMUL(lo, etaL), CMUL(lo, etaR), z0[0], z1[0], z0[last], z1[last], sW[4], sW[5], &s0, &s1);
     for (int k = 0; k < BPM_CHUNK; k++) /* padded lines: a load hoisted above k < cnt stays in bounds */
       if (k < cnt) d[k] = CSUB(d[k], CADD(CMUL(z0[YCO(k)], s0), CMUL(z1[YCO(k)], s1)));
@@ -610,7 +681,7 @@ HC_KERNEL void bpm_adi_fast(const int nx, const int ny, const int tbc, const int
   for (int k = 0; k < BPM_CHUNK; k++)
     if (k < cnt) sd[PADJ(k0 + k)] = d[k];
   HC_BARRIER();
-  for (long j = t; j < ny; j += BPM_T) out[j] = sd[PADJ(j)];
+  for (bidx_t j = t; j < ny; j += BPM_T) out[j] = sd[PADJ(j)];
 #else
   for (int k = 0; k < BPM_CHUNK; k++)
     if (k < cnt) out[k0 + k] = d[k];
