@@ -313,6 +313,21 @@ static void emit_tile_load(gw_t *w, const gk_t *k, gp_node_t *s, const char *q0e
   else gw_put(w, "  T[s] = val;\n  }\n");
 }
 
+/* Marching (3-D): the staged node's values of plane `q0expr` into the
+ * registers pf[0..NT), NT tile cells per item; they go into the ring one
+ * plane later, so the loads of the next plane are in flight while the
+ * current one is computed. */
+static void emit_tile_prefetch(gw_t *w, gp_node_t *s, const char *q0expr) {
+  gw_put(w, "#pragma unroll\n  for (int u = 0; u < NT; u++) {\n  const int s = lid + u * BX * BY;\n");
+  gw_put(w, "  const IDX q0 = %s, q1 = b1 + s / TX, q2 = b2 + s %% TX;\n", q0expr);
+  gw_put(w, "  REAL val = (REAL)0;\n");
+  gw_put(w, "  if (s < TX * TY && q0 >= 0 && q0 < n0 && q1 >= 0 && q1 < n1 && q2 >= 0 && q2 < n2) {\n");
+  gw_memo_clear(w);
+  gval_t v = gw_walk_root(w, s, 3);
+  gw_memo_clear(w);
+  gw_put(w, "  val = %s;\n  }\n  pf[u] = val;\n  }\n", v.s);
+}
+
 static void emit_device_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
   const uint32_t rank = k->plan->rank;
   const int32_t *R = w->rad;
@@ -329,9 +344,16 @@ static void emit_device_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
   if (rank == 3) {
     gw_put(w, "  const IDX zb = lo0 + (IDX)hc_group_id(2) * %d;\n", HCG_STAGE_CZ);
     gw_put(w, "  const IDX ze = zb + %d < lo0 + c0 ? zb + %d : lo0 + c0;\n", HCG_STAGE_CZ, HCG_STAGE_CZ);
+    gw_put(w, "#define NT ((TX * TY + BX * BY - 1) / (BX * BY))\n  REAL pf[NT];\n");
+    char q0[64];
+    snprintf(q0, sizeof q0, "zb - %d", R[0]);
+    emit_tile_prefetch(w, s, q0);
     gw_put(w, "  for (IDX zq = zb - %d; zq < ze + %d; zq++) {\n", R[0], R[0]);
     gw_put(w, "  const int slot = (int)((zq - zb + %d) %% TW);\n", R[0]);
-    emit_tile_load(w, k, s, "zq");
+    gw_put(w, "#pragma unroll\n  for (int u = 0; u < NT; u++)\n    if (lid + u * BX * BY < TX * TY) T[slot * TX * TY + lid + u * BX * BY] = pf[u];\n");
+    gw_put(w, "  if (zq + 1 < ze + %d) {\n", R[0]);
+    emit_tile_prefetch(w, s, "zq + 1");
+    gw_put(w, "  }\n");
     gw_put(w, "  HC_BARRIER();\n  const IDX i0 = zq - %d;\n  if (i0 >= zb && inside) {\n", R[0]);
     gval_t v = gw_walk_root(w, k->root, 0);
     emit_store(w, k, v.s);
@@ -345,7 +367,7 @@ static void emit_device_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
     emit_store(w, k, v.s);
     gw_put(w, "  }\n}\n");
   }
-  gw_put(w, "#undef BX\n#undef BY\n#undef TX\n#undef TY\n#undef TW\n");
+  gw_put(w, "#undef BX\n#undef BY\n#undef TX\n#undef TY\n#undef TW\n#undef NT\n");
 }
 
 hc_status_t gk_emit(const gk_t *k, char **out) {

@@ -8,7 +8,9 @@
 static const hc_dtype_t dtypes[] = {HC_F64, HC_F32};
 
 /* h = 2.5 f + f g - g + 3 on the whole field. */
-static void test_arithmetic(void) {
+/* 2.5 f + f g - g + 3 on a 3-D field of every configuration; `note`
+ * names the setting in the failure messages. */
+static void check_arithmetic(const char *note) {
   int64_t shape[3] = {7, 9, 11};
   for (size_t c = 0; c < GT_NCFG; c++)
     for (int t = 0; t < 2; t++) {
@@ -26,7 +28,9 @@ static void test_arithmetic(void) {
       size_t n = hc_field_count(H);
       double *ref = malloc(n * sizeof *ref);
       for (size_t i = 0; i < n; i++) ref[i] = 2.5 * f[i] + f[i] * gg[i] - gg[i] + 3.0;
-      CU_ASSERT_EQUAL(gt_check(gt_cfgs[c].label, H, ref, h0, NULL, gt_tol(dtypes[t])), 0);
+      char what[96];
+      snprintf(what, sizeof what, "%s%s", gt_cfgs[c].label, note);
+      CU_ASSERT_EQUAL(gt_check(what, H, ref, h0, NULL, gt_tol(dtypes[t])), 0);
       free(ref);
       free(f);
       free(gg);
@@ -36,6 +40,32 @@ static void test_arithmetic(void) {
       hc_field_destroy(H);
       hc_grid_destroy(g);
     }
+}
+
+static void test_arithmetic(void) { check_arithmetic(""); }
+
+/* 3-D pointwise kernels in other shapes (HC_GRID_POINT): groups that cut
+ * the 7 x 9 x 11 box unevenly and plane counts with a remainder give the
+ * same field; a malformed value is an error that names the variable. */
+static void test_point_shapes(void) {
+  static const char *const shapes[] = {"8x2x3", "1x1x1", "16x4x16"};
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+    setenv("HC_GRID_POINT", shapes[k], 1);
+    char note[48];
+    snprintf(note, sizeof note, " HC_GRID_POINT=%s", shapes[k]);
+    check_arithmetic(note);
+  }
+  setenv("HC_GRID_POINT", "64", 1);
+  hc_grid_t *g = gt_grid(&gt_cfgs[0], HC_GRID_FUSE_AUTO);
+  if (g) {
+    int64_t shape[3] = {4, 4, 4};
+    hc_field_t *F = gt_field(hc_grid_device(g), HC_F64, 3, shape, NAN, NULL);
+    CU_ASSERT_EQUAL(hc_grid_assign(g, F, hc_gexpr_scalar(g, 1.0), NULL, NULL), HC_ERR_PARAM);
+    CU_ASSERT(strstr(hc_last_error(), "HC_GRID_POINT=64") != NULL);
+    hc_field_destroy(F);
+    hc_grid_destroy(g);
+  }
+  unsetenv("HC_GRID_POINT");
 }
 
 /* h = Δ(f + g) on the interior of a rank-D field of configuration c,
@@ -690,6 +720,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_arithmetic);
   CU_ADD_TEST(s, test_laplacian_of_sum);
   CU_ADD_TEST(s, test_stencil_shapes);
+  CU_ADD_TEST(s, test_point_shapes);
   CU_ADD_TEST(s, test_user_stencil_and_ranges);
   CU_ADD_TEST(s, test_differences);
   CU_ADD_TEST(s, test_operator_algebra);
