@@ -298,19 +298,23 @@ static gp_node_t *staged_node(const gk_t *k) {
   return NULL;
 }
 
-/* Loads one tile cell s (s loops over the plane) of the staged node. */
-static void emit_tile_load(gw_t *w, const gk_t *k, gp_node_t *s, const char *q0expr) {
-  const uint32_t rank = k->plan->rank;
-  gw_put(w, "  for (int s = lid; s < TX * TY; s += BX * BY) {\n");
+/* The staged node's value at tile cell s of plane `q0expr` into `val` (0
+ * outside the field); `guard` is a further condition, or "". */
+static void emit_tile_value(gw_t *w, gp_node_t *s, const char *q0expr, const char *guard) {
   gw_put(w, "  const IDX q0 = %s, q1 = b1 + s / TX, q2 = b2 + s %% TX;\n", q0expr);
   gw_put(w, "  REAL val = (REAL)0;\n");
-  gw_put(w, "  if (q0 >= 0 && q0 < n0 && q1 >= 0 && q1 < n1 && q2 >= 0 && q2 < n2) {\n");
+  gw_put(w, "  if (%sq0 >= 0 && q0 < n0 && q1 >= 0 && q1 < n1 && q2 >= 0 && q2 < n2) {\n", guard);
   gw_memo_clear(w);
   gval_t v = gw_walk_root(w, s, 3);
   gw_memo_clear(w);
   gw_put(w, "  val = %s;\n  }\n", v.s);
-  if (rank == 3) gw_put(w, "  T[slot * TX * TY + s] = val;\n  }\n");
-  else gw_put(w, "  T[s] = val;\n  }\n");
+}
+
+/* 1-D and 2-D: loads the tile of the staged node (s loops over its cells). */
+static void emit_tile_load(gw_t *w, gp_node_t *s) {
+  gw_put(w, "  for (int s = lid; s < TX * TY; s += BX * BY) {\n");
+  emit_tile_value(w, s, "0", "");
+  gw_put(w, "  T[s] = val;\n  }\n");
 }
 
 /* Marching (3-D): the staged node's values of plane `q0expr` into the
@@ -319,13 +323,8 @@ static void emit_tile_load(gw_t *w, const gk_t *k, gp_node_t *s, const char *q0e
  * current one is computed. */
 static void emit_tile_prefetch(gw_t *w, gp_node_t *s, const char *q0expr) {
   gw_put(w, "#pragma unroll\n  for (int u = 0; u < NT; u++) {\n  const int s = lid + u * BX * BY;\n");
-  gw_put(w, "  const IDX q0 = %s, q1 = b1 + s / TX, q2 = b2 + s %% TX;\n", q0expr);
-  gw_put(w, "  REAL val = (REAL)0;\n");
-  gw_put(w, "  if (s < TX * TY && q0 >= 0 && q0 < n0 && q1 >= 0 && q1 < n1 && q2 >= 0 && q2 < n2) {\n");
-  gw_memo_clear(w);
-  gval_t v = gw_walk_root(w, s, 3);
-  gw_memo_clear(w);
-  gw_put(w, "  val = %s;\n  }\n  pf[u] = val;\n  }\n", v.s);
+  emit_tile_value(w, s, q0expr, "s < TX * TY && ");
+  gw_put(w, "  pf[u] = val;\n  }\n");
 }
 
 static void emit_device_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
@@ -361,7 +360,7 @@ static void emit_device_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
     gw_put(w, "  }\n  HC_BARRIER();\n  }\n}\n");
   } else {
     gw_put(w, "  const IDX i0 = 0;\n");
-    emit_tile_load(w, k, s, "0");
+    emit_tile_load(w, s);
     gw_put(w, "  HC_BARRIER();\n  if (inside) {\n");
     gval_t v = gw_walk_root(w, k->root, 0);
     emit_store(w, k, v.s);
