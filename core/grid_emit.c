@@ -349,7 +349,8 @@ static void emit_device_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
     emit_tile_prefetch(w, s, q0);
     gw_put(w, "  for (IDX zq = zb - %d; zq < ze + %d; zq++) {\n", R[0], R[0]);
     gw_put(w, "  const int slot = (int)((zq - zb + %d) %% TW);\n", R[0]);
-    gw_put(w, "#pragma unroll\n  for (int u = 0; u < NT; u++)\n    if (lid + u * BX * BY < TX * TY) T[slot * TX * TY + lid + u * BX * BY] = pf[u];\n");
+    gw_put(w, "#pragma unroll\n  for (int u = 0; u < NT; u++)\n"
+              "    if (lid + u * BX * BY < TX * TY) T[slot * TX * TY + lid + u * BX * BY] = pf[u];\n");
     gw_put(w, "  if (zq + 1 < ze + %d) {\n", R[0]);
     emit_tile_prefetch(w, s, "zq + 1");
     gw_put(w, "  }\n");

@@ -282,28 +282,16 @@ static void test_order4(void) {
 
 /* Every device gives the cpu's field to rounding, in 2-D and 3-D, with
  * every kind of wall and medium. */
-static void test_devices_agree(void) {
-  /* tolerance: rounding of c128 / c64 over the march; richardson stops
-   * at its tolerance after a different number of sweeps on each device */
-  static const struct {
-    const char *args;
-    double tol;
-  } cases[] = {
-      {"n=100 Lz=5 profile=slab launch=gauss tilt=8 offset=1 bc=transparent dtype=c128", 1e-11},
-      {"n=100 Lz=5 profile=graded bc=absorbing launch=gauss tilt=-10 dtype=c64", 2e-5},
-      {"n=100 Lz=2 solver=richardson launch=gauss tilt=3 dtype=c128", 1e-9},
-      {"n=100 Lz=2 solver=richardson order=4 bc=absorbing launch=gauss tilt=3 dtype=c128", 1e-9},
-      {"dim=3 n=48x40 Lz=2 profile=slab bc=transparent launch=gauss tilt=5,-5 dtype=c128", 1e-11},
-      {"dim=3 n=48x40 Lz=2 bc=absorbing launch=gauss offset=1,1 dtype=c64", 2e-5},
-      /* lines that do not fill the work-groups: x-lines in 8 chunks of 5
-       * rows (the last holds 2) and columns past ny; y-lines of 8 threads
-       * x 4 unknowns (the last holds 1) */
-      {"dim=3 n=37x29 Lz=1 profile=slab bc=transparent launch=gauss tilt=5,-5 tile=4x8 group=8 dtype=c128", 1e-11},
-      {"dim=3 n=37x29 Lz=1 bc=absorbing launch=gauss offset=1,1 tile=8x16 group=8 dtype=c64", 2e-5},
-  };
+typedef struct {
+  const char *args;
+  double tol;
+} agree_case_t;
+
+/* Each case's field on every device against the cpu backend's. */
+static void check_devices_agree(const agree_case_t *cases, size_t ncases) {
   hc_device_t *cpu = th_device("cpu");
   if (!cpu) return;
-  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+  for (size_t c = 0; c < ncases; c++) {
     hc_job_t *ref = run(cpu, NULL, cases[c].args, 0);
     if (!ref) continue;
     size_t n;
@@ -325,6 +313,39 @@ static void test_devices_agree(void) {
     free(er);
     hc_job_destroy(ref);
   }
+}
+
+static void test_devices_agree(void) {
+  /* tolerance: rounding of c128 / c64 over the march; richardson stops
+   * at its tolerance after a different number of sweeps on each device */
+  static const agree_case_t cases[] = {
+      {"n=100 Lz=5 profile=slab launch=gauss tilt=8 offset=1 bc=transparent dtype=c128", 1e-11},
+      {"n=100 Lz=5 profile=graded bc=absorbing launch=gauss tilt=-10 dtype=c64", 2e-5},
+      {"n=100 Lz=2 solver=richardson launch=gauss tilt=3 dtype=c128", 1e-9},
+      {"n=100 Lz=2 solver=richardson order=4 bc=absorbing launch=gauss tilt=3 dtype=c128", 1e-9},
+      {"dim=3 n=48x40 Lz=2 profile=slab bc=transparent launch=gauss tilt=5,-5 dtype=c128", 1e-11},
+      {"dim=3 n=48x40 Lz=2 bc=absorbing launch=gauss offset=1,1 dtype=c64", 2e-5},
+      /* lines that do not fill the work-groups: x-lines in 8 chunks of 5
+       * rows (the last holds 2) and columns past ny; y-lines of 8 threads
+       * x 4 unknowns (the last holds 1) */
+      {"dim=3 n=37x29 Lz=1 profile=slab bc=transparent launch=gauss tilt=5,-5 tile=4x8 group=8 dtype=c128", 1e-11},
+      {"dim=3 n=37x29 Lz=1 bc=absorbing launch=gauss offset=1,1 tile=8x16 group=8 dtype=c64", 2e-5},
+  };
+  check_devices_agree(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* The 3-D line kernels' sub-chains (kernels.hcl, BPM_XSUB / BPM_YSUB) in
+ * counts that split the chunks unevenly (x-lines of 5 and 16 rows, y-lines
+ * of 4 and 8 values) give the same field; the cpu backend's own kernels
+ * take no build options. */
+static void test_sub_chains(void) {
+  static const agree_case_t cases[] = {
+      {"dim=3 n=37x29 Lz=1 profile=slab bc=transparent launch=gauss tilt=5,-5 tile=4x8 group=8 dtype=c128", 1e-11},
+      {"dim=3 n=64x64 Lz=1 launch=gauss offset=1,1 dtype=c64", 2e-5},
+  };
+  setenv("HC_KERNEL_OPTIONS", "-DBPM_XSUB=3 -DBPM_YSUB=3", 1);
+  check_devices_agree(cases, sizeof cases / sizeof cases[0]);
+  unsetenv("HC_KERNEL_OPTIONS");
 }
 
 /* 3-D ADI of a separable field in a uniform medium between conductors is
@@ -539,6 +560,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_richardson_direct);
   CU_ADD_TEST(s, test_order4);
   CU_ADD_TEST(s, test_devices_agree);
+  CU_ADD_TEST(s, test_sub_chains);
   CU_ADD_TEST(s, test_adi_separable);
   CU_ADD_TEST(s, test_gauss_width);
   CU_ADD_TEST(s, test_outputs_and_files);

@@ -178,8 +178,7 @@ static void run3d_free(run3d_t *s) {
   hc_kernel_destroy(s->slow), hc_kernel_destroy(s->fast), hc_kernel_destroy(s->power);
 }
 
-static hc_status_t build_kernels(hc_device_t *dev, const bpm_config_t *c, const bpm_problem_t *p, shape3_t *sh,
-                                 run3d_t *s) {
+static hc_status_t build_kernels(hc_device_t *dev, const bpm_config_t *c, int percol, shape3_t *sh, run3d_t *s) {
   const bpm_host_kernels_t *hk = &bpm_host[c->f64];
   for (;;) {
     /* the run's sizes, and its walls and medium where they allow the
@@ -188,15 +187,15 @@ static hc_status_t build_kernels(hc_device_t *dev, const bpm_config_t *c, const 
      * NVIDIA's OpenCL; making a varying medium or Hadley's walls constants
      * too was slower there, 194 to 299 us for a slab on CUDA); int indices
      * where the largest, 2 nx (ny + T) with the y-lines' padding, fits */
-    const int percol = !p->v_uniform, tbc = c->bc == BPM_BC_TRANSPARENT,
-              idx32 = 2 * (uint64_t)c->nx * ((uint64_t)c->ny + sh->T) < INT32_MAX;
+    const int tbc = c->bc == BPM_BC_TRANSPARENT, idx32 = 2 * (uint64_t)c->nx * ((uint64_t)c->ny + sh->T) < INT32_MAX;
     char opts[400], more[160];
     snprintf(more, sizeof more, " -DBPM_NX=%d -DBPM_NY=%d -DBPM_IDX=%s%s%s", (int)c->nx, (int)c->ny,
              idx32 ? "int" : "long", percol ? "" : " -DBPM_PERCOL=0 -DBPM_RUNI=1", tbc ? "" : " -DBPM_TBC=0");
     snprintf(opts, sizeof opts,
              "-DBPM_T=%zu -DBPM_CHUNK=%zu -DBPM_LINE=%zu -DBPM_STAGED=%d -DBPM_W=%zu -DBPM_C=%zu -DBPM_XCHUNK=%zu "
              "-DBPM_PRAGMA_UNROLL=%d%s",
-             sh->T, sh->chunk, sh->line, sh->staged, sh->W, sh->C, sh->xchunk, hc_device_info(dev)->type == HC_DEVICE_GPU, more);
+             sh->T, sh->chunk, sh->line, sh->staged, sh->W, sh->C, sh->xchunk,
+             hc_device_info(dev)->type == HC_DEVICE_GPU, more);
     hc_status_t st;
     if ((st = bpm_kernel(dev, c->f64, "bpm_adi_slow", hk->adi_slow, opts, &s->slow)) != HC_OK) return st;
     if ((st = bpm_kernel(dev, c->f64, "bpm_adi_fast", hk->adi_fast, opts, &s->fast)) != HC_OK) return st;
@@ -239,7 +238,7 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
 
   const bpm_axis_t ax = bpm_axis(c, c->hx, 0.5), ay = bpm_axis(c, c->hy, 0.5);
   shape3_t sh = pick_shapes(c, info);
-  if ((st = build_kernels(dev, c, p, &sh, &s)) != HC_OK) goto out;
+  if ((st = build_kernels(dev, c, percol, &sh, &s)) != HC_OK) goto out;
   const int host = hc_kernel_language(s.fast) == HC_LANG_HOST;
   if ((st = build_coef3(c, p, percol, &ax, &ay, host ? 0 : sh.T, sh.chunk, &k)) != HC_OK) goto out;
   int64_t shape[2] = {c->nx, c->ny};
