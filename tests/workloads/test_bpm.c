@@ -335,8 +335,9 @@ static void test_devices_agree(void) {
 }
 
 /* The 3-D line kernels' sub-chains (kernels.hcl, BPM_XSUB / BPM_YSUB) in
- * counts that split the chunks unevenly (x-lines of 5 and 16 rows, y-lines
- * of 4 and 8 values) give the same field; the cpu backend's own kernels
+ * counts that split the chunks unevenly or leave one empty (x-lines in
+ * chunks of 5 rows, and of 8 on GPUs or 32 on CPU devices; y-lines of 4
+ * and 2 values a thread) give the same field; the cpu backend's own kernels
  * take no build options. */
 static void test_sub_chains(void) {
   static const agree_case_t cases[] = {
