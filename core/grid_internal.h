@@ -258,12 +258,13 @@ int gk_for_each_offset(gp_plan_t *p, gp_node_t *root, gp_node_t *leaf, void (*fn
 #define HCG_STAGE_CZ 16   /* planes per work-group when marching (3-D) */
 #define HCG_REDUCE_LOCAL 256
 /* Cells per work-item of a 1-D or 2-D pointwise device assignment, along
- * the fast axis: one cell per item leaves too few loads in flight to stream from HBM
- * (2048 items x 4 B per SM on an H100: a copy kernel reached 0.55 of the
- * copy bandwidth, Nsight Compute, 2026-11-23; 4 cells: 0.71); each item
- * takes UNROLL cells a group's width apart, so every load of a warp stays
- * one coalesced row segment. Stencils keep one cell per item: there the
- * neighbours' loads already overlap, and 4 cells ran 5-8 % slower. */
+ * the fast axis: one cell per item leaves too few loads in flight to
+ * stream from HBM (2048 items x 4 B per SM on an H100: a copy kernel
+ * reached 0.55 of the copy bandwidth, Nsight Compute, 2026-11-23; 4 cells:
+ * 0.71); each item takes UNROLL cells a group's width apart, so every load
+ * of a warp stays one coalesced row segment. Stencils keep one cell per
+ * item: there the neighbours' loads already overlap, and 4 cells ran 5-8 %
+ * slower. */
 #define HCG_ASSIGN_UNROLL 4
 
 /* Device stencil assignments (stencil, restriction, prolongation) run in

@@ -44,17 +44,23 @@ static void check_arithmetic(const char *note) {
 
 static void test_arithmetic(void) { check_arithmetic(""); }
 
-/* 3-D pointwise kernels in other shapes (HC_GRID_POINT): groups that cut
- * the 7 x 9 x 11 box unevenly and plane counts with a remainder give the
- * same field; a malformed value is an error that names the variable. */
-static void test_point_shapes(void) {
+/* Runs `check` with the kernel shape variable `var` (HC_GRID_POINT,
+ * HC_GRID_STENCIL) set to shapes whose groups cut the boxes unevenly and
+ * whose plane counts leave a remainder; `check` gets " VAR=shape". */
+static void with_odd_shapes(const char *var, void (*check)(const char *note)) {
   static const char *const shapes[] = {"8x2x3", "1x1x1", "16x4x16"};
   for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
-    setenv("HC_GRID_POINT", shapes[k], 1);
+    setenv(var, shapes[k], 1);
     char note[48];
-    snprintf(note, sizeof note, " HC_GRID_POINT=%s", shapes[k]);
-    check_arithmetic(note);
+    snprintf(note, sizeof note, " %s=%s", var, shapes[k]);
+    check(note);
   }
+}
+
+/* 3-D pointwise kernels in other shapes (HC_GRID_POINT) give the same
+ * field; a malformed value is an error that names the variable. */
+static void test_point_shapes(void) {
+  with_odd_shapes("HC_GRID_POINT", check_arithmetic);
   setenv("HC_GRID_POINT", "64", 1);
   hc_grid_t *g = gt_grid(&gt_cfgs[0], HC_GRID_FUSE_AUTO);
   if (g) {
@@ -131,18 +137,15 @@ static void test_laplacian_of_sum(void) {
         for (size_t fu = 0; fu < 4; fu++) check_laplacian_of_sum(c, rank, dtypes[t], fuses[fu], "");
 }
 
-/* The device stencil kernels' shape (HC_GRID_STENCIL): groups that cut the
- * box unevenly and plane counts that leave a remainder give the same
- * field; a malformed value is an error that names the variable. */
+static void check_laplacian_2d_3d(const char *note) {
+  for (uint32_t rank = 2; rank <= 3; rank++)
+    for (size_t c = 0; c < GT_NCFG; c++) check_laplacian_of_sum(c, rank, HC_F64, HC_GRID_FUSE_RECOMPUTE, note);
+}
+
+/* The device stencil kernels' shape (HC_GRID_STENCIL): other shapes give
+ * the same field; a malformed value is an error that names the variable. */
 static void test_stencil_shapes(void) {
-  static const char *const shapes[] = {"8x2x3", "1x1x1", "16x4x16"};
-  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
-    setenv("HC_GRID_STENCIL", shapes[k], 1);
-    char note[48];
-    snprintf(note, sizeof note, " HC_GRID_STENCIL=%s", shapes[k]);
-    for (uint32_t rank = 2; rank <= 3; rank++)
-      for (size_t c = 0; c < GT_NCFG; c++) check_laplacian_of_sum(c, rank, HC_F64, HC_GRID_FUSE_RECOMPUTE, note);
-  }
+  with_odd_shapes("HC_GRID_STENCIL", check_laplacian_2d_3d);
   setenv("HC_GRID_STENCIL", "32x8", 1);
   for (size_t c = 0; c < GT_NCFG; c++) {
     hc_grid_t *g = gt_grid(&gt_cfgs[c], HC_GRID_FUSE_RECOMPUTE);

@@ -12,6 +12,8 @@
  *                     (bpm_adi_slow); -DBPM_XCHUNK=<m> rows per chunk
  *   -DBPM_NX, _NY, _TBC, _PERCOL, _RUNI, -DBPM_IDX=int  the 3-D run's values
  *                     (bpm_adi_slow, bpm_adi_fast; see BPM_RUN_ARGS)
+ * Tuning, through HC_KERNEL_OPTIONS: -DBPM_XSUB=<s>, -DBPM_YSUB=<s>  sub-chains
+ *                     of a thread's chunk (bpm_adi_slow, bpm_adi_fast)
  *
  * The line solvers use Thomas' factors precomputed on the host (the matrix
  * does not change along z): the forward sweep d'_k = inv_k (b_k - lo d'_k-1)
@@ -383,7 +385,8 @@ typedef BPM_IDX bidx_t;
  * Compute saw 13 cycles of long-scoreboard stall per issued instruction in
  * bpm_adi_slow); the sub-chains' maps are combined for the scans, and the
  * carries split back to them. INV(k), CPK(k): the factors of value k;
- * sa, sb, sp, sq: the callers' arrays of S maps. */
+ * sa, sb, sp, sq: the callers' arrays of S maps; the caller's `cnt` and
+ * `nlo` (-lo) are used as they stand. */
 #define BPM_SUBL(N, S) (((N) + (S) - 1) / (S))
 #define BPM_SUB_LOOP(N, S, K_OF_Q, ...) /* ...: the body, commas and all */                 \
   BPM_UNROLL                                                                                \
