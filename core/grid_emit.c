@@ -42,7 +42,7 @@ _Static_assert(offsetof(hcg_group_t, lo) == offsetof(hc_host_group_t, lo), "hcg_
 _Static_assert(offsetof(hcg_group_t, global) == offsetof(hc_host_group_t, global),
                "hcg_group_t must mirror hc_host_group_t");
 
-static void lin_index(uint32_t rank, const char *v0, const char *v1, const char *v2, char *out, size_t n) {
+void gk_lin_index(uint32_t rank, const char *v0, const char *v1, const char *v2, char *out, size_t n) {
   if (rank == 3) snprintf(out, n, "((%s) * n1 + (%s)) * n2 + (%s)", v0, v1, v2);
   else if (rank == 2) snprintf(out, n, "(%s) * n2 + (%s)", v1, v2);
   else snprintf(out, n, "%s", v2);
@@ -59,6 +59,7 @@ static void emit_prologue(gw_t *w, const gk_t *k) {
   }
   gw_put(w, "#define REAL %s\n", p->dtype == HC_F64 ? "double" : "float");
   gw_put(w, "typedef %s IDX;\n", k->idx64 ? "long" : "int");
+  if (k->vec) gw_put(w, "#define VREAL %s%d\n", p->dtype == HC_F64 ? "double" : "float", k->vec);
   gw_put(w, "#ifndef HC_PI\n#define HC_PI 3.14159265358979323846\n#endif\n");
   if (k->mode == GK_REDUCE) {
     if (host) gw_put(w, "typedef double ACC;\n");
@@ -145,7 +146,7 @@ static void emit_accumulate(gw_t *w, const gk_t *k, const char *v) {
 
 static void emit_store(gw_t *w, const gk_t *k, const char *v) {
   char idx[256];
-  lin_index(k->plan->rank, "i0", "i1", "i2", idx, sizeof idx);
+  gk_lin_index(k->plan->rank, "i0", "i1", "i2", idx, sizeof idx);
   gw_put(w, "  D[%s] = %s;\n", idx, v);
 }
 
@@ -388,6 +389,7 @@ hc_status_t gk_emit(const gk_t *k, char **out) {
   if (k->lang == HC_LANG_HOST) emit_host(&w, k, s);
   else if (k->mode == GK_REDUCE) emit_device_reduce(&w, k);
   else if (s) emit_device_staged(&w, k, s);
+  else if (k->vec) gk_emit_vector_assign(&w, k);
   else emit_device_assign(&w, k);
   if (w.fail) {
     gw_fini(&w);

@@ -207,6 +207,8 @@ typedef struct gk {
   int unroll;                /* cells per item of a plain device assignment */
   int zunroll;               /* planes per item of a device stencil assignment (2-D work-groups) */
   int sbx, sby;              /* its work-group (HCG_STENCIL_BX x BY, or HC_GRID_STENCIL) */
+  int vec;                   /* cells per item of a vector assignment (grid_vector.c; its
+                                zunroll and group are HCG_VEC_*), or 0 */
   int64_t lo[3], cnt[3];     /* box at base level (internal axes) */
   int64_t n[3];              /* base level extents */
   uint32_t parity;
@@ -294,6 +296,26 @@ hc_status_t hcg_stencil_shape(int *bx, int *by, int *zu);
 #define HCG_POINT_BY 2
 #define HCG_POINT_ZUNROLL 8
 hc_status_t hcg_point_shape(int *bx, int *by, int *zu);
+/* Vector assignments (grid_vector.c): items of HCG_VEC_BYTES / element
+ * size cells along the rows, in groups of BX x BY items taking Z planes
+ * each (Z: ZUNROLL_CUDA on cuda-c, ZUNROLL_OPENCL on opencl-c). At 256^3
+ * f32 on the H100 (tests/gpu/probe.sh grid, 8 shapes, then 3 alternating
+ * rounds of the closest; 2026-11-24; GB/s against a copy ceiling of 3000)
+ * 32x4 items were as good as any group; with 4 planes, against 2, Δ(f + g)
+ * ran at 2600 against 2210 on CUDA but 2465 against 2545 on NVIDIA's
+ * OpenCL, while Δf (2400 / 2376 against 2380 / 2360) and the Jacobi sweep
+ * (2650 / 2643 against 2660 / 2645) did not care; 1 plane was slower on
+ * both. HC_GRID_VECTOR=BXxBYxZ overrides the shape (every language),
+ * =off turns vector kernels off. */
+#define HCG_VEC_BYTES 16
+#define HCG_VEC_BX 32
+#define HCG_VEC_BY 4
+#define HCG_VEC_ZUNROLL_CUDA 4
+#define HCG_VEC_ZUNROLL_OPENCL 2
+/* *bx = 0 when turned off. */
+hc_status_t hcg_vector_shape(hc_language_t lang, int *bx, int *by, int *zu);
+/* Cells per item when k can run as a vector assignment, else 0. */
+int gk_vector_cells(const gk_t *k);
 
 /* ================================================================ host compile */
 

@@ -55,9 +55,9 @@ static int keyf(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
 static int build_key(gk_t *k) {
   char *b = NULL;
   size_t len = 0, cap = 0;
-  int ok = keyf(&b, &len, &cap, "hcg1|%s|%s|op%d|%s|r%u|par%u|idx%d|u%d:%d|pb%d|ev%d|st%d:%d,%d,%d|nf%u|np%u|",
+  int ok = keyf(&b, &len, &cap, "hcg1|%s|%s|op%d|%s|r%u|par%u|idx%d|u%d:%d:v%d|pb%d|ev%d|st%d:%d,%d,%d|nf%u|np%u|",
                 hc_language_name(k->lang), k->mode == GK_ASSIGN ? "assign" : "reduce", (int)k->op,
-                hc_dtype_name(k->plan->dtype), k->plan->rank, k->parity, k->idx64, k->unroll, k->zunroll, k->params_in_buffer, k->host_eval,
+                hc_dtype_name(k->plan->dtype), k->plan->rank, k->parity, k->idx64, k->unroll, k->zunroll, k->vec, k->params_in_buffer, k->host_eval,
                 k->staged, 0, 0, 0, k->nfields, k->nparams);
   for (uint32_t i = 0; ok && i < k->nnodes; i++) {
     const gp_node_t *n = k->nodes[i];
@@ -201,6 +201,16 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
   if (!host_eval && mode == GK_ASSIGN && parity == HC_GRID_ALL && root == p->root)
     for (uint32_t i = 0; i < k->nnodes; i++)
       if (k->nodes[i]->staged && !gk_is_leaf(k, k->nodes[i]) && k->nodes[i] != root) k->staged = 1;
+  int vbx, vby, vzu;
+  if ((st = hcg_vector_shape(lang, &vbx, &vby, &vzu)) != HC_OK) {
+    gk_free(k);
+    return st;
+  }
+  if (vbx > 0 && (k->vec = gk_vector_cells(k)) > 0) {
+    k->unroll = 1;
+    k->zunroll = p->rank == 3 ? vzu : 1;
+    k->sbx = vbx, k->sby = p->rank >= 2 ? vby : 1;
+  }
   if (!build_key(k)) {
     gk_free(k);
     return hc_error(HC_ERR_NO_MEMORY, "grid kernel: out of memory");

@@ -50,6 +50,16 @@ hc_status_t hcg_point_shape(int *bx, int *by, int *zu) {
   return shape_from_env("HC_GRID_POINT", bx, by, zu);
 }
 
+hc_status_t hcg_vector_shape(hc_language_t lang, int *bx, int *by, int *zu) {
+  const char *e = getenv("HC_GRID_VECTOR");
+  if (e && !strcmp(e, "off")) {
+    *bx = *by = *zu = 0;
+    return HC_OK;
+  }
+  *bx = HCG_VEC_BX, *by = HCG_VEC_BY, *zu = lang == HC_LANG_CUDA_C ? HCG_VEC_ZUNROLL_CUDA : HCG_VEC_ZUNROLL_OPENCL;
+  return shape_from_env("HC_GRID_VECTOR", bx, by, zu);
+}
+
 double hcg_balance(const hc_device_info_t *info, hc_dtype_t dt) {
   double peak = dt == HC_F64 ? info->peak_fp64_gflops : info->peak_fp32_gflops;
   if (peak > 0 && info->peak_bandwidth_gbs > 0) return peak / info->peak_bandwidth_gbs;
@@ -331,6 +341,11 @@ static hc_status_t launch_kernel(hc_grid_t *g, const gk_t *k, reduce_out_t *red)
     global[1] = rank >= 2 ? (size_t)(k->cnt[1] + (int64_t)by - 1) / by * by : 1;
     global[2] = rank == 3 ? (size_t)(k->cnt[0] + HCG_STAGE_CZ - 1) / HCG_STAGE_CZ : 1;
     explicit_local = 1;
+  }
+  if (k->vec) {
+    /* grid_vector.c: V cells per item from the multiple of V at or below lo2 */
+    const int64_t v = k->vec, a2 = k->lo[2] - k->lo[2] % v;
+    global[0] = (size_t)((k->lo[2] + k->cnt[2] - a2 + v - 1) / v);
   }
   if (!red && !k->staged && k->lang != HC_LANG_HOST && k->zunroll > 0) {
     /* emit_device_stencil_assign: 2-D groups, zunroll planes per item */

@@ -135,6 +135,7 @@ hc_status_t gw_init(gw_t *w, gp_plan_t *p, const gk_t *k, gp_node_t *root, int s
   for (int i = 0; i < 6; i++) w->vars[i] = (gvar_t){i < 3 ? GV_ROOT : GV_QROOT, -1, 0};
   w->nvars = 6;
   w->watch_ok = 1;
+  w->vec_cell = -1;
   return HC_OK;
 }
 
@@ -211,7 +212,11 @@ static gval_t emit_load(gw_t *w, gp_node_t *n, const gpos_t *pos, gmemo_t *slot)
   }
   uint32_t s = (uint32_t)w->k->slot[n->id];
   gval_t v = new_temp(w, slot, n->id, pos);
-  if (s == 0) gw_put(w, "  const REAL %s = D[%s];\n", v.s, idx);
+  if (w->vec_cell >= 0 && root_relative(pos)) {
+    char name[48];
+    gv_value_name(s, pos->off, w->vec_plane, w->vec_cell, name, sizeof name);
+    gw_put(w, "  const REAL %s = %s;\n", v.s, name);
+  } else if (s == 0) gw_put(w, "  const REAL %s = D[%s];\n", v.s, idx);
   else gw_put(w, "  const REAL %s = F%u[%s];\n", v.s, s, idx);
   return v;
 }

@@ -48,6 +48,9 @@ typedef struct gw {
   gp_node_t *stage;   /* read from the tile at root-relative positions */
   int host_stage;     /* the tile is the host kernel's window of slices */
   int32_t rad[3];
+  /* vector kernels (grid_vector.c): the cell of the item being emitted,
+   * -1 otherwise; leaves read the item's preloaded rows */
+  int vec_cell, vec_plane;
   /* analysis hooks */
   gp_node_t *watch;   /* report the positions of this node */
   void (*cb)(void *u, const int64_t off[3]);
@@ -66,5 +69,15 @@ void gw_memo_clear(gw_t *w);
 void gw_var_name(const gw_t *w, int32_t v, char *out, size_t n);
 /* Value of n at the root variables (var_base 0: i0..i2, 3: q0..q2). */
 gval_t gw_walk_root(gw_t *w, gp_node_t *n, int32_t var_base);
+
+/* "((v0) * n1 + (v1)) * n2 + (v2)" for the rank (grid_emit.c). */
+void gk_lin_index(uint32_t rank, const char *v0, const char *v1, const char *v2, char *out, size_t n);
+
+/* Vector kernels (grid_vector.c): the body of an assignment whose items
+ * take k->vec cells of k->zunroll planes each, and the name of the
+ * preloaded value of field slot `slot` at offset off from the item's cell
+ * `cell` of plane `plane`. */
+void gk_emit_vector_assign(gw_t *w, const gk_t *k);
+void gv_value_name(uint32_t slot, const int64_t off[3], int plane, int cell, char *out, size_t n);
 
 #endif

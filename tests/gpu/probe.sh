@@ -72,19 +72,14 @@ probe_simpson() {
 }
 
 probe_grid() {
-  echo "== grid 256^3 f32 pointwise: as now, and the stencils' way (HC_GRID_POINT=BXxBYxZ); 8 assignments back to back"
+  echo "== grid 256^3 f32: vector kernels in groups HC_GRID_VECTOR=BXxBYxZ ([]: the default; off: one cell per item); 8 assignments back to back"
   build/bin/hc-ceilings --device=cuda:0 2>&1 | grep -i copy
-  for shape in "" 32x8x4 64x4x4 128x2x4 32x8x8 128x2x8 256x1x4; do
-    for dev in cuda:0 opencl:0; do for e in copy sum axpy; do
-      echo -n "[$shape] $dev $e: "; HC_GRID_POINT=$shape mrun bandwidth_gbs,memcpy_gbs --device=$dev --workload=gridexpr expr=$e n=256 iters=5 batch=8
+  for shape in off "" 64x4x4 32x8x4 32x4x2 64x4x2 16x8x4 32x4x8; do
+    for dev in cuda:0 opencl:0; do for e in copy sum axpy lap lapsum jacobi; do
+      echo -n "[$shape] $dev $e: "; HC_GRID_VECTOR=$shape mrun bandwidth_gbs,memcpy_gbs --device=$dev --workload=gridexpr expr=$e n=256 iters=5 batch=8
     done; done
   done
-  echo "== grid 256^3 f32 stencils, shapes"
-  for shape in 128x2x4 128x2x8 64x4x8 256x2x4 128x4x4; do
-    for dev in cuda:0 opencl:0; do for e in lap lapsum jacobi; do
-      echo -n "$shape $dev $e: "; HC_GRID_STENCIL=$shape mrun bandwidth_gbs --device=$dev --workload=gridexpr expr=$e n=256 iters=5 batch=8
-    done; done
-  done
+  build/bin/hc-ceilings --device=cuda:0 2>&1 | grep -i copy
   if [ -n "$NCU" ]; then
     echo "== ncu: generated copy and lap kernels against hc-ceilings' copy4"
     keys='hcg_kernel|copy4|Duration|Throughput|Registers Per|Achieved Occupancy|Block Size|Grid Size|Stall|L1/TEX Hit|L2 Hit|Warp Cycles|Issued Warp'

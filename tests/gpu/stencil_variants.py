@@ -1,0 +1,143 @@
+"""Hand-written variants of the generated 7-point Laplacian (h = Δf on the
+interior of a 256^3 f32 field), timed with CuPy on the GPU machine; the
+experiment behind core/grid_vector.c.
+
+    python3 tests/gpu/stencil_variants.py [n]
+
+Variants: one cell per item with the rows starting at the box (as the
+generated kernels did) or at the row start (aligned), four cells per item
+with 16-byte loads and stores (vector), and the same with the rows of all
+of an item's planes loaded first (preload). Each is checked against a CuPy
+reference and reported in GB/s (one read and one write of the box) beside
+a 16-byte copy kernel of the same field, measured in the same run."""
+import sys
+import cupy as cp
+import numpy as np
+
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 256
+f = cp.random.rand(N, N, N, dtype=cp.float32)
+h = cp.zeros_like(f)
+ref = cp.zeros_like(f)
+ref[1:-1, 1:-1, 1:-1] = (-6 * f[1:-1, 1:-1, 1:-1] + f[:-2, 1:-1, 1:-1] + f[2:, 1:-1, 1:-1] + f[1:-1, :-2, 1:-1]
+                         + f[1:-1, 2:, 1:-1] + f[1:-1, 1:-1, :-2] + f[1:-1, 1:-1, 2:])
+HDR = r'''
+#define LAP(c,zm,zp,ym,yp,xm,xp) (p0*(c) + p1*((zm)+(zp)+(ym)+(yp)+(xm)+(xp)))
+#define EL(v,j) ((j)==0?(v).x:(j)==1?(v).y:(j)==2?(v).z:(v).w)
+#define ARGS float* __restrict__ D, const float* __restrict__ F, float p0, float p1, int n0, int n1, int n2
+'''
+# one cell per item, Z planes; AL: items start at the row start (stores aligned)
+SCALAR = HDR + r'''
+extern "C" __global__ void k(ARGS) {
+  const int lo2 = 1, c0 = n0 - 2, c1 = n1 - 2, c2 = n2 - 2, a2 = AL ? 0 : lo2;
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, t1 = blockIdx.y * blockDim.y + threadIdx.y;
+  if (t1 >= c1 || x >= (AL ? n2 : c2)) return;
+  const int i2 = a2 + x;
+  if (AL && (i2 < lo2 || i2 >= lo2 + c2)) return;
+#pragma unroll
+  for (int z = 0; z < ZC; z++) {
+    const int t0 = blockIdx.z * ZC + z;
+    if (t0 >= c0) break;
+    const int o = ((1 + t0) * n1 + 1 + t1) * n2 + i2;
+    D[o] = LAP(F[o], F[o - n1 * n2], F[o + n1 * n2], F[o - n2], F[o + n2], F[o - 1], F[o + 1]);
+  }
+}'''
+VECTOR = HDR + r'''
+extern "C" __global__ void k(ARGS) {
+  const int lo2 = 1, c0 = n0 - 2, c1 = n1 - 2, c2 = n2 - 2, s = n1 * n2;
+  const int t1 = blockIdx.y * blockDim.y + threadIdx.y, x4 = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+  if (t1 >= c1 || x4 >= n2) return;
+#pragma unroll
+  for (int z = 0; z < ZC; z++) {
+    const int t0 = blockIdx.z * ZC + z;
+    if (t0 >= c0) break;
+    const int o = ((1 + t0) * n1 + 1 + t1) * n2 + x4;
+    const float4 c = *(const float4 *)(F + o), zm = *(const float4 *)(F + o - s), zp = *(const float4 *)(F + o + s),
+                 ym = *(const float4 *)(F + o - n2), yp = *(const float4 *)(F + o + n2);
+    const float l = x4 > 0 ? F[o - 1] : 0.f, r = x4 + 4 < n2 ? F[o + 4] : 0.f;
+    float y[4];
+#pragma unroll
+    for (int u = 0; u < 4; u++)
+      y[u] = LAP(EL(c, u), EL(zm, u), EL(zp, u), EL(ym, u), EL(yp, u), u == 0 ? l : EL(c, u - 1), u == 3 ? r : EL(c, u + 1));
+    if (x4 >= lo2 && x4 + 4 <= lo2 + c2) *(float4 *)(D + o) = make_float4(y[0], y[1], y[2], y[3]);
+    else for (int u = 0; u < 4; u++) if (x4 + u >= lo2 && x4 + u < lo2 + c2) D[o + u] = y[u];
+  }
+}'''
+PRELOAD = HDR + r'''
+extern "C" __global__ void k(ARGS) {
+  const int lo2 = 1, c0 = n0 - 2, c1 = n1 - 2, c2 = n2 - 2, s = n1 * n2;
+  const int t1 = blockIdx.y * blockDim.y + threadIdx.y, x4 = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+  if (t1 >= c1 || x4 >= n2) return;
+  const int z0 = blockIdx.z * ZC, zn = min(ZC, c0 - z0), ob = ((1 + z0) * n1 + 1 + t1) * n2 + x4;
+  float4 c[ZC + 2], ym[ZC], yp[ZC];
+  float l[ZC], r[ZC];
+#pragma unroll
+  for (int z = -1; z <= ZC; z++) c[z + 1] = *(const float4 *)(F + ob + min(z, zn) * s);
+#pragma unroll
+  for (int z = 0; z < ZC; z++) {
+    const int o = ob + min(z, zn - 1) * s;
+    ym[z] = *(const float4 *)(F + o - n2);
+    yp[z] = *(const float4 *)(F + o + n2);
+    l[z] = x4 > 0 ? F[o - 1] : 0.f;
+    r[z] = x4 + 4 < n2 ? F[o + 4] : 0.f;
+  }
+#pragma unroll
+  for (int z = 0; z < ZC; z++)
+    if (z < zn) {
+      float y[4];
+#pragma unroll
+      for (int u = 0; u < 4; u++)
+        y[u] = LAP(EL(c[z + 1], u), EL(c[z], u), EL(c[z + 2], u), EL(ym[z], u), EL(yp[z], u),
+                   u == 0 ? l[z] : EL(c[z + 1], u - 1), u == 3 ? r[z] : EL(c[z + 1], u + 1));
+      const int o = ob + z * s;
+      if (x4 >= lo2 && x4 + 4 <= lo2 + c2) *(float4 *)(D + o) = make_float4(y[0], y[1], y[2], y[3]);
+      else for (int u = 0; u < 4; u++) if (x4 + u >= lo2 && x4 + u < lo2 + c2) D[o + u] = y[u];
+    }
+}'''
+COPY4 = r'''extern "C" __global__ void k(float4 *__restrict__ D, const float4 *__restrict__ F, size_t n) {
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) D[i] = F[i]; }'''
+
+
+def best_time(fn, reps=20, rounds=5):
+    fn()
+    cp.cuda.Device().synchronize()
+    best = 1e9
+    for _ in range(rounds):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        for _ in range(reps):
+            fn()
+        b.record()
+        b.synchronize()
+        best = min(best, cp.cuda.get_elapsed_time(a, b) / reps * 1e-3)
+    return best
+
+
+nn = N ** 3
+c4 = cp.RawKernel(COPY4, 'k')
+copy_bw = 2 * nn * 4 / best_time(lambda: c4((nn // 4 // 256,), (256,), (h, f, cp.uint64(nn // 4))))
+print(f"copy (16-byte, same field): {copy_bw / 1e9:.0f} GB/s", flush=True)
+box_bytes = 2 * (N - 2) ** 3 * 4
+p0, p1 = np.float32(-6), np.float32(1)
+
+
+def run(name, src, bx, by, zc, cells, launched):
+    kk = cp.RawKernel(src.replace('ZC', str(zc)), 'k')
+    grid = ((launched // cells + bx - 1) // bx, (N - 2 + by - 1) // by, (N - 2 + zc - 1) // zc)
+    fn = lambda: kk(grid, (bx, by, 1), (h, f, p0, p1, np.int32(N), np.int32(N), np.int32(N)))
+    h.fill(0)
+    fn()
+    cp.cuda.Device().synchronize()
+    err = float(cp.abs(h - ref).max())
+    t = best_time(fn)
+    print(f"{name:8s} {bx}x{by}x{zc}: {t * 1e6:6.1f} us {box_bytes / t / 1e9:5.0f} GB/s "
+          f"({box_bytes / t / copy_bw:.2f} of the copy) max error {err:.1e}", flush=True)
+
+
+for bx, by in [(128, 2), (64, 4)]:
+    for zc in [2, 4]:
+        run("box", SCALAR.replace('AL', '0'), bx, by, zc, 1, N - 2)
+        run("aligned", SCALAR.replace('AL', '1'), bx, by, zc, 1, N)
+for bx, by in [(32, 4), (32, 8), (64, 4)]:
+    for zc in [2, 4, 8]:
+        run("vector", VECTOR, bx, by, zc, 4, N)
+        run("preload", PRELOAD, bx, by, zc, 4, N)
