@@ -93,6 +93,50 @@ extern "C" __global__ void k(ARGS) {
       else for (int u = 0; u < 4; u++) if (x4 + u >= lo2 && x4 + u < lo2 + c2) D[o + u] = y[u];
     }
 }'''
+# preload, the x-halo taken from the neighbouring lanes (warp shuffles;
+# lanes at a warp's ends load it) and/or streaming stores (__stcs)
+SHFL = PRELOAD.replace(
+    "    l[z] = x4 > 0 ? F[o - 1] : 0.f;\n    r[z] = x4 + 4 < n2 ? F[o + 4] : 0.f;\n", "").replace(
+    "#pragma unroll\n  for (int z = 0; z < ZC; z++)\n    if (z < zn) {",
+    """  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int z = 0; z < ZC; z++) {
+    float lw = __shfl_up_sync(0xffffffffu, c[z + 1].w, 1), rx = __shfl_down_sync(0xffffffffu, c[z + 1].x, 1);
+    const int o = ob + min(z, zn - 1) * s;
+    if (lane == 0 || threadIdx.x == 0) lw = x4 > 0 ? F[o - 1] : 0.f;
+    if (lane == 31 || threadIdx.x == blockDim.x - 1) rx = x4 + 4 < n2 ? F[o + 4] : 0.f;
+    l[z] = lw; r[z] = rx;
+  }
+#pragma unroll
+  for (int z = 0; z < ZC; z++)
+    if (z < zn) {""")
+STCS = PRELOAD.replace("*(float4 *)(D + o) = make_float4(y[0], y[1], y[2], y[3]);",
+                       "__stcs((float4 *)(D + o), make_float4(y[0], y[1], y[2], y[3]));")
+# marching: an item takes ZC planes, the centre column in registers
+# (zm, c, zp), the next plane's rows loaded while this one is computed
+MARCH = HDR + r'''
+extern "C" __global__ void k(ARGS) {
+  const int lo2 = 1, c0 = n0 - 2, c1 = n1 - 2, c2 = n2 - 2, s = n1 * n2;
+  const int t1 = blockIdx.y * blockDim.y + threadIdx.y, x4 = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+  if (t1 >= c1 || x4 >= n2) return;
+  const int z0 = blockIdx.z * ZC, ze = min(z0 + ZC, c0);
+  int o = ((1 + z0) * n1 + 1 + t1) * n2 + x4;
+  float4 zm = *(const float4 *)(F + o - s), c = *(const float4 *)(F + o), zp = *(const float4 *)(F + o + s);
+  float4 ym = *(const float4 *)(F + o - n2), yp = *(const float4 *)(F + o + n2);
+  float l = x4 > 0 ? F[o - 1] : 0.f, r = x4 + 4 < n2 ? F[o + 4] : 0.f;
+  for (int z = z0; z < ze; z++, o += s) {
+    const int on = z + 1 < ze ? o + s : o;  /* the next plane's rows, or this one's again at the end */
+    const float4 zn = *(const float4 *)(F + on + s), ymn = *(const float4 *)(F + on - n2), ypn = *(const float4 *)(F + on + n2);
+    const float ln = x4 > 0 ? F[on - 1] : 0.f, rn = x4 + 4 < n2 ? F[on + 4] : 0.f;
+    float y[4];
+#pragma unroll
+    for (int u = 0; u < 4; u++)
+      y[u] = LAP(EL(c, u), EL(zm, u), EL(zp, u), EL(ym, u), EL(yp, u), u == 0 ? l : EL(c, u - 1), u == 3 ? r : EL(c, u + 1));
+    if (x4 >= lo2 && x4 + 4 <= lo2 + c2) *(float4 *)(D + o) = make_float4(y[0], y[1], y[2], y[3]);
+    else for (int u = 0; u < 4; u++) if (x4 + u >= lo2 && x4 + u < lo2 + c2) D[o + u] = y[u];
+    zm = c; c = zp; zp = zn; ym = ymn; yp = ypn; l = ln; r = rn;
+  }
+}'''
 COPY4 = r'''extern "C" __global__ void k(float4 *__restrict__ D, const float4 *__restrict__ F, size_t n) {
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) D[i] = F[i]; }'''
 
@@ -141,3 +185,8 @@ for bx, by in [(32, 4), (32, 8), (64, 4)]:
     for zc in [2, 4, 8]:
         run("vector", VECTOR, bx, by, zc, 4, N)
         run("preload", PRELOAD, bx, by, zc, 4, N)
+        run("shuffle", SHFL, bx, by, zc, 4, N)
+        run("stcs", STCS, bx, by, zc, 4, N)
+for bx, by in [(32, 4), (32, 8), (64, 4), (16, 8)]:
+    for zc in [8, 16, 32, 64]:
+        run("march", MARCH, bx, by, zc, 4, N)
