@@ -16,7 +16,8 @@ if [ ! -x "$cs" ]; then
 fi
 export HC_CACHE_DIR=${HC_CACHE_DIR:-/tmp/hc-cache}
 # Each line: a workload and small parameters that still reach every kernel
-# its default path uses (tiles, reductions, multi-step loops).
+# its default path uses (tiles, reductions, multi-step loops; gridexpr at
+# n=32 runs the grid module's vector kernels, at n=33 its one-cell ones).
 runs=(
   "simpson n=33x35x37 func=sinprod variant=fused"
   "simpson n=33x35x37 func=sinprod variant=devicereduce"
@@ -32,6 +33,8 @@ runs=(
   "bpm dim=3 n=65x63 steps=4 bc=transparent"
   "multigrid dim=3 n=33 cycles=2"
   "gridexpr dim=3 n=33 iters=2"
+  "gridexpr dim=3 n=32 iters=2"
+  "gridexpr dim=3 n=32 iters=2 expr=jacobi dtype=f64"
 )
 # The cuda backend counts a kernel's parameters by asking cuFuncGetParamInfo
 # for indices until the driver answers CUDA_ERROR_INVALID_VALUE (the API has
