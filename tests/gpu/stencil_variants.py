@@ -24,6 +24,16 @@ HDR = r'''
 #define LAP(c,zm,zp,ym,yp,xm,xp) (p0*(c) + p1*((zm)+(zp)+(ym)+(yp)+(xm)+(xp)))
 #define EL(v,j) ((j)==0?(v).x:(j)==1?(v).y:(j)==2?(v).z:(v).w)
 #define ARGS float* __restrict__ D, const float* __restrict__ F, float p0, float p1, int n0, int n1, int n2
+/* four cells of a row from their rows' values; the store: 16 bytes where all four are in the box */
+__device__ __forceinline__ void lap4(float *D, int o, float4 c, float4 zm, float4 zp, float4 ym, float4 yp, float l,
+                                     float r, float p0, float p1, int x4, int lo2, int c2) {
+  float y[4];
+#pragma unroll
+  for (int u = 0; u < 4; u++)
+    y[u] = LAP(EL(c, u), EL(zm, u), EL(zp, u), EL(ym, u), EL(yp, u), u == 0 ? l : EL(c, u - 1), u == 3 ? r : EL(c, u + 1));
+  if (x4 >= lo2 && x4 + 4 <= lo2 + c2) *(float4 *)(D + o) = make_float4(y[0], y[1], y[2], y[3]);
+  else for (int u = 0; u < 4; u++) if (x4 + u >= lo2 && x4 + u < lo2 + c2) D[o + u] = y[u];
+}
 '''
 # one cell per item, Z planes; AL: items start at the row start (stores aligned)
 SCALAR = HDR + r'''
@@ -54,12 +64,7 @@ extern "C" __global__ void k(ARGS) {
     const float4 c = *(const float4 *)(F + o), zm = *(const float4 *)(F + o - s), zp = *(const float4 *)(F + o + s),
                  ym = *(const float4 *)(F + o - n2), yp = *(const float4 *)(F + o + n2);
     const float l = x4 > 0 ? F[o - 1] : 0.f, r = x4 + 4 < n2 ? F[o + 4] : 0.f;
-    float y[4];
-#pragma unroll
-    for (int u = 0; u < 4; u++)
-      y[u] = LAP(EL(c, u), EL(zm, u), EL(zp, u), EL(ym, u), EL(yp, u), u == 0 ? l : EL(c, u - 1), u == 3 ? r : EL(c, u + 1));
-    if (x4 >= lo2 && x4 + 4 <= lo2 + c2) *(float4 *)(D + o) = make_float4(y[0], y[1], y[2], y[3]);
-    else for (int u = 0; u < 4; u++) if (x4 + u >= lo2 && x4 + u < lo2 + c2) D[o + u] = y[u];
+    lap4(D, o, c, zm, zp, ym, yp, l, r, p0, p1, x4, lo2, c2);
   }
 }'''
 PRELOAD = HDR + r'''
@@ -82,22 +87,13 @@ extern "C" __global__ void k(ARGS) {
   }
 #pragma unroll
   for (int z = 0; z < ZC; z++)
-    if (z < zn) {
-      float y[4];
-#pragma unroll
-      for (int u = 0; u < 4; u++)
-        y[u] = LAP(EL(c[z + 1], u), EL(c[z], u), EL(c[z + 2], u), EL(ym[z], u), EL(yp[z], u),
-                   u == 0 ? l[z] : EL(c[z + 1], u - 1), u == 3 ? r[z] : EL(c[z + 1], u + 1));
-      const int o = ob + z * s;
-      if (x4 >= lo2 && x4 + 4 <= lo2 + c2) *(float4 *)(D + o) = make_float4(y[0], y[1], y[2], y[3]);
-      else for (int u = 0; u < 4; u++) if (x4 + u >= lo2 && x4 + u < lo2 + c2) D[o + u] = y[u];
-    }
+    if (z < zn) lap4(D, ob + z * s, c[z + 1], c[z], c[z + 2], ym[z], yp[z], l[z], r[z], p0, p1, x4, lo2, c2);
 }'''
 # preload, the x-halo taken from the neighbouring lanes (warp shuffles;
 # lanes at a warp's ends load it) and/or streaming stores (__stcs)
 SHFL = PRELOAD.replace(
     "    l[z] = x4 > 0 ? F[o - 1] : 0.f;\n    r[z] = x4 + 4 < n2 ? F[o + 4] : 0.f;\n", "").replace(
-    "#pragma unroll\n  for (int z = 0; z < ZC; z++)\n    if (z < zn) {",
+    "#pragma unroll\n  for (int z = 0; z < ZC; z++)\n    if (z < zn) lap4(",
     """  const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int z = 0; z < ZC; z++) {
@@ -109,7 +105,7 @@ SHFL = PRELOAD.replace(
   }
 #pragma unroll
   for (int z = 0; z < ZC; z++)
-    if (z < zn) {""")
+    if (z < zn) lap4(""")
 STCS = PRELOAD.replace("*(float4 *)(D + o) = make_float4(y[0], y[1], y[2], y[3]);",
                        "__stcs((float4 *)(D + o), make_float4(y[0], y[1], y[2], y[3]));")
 # marching: an item takes ZC planes, the centre column in registers
@@ -128,12 +124,7 @@ extern "C" __global__ void k(ARGS) {
     const int on = z + 1 < ze ? o + s : o;  /* the next plane's rows, or this one's again at the end */
     const float4 zn = *(const float4 *)(F + on + s), ymn = *(const float4 *)(F + on - n2), ypn = *(const float4 *)(F + on + n2);
     const float ln = x4 > 0 ? F[on - 1] : 0.f, rn = x4 + 4 < n2 ? F[on + 4] : 0.f;
-    float y[4];
-#pragma unroll
-    for (int u = 0; u < 4; u++)
-      y[u] = LAP(EL(c, u), EL(zm, u), EL(zp, u), EL(ym, u), EL(yp, u), u == 0 ? l : EL(c, u - 1), u == 3 ? r : EL(c, u + 1));
-    if (x4 >= lo2 && x4 + 4 <= lo2 + c2) *(float4 *)(D + o) = make_float4(y[0], y[1], y[2], y[3]);
-    else for (int u = 0; u < 4; u++) if (x4 + u >= lo2 && x4 + u < lo2 + c2) D[o + u] = y[u];
+    lap4(D, o, c, zm, zp, ym, yp, l, r, p0, p1, x4, lo2, c2);
     zm = c; c = zp; zp = zn; ym = ymn; yp = ypn; l = ln; r = rn;
   }
 }'''

@@ -151,6 +151,25 @@ static inline int gt_check(const char *what, const hc_field_t *f, const double *
   return bad;
 }
 
+/* With the shape variable `var` set to the malformed `value`, an
+ * assignment fails with HC_ERR_PARAM and a message naming "var=value";
+ * unsets var. */
+static inline void gt_check_bad_shape(const char *var, const char *value) {
+  setenv(var, value, 1);
+  hc_grid_t *g = gt_grid(&gt_cfgs[0], HC_GRID_FUSE_AUTO);
+  if (g) {
+    int64_t shape[3] = {4, 4, 4};
+    hc_field_t *F = gt_field(hc_grid_device(g), HC_F64, 3, shape, NAN, NULL);
+    CU_ASSERT_EQUAL(hc_grid_assign(g, F, hc_gexpr_scalar(g, 1.0), NULL, NULL), HC_ERR_PARAM);
+    char want[64];
+    snprintf(want, sizeof want, "%s=%s", var, value);
+    CU_ASSERT(strstr(hc_last_error(), want) != NULL);
+    hc_field_destroy(F);
+    hc_grid_destroy(g);
+  }
+  unsetenv(var);
+}
+
 static inline double gt_tol(hc_dtype_t dt) { return dt == HC_F64 ? 1e-12 : 2e-5; }
 
 /* out = sum_k c[k] u(i + off[k]) inside the box (internal axes: offsets of a

@@ -61,17 +61,7 @@ static void with_odd_shapes(const char *var, void (*check)(const char *note)) {
  * field; a malformed value is an error that names the variable. */
 static void test_point_shapes(void) {
   with_odd_shapes("HC_GRID_POINT", check_arithmetic);
-  setenv("HC_GRID_POINT", "64", 1);
-  hc_grid_t *g = gt_grid(&gt_cfgs[0], HC_GRID_FUSE_AUTO);
-  if (g) {
-    int64_t shape[3] = {4, 4, 4};
-    hc_field_t *F = gt_field(hc_grid_device(g), HC_F64, 3, shape, NAN, NULL);
-    CU_ASSERT_EQUAL(hc_grid_assign(g, F, hc_gexpr_scalar(g, 1.0), NULL, NULL), HC_ERR_PARAM);
-    CU_ASSERT(strstr(hc_last_error(), "HC_GRID_POINT=64") != NULL);
-    hc_field_destroy(F);
-    hc_grid_destroy(g);
-  }
-  unsetenv("HC_GRID_POINT");
+  gt_check_bad_shape("HC_GRID_POINT", "64");
 }
 
 /* h = Δ(f + g) on the interior of a rank-D field of configuration c,

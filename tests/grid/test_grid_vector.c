@@ -90,17 +90,7 @@ static void test_vector_shapes(void) {
     setenv("HC_GRID_VECTOR", shapes[s], 1);
     for (size_t c = 0; c < GT_NCFG; c++) check_case(c, &cases[0], HC_F32, strcmp(shapes[s], "off") != 0);
   }
-  setenv("HC_GRID_VECTOR", "4x4", 1);
-  hc_grid_t *g = gt_grid(&gt_cfgs[0], HC_GRID_FUSE_AUTO);
-  if (g) {
-    int64_t shape[3] = {4, 4, 4};
-    hc_field_t *F = gt_field(hc_grid_device(g), HC_F64, 3, shape, NAN, NULL);
-    CU_ASSERT_EQUAL(hc_grid_assign(g, F, hc_gexpr_scalar(g, 1.0), NULL, NULL), HC_ERR_PARAM);
-    CU_ASSERT(strstr(hc_last_error(), "HC_GRID_VECTOR=4x4") != NULL);
-    hc_field_destroy(F);
-    hc_grid_destroy(g);
-  }
-  unsetenv("HC_GRID_VECTOR");
+  gt_check_bad_shape("HC_GRID_VECTOR", "4x4");
 }
 
 static void register_tests(void) {
