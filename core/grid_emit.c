@@ -389,8 +389,12 @@ hc_status_t gk_emit(const gk_t *k, char **out) {
   if (k->lang == HC_LANG_HOST) emit_host(&w, k, s);
   else if (k->mode == GK_REDUCE) emit_device_reduce(&w, k);
   else if (s) emit_device_staged(&w, k, s);
-  else if (k->vec) gk_emit_vector_assign(&w, k);
-  else emit_device_assign(&w, k);
+  else if (k->vec) {
+    if (gk_emit_vector_assign(&w, k) != 0) {
+      gw_fini(&w);
+      return hc_error(HC_ERR_INTERNAL, "grid codegen: vector kernel for an ineligible expression");
+    }
+  } else emit_device_assign(&w, k);
   if (w.fail) {
     gw_fini(&w);
     return hc_error(HC_ERR_NO_MEMORY, "grid codegen: out of memory");

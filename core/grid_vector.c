@@ -165,15 +165,12 @@ static void emit_plane(gw_t *w, const gk_t *k, int z) {
 /* Item (x0 / V, t1, tz) takes planes tz Z + z, z < Z: it loads every row
  * its Z planes read first (a row shared by two planes once), then computes
  * and stores plane by plane. */
-void gk_emit_vector_assign(gw_t *w, const gk_t *k) {
+int gk_emit_vector_assign(gw_t *w, const gk_t *k) {
   const int v = k->vec, zc = k->zunroll;
   gv_row_t rows[GV_MAX_ROWS];
   gv_col_t cols[GV_MAX_ROWS];
   const int nr = vector_rows(k, rows);
-  if (nr < 0) {
-    w->fail = 1; /* gk_vector_cells admitted it: cannot happen */
-    return;
-  }
+  if (nr < 0) return -1; /* gk_vector_cells admitted k: cannot happen */
   const int nc = columns(rows, nr, cols);
   gw_put(w, "  const IDX x0 = lo2 - lo2 %% %d + (IDX)hc_global_id(0) * %d;\n", v, v);
   gw_put(w, "  const IDX t1 = (IDX)hc_global_id(1), tz = (IDX)hc_global_id(2);\n");
@@ -191,4 +188,5 @@ void gk_emit_vector_assign(gw_t *w, const gk_t *k) {
     }
   for (int z = 0; z < zc; z++) emit_plane(w, k, z);
   gw_put(w, "}\n");
+  return 0;
 }

@@ -74,10 +74,10 @@ gval_t gw_walk_root(gw_t *w, gp_node_t *n, int32_t var_base);
 void gk_lin_index(uint32_t rank, const char *v0, const char *v1, const char *v2, char *out, size_t n);
 
 /* Vector kernels (grid_vector.c): the body of an assignment whose items
- * take k->vec cells of k->zunroll planes each, and the name of the
- * preloaded value of field slot `slot` at offset off from the item's cell
- * `cell` of plane `plane`. */
-void gk_emit_vector_assign(gw_t *w, const gk_t *k);
+ * take k->vec cells of k->zunroll planes each (-1 when k is not eligible),
+ * and the name of the preloaded value of field slot `slot` at offset off
+ * from the item's cell `cell` of plane `plane`. */
+int gk_emit_vector_assign(gw_t *w, const gk_t *k);
 void gv_value_name(uint32_t slot, const int64_t off[3], int plane, int cell, char *out, size_t n);
 
 #endif
