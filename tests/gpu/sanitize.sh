@@ -17,7 +17,9 @@ fi
 export HC_CACHE_DIR=${HC_CACHE_DIR:-/tmp/hc-cache}
 # Each line: a workload and small parameters that still reach every kernel
 # its default path uses (tiles, reductions, multi-step loops; gridexpr at
-# n=32 runs the grid module's vector kernels, at n=33 its one-cell ones).
+# n=32 runs the grid module's vector kernels, at n=33 its one-cell ones;
+# bpm's 3-D runs without Hadley's walls hand the half-steps' right-hand
+# sides on, with x-line chunks that tile the rows exactly or not).
 runs=(
   "simpson n=33x35x37 func=sinprod variant=fused"
   "simpson n=33x35x37 func=sinprod variant=devicereduce"
@@ -31,6 +33,8 @@ runs=(
   "bpm dim=2 n=301 steps=50 solver=direct"
   "bpm dim=2 n=301 steps=20 solver=richardson"
   "bpm dim=3 n=65x63 steps=4 bc=transparent"
+  "bpm dim=3 n=64x48 steps=5 save_every=2 launch=gauss tilt=2,-3"
+  "bpm dim=3 n=65x63 steps=4 save_every=3"
   "multigrid dim=3 n=33 cycles=2"
   "gridexpr dim=3 n=33 iters=2"
   "gridexpr dim=3 n=32 iters=2"

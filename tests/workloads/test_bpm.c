@@ -5,10 +5,12 @@
  * two 2-D runs for a separable field, the spreading of a Gaussian beam,
  * outputs and files, the input port, and the exit codes of bad inputs. */
 #include <complex.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 #include "hc_config.h"
@@ -22,11 +24,13 @@ static const char *const device_specs[] = {"cpu", "opencl", "cuda"};
 static int has_fp64(hc_device_t *dev) { return hc_device_info(dev)->fp64 != 0; }
 
 /* Runs bpm on dev with "key=value" settings (NULL-terminated list, then
- * extra space-separated settings in `more`, may be NULL); returns the job
- * (caller destroys) or NULL after a failed assertion. */
-static hc_job_t *run(hc_device_t *dev, const char *const *kv, const char *more, uint32_t flags) {
+ * extra space-separated settings in `more`, may be NULL), writing its files
+ * into `dir` unless that is NULL; returns the job (caller destroys) or NULL
+ * after a failed assertion. */
+static hc_job_t *run_in(hc_device_t *dev, const char *const *kv, const char *more, uint32_t flags, const char *dir) {
   hc_job_t *job = NULL;
   TH_ASSERT_OK(hc_job_create(th_context(), "bpm", &job));
+  if (dir) TH_ASSERT_OK(hc_job_set_output_dir(job, dir));
   for (; kv && *kv; kv++) {
     hc_status_t st = hc_job_set_kv(job, *kv);
     if (st != HC_OK) fprintf(stderr, "%s: %s\n", *kv, hc_last_error());
@@ -50,6 +54,10 @@ static hc_job_t *run(hc_device_t *dev, const char *const *kv, const char *more, 
     return NULL;
   }
   return job;
+}
+
+static hc_job_t *run(hc_device_t *dev, const char *const *kv, const char *more, uint32_t flags) {
+  return run_in(dev, kv, more, flags, NULL);
 }
 
 static double metric(const hc_job_t *job, const char *name) {
@@ -349,6 +357,72 @@ static void test_sub_chains(void) {
   unsetenv("HC_KERNEL_OPTIONS");
 }
 
+/* The core power column of dir/power.csv into out[0..cap); the count. */
+static size_t core_trace(const char *dir, double *out, size_t cap) {
+  char path[600], line[256];
+  snprintf(path, sizeof path, "%s/power.csv", dir);
+  FILE *f = fopen(path, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  size_t n = 0;
+  double z, w;
+  CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof line, f)); /* the header */
+  while (n < cap && fgets(line, sizeof line, f)) CU_ASSERT_EQUAL(sscanf(line, "%lf,%lf,%lf", &z, &w, &out[n++]), 3);
+  fclose(f);
+  return n;
+}
+
+/* On device languages the 3-D half-steps of a uniform medium hand each
+ * other their right-hand sides and write the field only where a step is
+ * saved (kernels.hcl, BPM_FWD). Several save blocks, the last one short;
+ * x-line chunks that tile the rows exactly (64 rows) and that do not (37);
+ * every device gives the cpu's field, and its power in the core at every
+ * saved step (a tilted beam crosses the core; the window's power is
+ * conserved, so it would not show a stale field), with the mode on and off
+ * (HC_BPM_NOFWD). */
+static void test_forwarded_rhs(void) {
+  static const char *const cases[] = {
+      "dim=3 n=64x48 steps=10 Lz=0.5 save_every=3 launch=gauss offset=1,1 tilt=2,-3 dtype=c64",
+      "dim=3 n=37x29 steps=7 Lz=0.35 save_every=2 launch=gauss offset=1,1 tile=8x16 group=8 dtype=c64",
+  };
+  hc_device_t *cpu = th_device("cpu");
+  if (!cpu) return;
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/bpm_fwd", th_tmpdir());
+  CU_ASSERT_EQUAL(mkdir(dir, 0700) == 0 || errno == EEXIST, 1);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    hc_job_t *ref = run_in(cpu, NULL, cases[c], 0, dir);
+    if (!ref) continue;
+    size_t n, np;
+    double complex *er = cfield(ref, "field", &n);
+    double pr[16], p[16];
+    np = core_trace(dir, pr, 16);
+    CU_ASSERT(np >= 4); /* the launch, the save blocks, the end */
+    for (int off = 0; off < 2; off++) {
+      if (off) setenv("HC_BPM_NOFWD", "1", 1);
+      for (size_t d = 1; d < NDEV; d++) {
+        hc_device_t *dev = th_device(device_specs[d]);
+        if (!dev) continue;
+        hc_job_t *job = run_in(dev, NULL, cases[c], 0, dir);
+        if (!job) continue;
+        size_t n2, np2 = core_trace(dir, p, 16);
+        double complex *e = cfield(job, "field", &n2);
+        double diff = n2 == n ? rel_l2(e, er, n) : INFINITY, worst = np2 == np ? 0 : INFINITY;
+        for (size_t i = 0; i < np && np2 == np; i++) worst = fmax(worst, fabs(p[i] / pr[i] - 1));
+        if (diff > 2e-5 || worst > 1e-5)
+          fprintf(stderr, "%s, %s, HC_BPM_NOFWD=%d: field %.3g, core power %.3g from the cpu's\n", hc_device_name(dev),
+                  cases[c], off, diff, worst);
+        CU_ASSERT(diff <= 2e-5);
+        CU_ASSERT(worst <= 1e-5);
+        free(e);
+        hc_job_destroy(job);
+      }
+      unsetenv("HC_BPM_NOFWD");
+    }
+    free(er);
+    hc_job_destroy(ref);
+  }
+}
+
 /* 3-D ADI of a separable field in a uniform medium between conductors is
  * the product of the two 2-D runs (the x and y operators commute). */
 static void test_adi_separable(void) {
@@ -562,6 +636,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_order4);
   CU_ADD_TEST(s, test_devices_agree);
   CU_ADD_TEST(s, test_sub_chains);
+  CU_ADD_TEST(s, test_forwarded_rhs);
   CU_ADD_TEST(s, test_adi_separable);
   CU_ADD_TEST(s, test_gauss_width);
   CU_ADD_TEST(s, test_outputs_and_files);

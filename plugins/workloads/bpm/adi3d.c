@@ -167,18 +167,19 @@ static hc_status_t build_coef3(const bpm_config_t *c, const bpm_problem_t *p, in
 
 typedef struct {
   hc_buffer_t *rr_x, *rr_y, *fac_x, *fac_y, *zc_x, *zc_y, *mask, *partial;
-  hc_field_t *scratch;
+  hc_field_t *scratch, *rhs; /* rhs: the x-lines' right-hand side (BPM_FWD) */
   hc_kernel_t *slow, *fast, *power;
 } run3d_t;
 
 static void run3d_free(run3d_t *s) {
   hc_buffer_destroy(s->rr_x), hc_buffer_destroy(s->rr_y), hc_buffer_destroy(s->fac_x), hc_buffer_destroy(s->fac_y);
   hc_buffer_destroy(s->zc_x), hc_buffer_destroy(s->zc_y), hc_buffer_destroy(s->mask), hc_buffer_destroy(s->partial);
-  hc_field_destroy(s->scratch);
+  hc_field_destroy(s->scratch), hc_field_destroy(s->rhs);
   hc_kernel_destroy(s->slow), hc_kernel_destroy(s->fast), hc_kernel_destroy(s->power);
 }
 
-static hc_status_t build_kernels(hc_device_t *dev, const bpm_config_t *c, int percol, shape3_t *sh, run3d_t *s) {
+static hc_status_t build_kernels(hc_device_t *dev, const bpm_config_t *c, int percol, int fwd, shape3_t *sh,
+                                 run3d_t *s) {
   const bpm_host_kernels_t *hk = &bpm_host[c->f64];
   for (;;) {
     /* the run's sizes, and its walls and medium where they allow the
@@ -193,9 +194,9 @@ static hc_status_t build_kernels(hc_device_t *dev, const bpm_config_t *c, int pe
              idx32 ? "int" : "long", percol ? "" : " -DBPM_PERCOL=0 -DBPM_RUNI=1", tbc ? "" : " -DBPM_TBC=0");
     snprintf(opts, sizeof opts,
              "-DBPM_T=%zu -DBPM_CHUNK=%zu -DBPM_LINE=%zu -DBPM_STAGED=%d -DBPM_W=%zu -DBPM_C=%zu -DBPM_XCHUNK=%zu "
-             "-DBPM_PRAGMA_UNROLL=%d%s",
+             "-DBPM_PRAGMA_UNROLL=%d -DBPM_FWD=%d%s",
              sh->T, sh->chunk, sh->line, sh->staged, sh->W, sh->C, sh->xchunk,
-             hc_device_info(dev)->type == HC_DEVICE_GPU, more);
+             hc_device_info(dev)->type == HC_DEVICE_GPU, fwd, more);
     hc_status_t st;
     if ((st = bpm_kernel(dev, c->f64, "bpm_adi_slow", hk->adi_slow, opts, &s->slow)) != HC_OK) return st;
     if ((st = bpm_kernel(dev, c->f64, "bpm_adi_fast", hk->adi_fast, opts, &s->fast)) != HC_OK) return st;
@@ -232,18 +233,30 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   double *partial = NULL;
   hc_status_t st;
   size_t ncoef = percol ? N : (size_t)(c->nx + c->ny);
-  uint64_t bytes = (uint64_t)N * cs * 2 + (uint64_t)ncoef * cs * (2 + 2 + (tbc ? 4 : 0)) + N * rs +
+  const bpm_axis_t ax = bpm_axis(c, c->hx, 0.5), ay = bpm_axis(c, c->hy, 0.5);
+  shape3_t sh = pick_shapes(c, info);
+  /* The half-steps hand each other their right-hand sides (kernels.hcl,
+   * BPM_FWD) on device languages, in a uniform medium, with staged y-lines
+   * and walls other than Hadley's (which read the field at the walls). On
+   * the H100 (2048^2 c64 step) that took CUDA from 100.7 to 87.9 us and
+   * NVIDIA's OpenCL from 104.1 to 93.0 (c128: 229 to 190 and 200 us); with
+   * a varying medium, whose explicit diagonal the x-lines then load after
+   * their sweeps, it was no faster at 2048^2 and 5-10 % slower at 1024^2
+   * (docs/performance/h100-20261124.md, "Night"). HC_BPM_NOFWD=1 turns it
+   * off, for comparison. */
+  const int fwd = !(info->languages & HC_LANG_BIT(HC_LANG_HOST)) && !tbc && !percol && sh.staged &&
+                  !getenv("HC_BPM_NOFWD");
+  uint64_t bytes = (uint64_t)N * cs * (fwd ? 3 : 2) + (uint64_t)ncoef * cs * (2 + 2 + (tbc ? 4 : 0)) + N * rs +
                    (uint64_t)c->nsaved * c->nx * 2 * rs;
   if ((st = hc_device_check_memory(dev, bytes, "bpm's 3-D field, scratch and coefficients")) != HC_OK) return st;
 
-  const bpm_axis_t ax = bpm_axis(c, c->hx, 0.5), ay = bpm_axis(c, c->hy, 0.5);
-  shape3_t sh = pick_shapes(c, info);
-  if ((st = build_kernels(dev, c, percol, &sh, &s)) != HC_OK) goto out;
+  if ((st = build_kernels(dev, c, percol, fwd, &sh, &s)) != HC_OK) goto out;
   const int host = hc_kernel_language(s.fast) == HC_LANG_HOST;
   if ((st = build_coef3(c, p, percol, &ax, &ay, host ? 0 : sh.T, sh.chunk, &k)) != HC_OK) goto out;
   int64_t shape[2] = {c->nx, c->ny};
   if ((st = hc_field_create(dev, f64 ? HC_C128 : HC_C64, 2, shape, &res->field)) != HC_OK) goto out;
   if ((st = hc_field_create(dev, f64 ? HC_C128 : HC_C64, 2, shape, &s.scratch)) != HC_OK) goto out;
+  if (fwd && (st = hc_field_create(dev, f64 ? HC_C128 : HC_C64, 2, shape, &s.rhs)) != HC_OK) goto out;
   if ((st = bpm_upload_to(hc_field_buffer(res->field), f64, p->e0, N)) != HC_OK) goto out;
   if ((st = bpm_upload(dev, f64, k.rr_x, k.nrr, &s.rr_x)) != HC_OK) goto out;
   if ((st = bpm_upload(dev, f64, k.rr_y, k.nrr, &s.rr_y)) != HC_OK) goto out;
@@ -281,12 +294,19 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   hc_buffer_t *e = hc_field_buffer(res->field), *es = hc_field_buffer(s.scratch);
   /* x-lines implicit with lo_x, explicit along y with be_y and rr_y; then
    * y-lines implicit with lo_y, explicit along x with be_x and rr_x */
-  hc_arg_t aslow[14] = {HC_ARG_VAL(nxi), HC_ARG_VAL(nyi), HC_ARG_VAL(tbc), HC_ARG_VAL(percol), HC_ARG_VAL(runi),
+  /* BPM_FWD: the x-lines read the field on the first step (in_rhs = 0)
+   * and the y-lines' right-hand side after; the y-lines write the x-lines'
+   * into rhs, and the field too on a step whose end is saved (emit) */
+  hc_buffer_t *rhs = fwd ? hc_field_buffer(s.rhs) : e;
+  int in_rhs = 0, emit = 0;
+  hc_arg_t aslow[18] = {HC_ARG_VAL(nxi), HC_ARG_VAL(nyi), HC_ARG_VAL(tbc), HC_ARG_VAL(percol), HC_ARG_VAL(runi),
                         RARG2(lx, 0), RARG2(lx, 1), RARG2(by, 0), RARG2(by, 1), HC_ARG_BUF(s.rr_y),
-                        HC_ARG_BUF(s.fac_x), HC_ARG_BUF(s.zc_x), HC_ARG_BUF(e), HC_ARG_BUF(es)};
-  hc_arg_t afast[14] = {HC_ARG_VAL(nxi), HC_ARG_VAL(nyi), HC_ARG_VAL(tbc), HC_ARG_VAL(percol), HC_ARG_VAL(runi),
+                        HC_ARG_BUF(s.fac_x), HC_ARG_BUF(s.zc_x), HC_ARG_BUF(e), HC_ARG_BUF(es),
+                        HC_ARG_VAL(in_rhs), HC_ARG_BUF(s.rr_x), RARG2(bx, 0), RARG2(bx, 1)};
+  hc_arg_t afast[19] = {HC_ARG_VAL(nxi), HC_ARG_VAL(nyi), HC_ARG_VAL(tbc), HC_ARG_VAL(percol), HC_ARG_VAL(runi),
                         RARG2(ly, 0), RARG2(ly, 1), RARG2(bx, 0), RARG2(bx, 1), HC_ARG_BUF(s.rr_x),
-                        HC_ARG_BUF(s.fac_y), HC_ARG_BUF(s.zc_y), HC_ARG_BUF(es), HC_ARG_BUF(e)};
+                        HC_ARG_BUF(s.fac_y), HC_ARG_BUF(s.zc_y), HC_ARG_BUF(es), HC_ARG_BUF(rhs),
+                        HC_ARG_VAL(emit), HC_ARG_BUF(s.rr_y), RARG2(by, 0), RARG2(by, 1), HC_ARG_BUF(e)};
 #undef RARG2
   long save = 0;
   hc_arg_t apow[6] = {HC_ARG_VAL(nxi), HC_ARG_VAL(nyi), HC_ARG_BUF(e), HC_ARG_BUF(s.mask), HC_ARG_BUF(s.partial),
@@ -305,8 +325,10 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   for (save = 1; st == HC_OK && save < c->nsaved; save++) {
     int64_t todo = c->steps - done < c->save_every ? c->steps - done : c->save_every;
     for (int64_t q = 0; q < todo && st == HC_OK; q++) {
-      st = bpm_launch(s.slow, sg0, sg1, sl0, sl1, 14, aslow);
-      if (st == HC_OK) st = bpm_launch(s.fast, fg, 0, fl, 0, 14, afast);
+      emit = q == todo - 1;
+      st = bpm_launch(s.slow, sg0, sg1, sl0, sl1, 18, aslow);
+      if (st == HC_OK) st = bpm_launch(s.fast, fg, 0, fl, 0, 19, afast);
+      if (fwd && !in_rhs) in_rhs = 1, aslow[12] = HC_ARG_BUF(rhs);
     }
     if (st == HC_OK) st = bpm_launch(s.power, pg, 0, pl, 0, 6, apow);
     done += todo;

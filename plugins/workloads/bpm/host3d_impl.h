@@ -1,7 +1,9 @@
 /* 3-D host kernels (ADI half-steps and the power by rows), written once
  * for both precisions: host_kernels.c includes this file after
  * host_common_impl.h, with R, C, RF and SUF defined. Argument lists match
- * kernels.hcl. Both half-steps run the recurrence across a block of lines
+ * kernels.hcl, but for the arguments after Eout, which only the device
+ * kernels' BPM_FWD reads (adi3d.c never runs the host in that mode). Both
+ * half-steps run the recurrence across a block of lines
  * at once, so the inner loops walk contiguous memory (and vectorise): the
  * slow half-step directly (its lines are columns), the fast one through a
  * transposed block of rows. */

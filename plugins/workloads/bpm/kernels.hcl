@@ -348,6 +348,22 @@ HC_KERNEL void bpm_rich2d(const int n, const int steps, const int tbc, const rea
  * differ), else one line. Each half-step takes its walls' factors from its
  * own input, as the host reference does. */
 
+/* BPM_FWD=1 (device kernels, conductor or absorbing walls, y-lines staged):
+ * each half-step hands the next its right-hand side instead of the field.
+ * The x-lines hold a column's solution in registers, so they form the
+ * y-lines' explicit part along x there (neighbours in the same thread, a
+ * chunk's ends through local memory); the y-lines hold a row in local
+ * memory, so they form the x-lines' explicit part along y there. Each
+ * half-step then reads one value per node where it read three (the node
+ * and its two neighbours on other lines, through L1/L2), and still moves
+ * the same bytes to and from memory. The x-lines of the first step read the
+ * field (in_rhs = 0); the y-lines also write the field where it is wanted
+ * (emit: before the power is taken and at the end). Arguments rro, bo: the
+ * other half-step's explicit diagonal and off-diagonal. */
+#ifndef BPM_FWD
+#define BPM_FWD 0
+#endif
+
 /* The run's arguments nx, ny, tbc, percol, runi, or their build-time
  * values where adi3d.c gives them (-DBPM_NX=...): the compiler then folds
  * the index arithmetic and drops the branches of the other walls and
@@ -512,7 +528,8 @@ HC_INLINE cplx_t rhs_slow(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr,
 HC_KERNEL void BPM_SLOW_SHAPE bpm_adi_slow(const int nx_, const int ny_, const int tbc_, const int percol_, const int runi_,
                             const real_t lo_r, const real_t lo_i, const real_t be_r, const real_t be_i,
                             HC_GLOBAL const cplx_t *rr, HC_GLOBAL const cplx_t *fac, HC_GLOBAL const cplx_t *zc,
-                            HC_GLOBAL const cplx_t *E, HC_GLOBAL cplx_t *Eout) {
+                            HC_GLOBAL const cplx_t *E, HC_GLOBAL cplx_t *Eout, const int in_rhs,
+                            HC_GLOBAL const cplx_t *rro, const real_t bo_r, const real_t bo_i) {
   HC_LOCAL cplx_t sA[2 * BPM_C * BPM_W], sB[2 * BPM_C * BPM_W];
   HC_LOCAL cplx_t sW[6 * BPM_W];
   BPM_RUN_ARGS;
@@ -542,13 +559,28 @@ HC_KERNEL void BPM_SLOW_SHAPE bpm_adi_slow(const int nx_, const int ny_, const i
    * group (valgrind saw reads past fac's end at the last chunk). */
   const bidx_t jc = act ? j : ny - 1;
 #define XROW(i) (percol ? (i) * ny + jc : (i))
+/* row k of the chunk, clamped into the field, unless the build's chunks
+ * tile the rows exactly: then every row index is a base and a constant
+ * offset, and no clamped index takes a register */
+#if BPM_NX > 0 && BPM_NX == BPM_C * BPM_XCHUNK
+#define SLOW_ROW(k) (k0 + (k))
+#else
+#define SLOW_ROW(k) hc_min(k0 + (k), nx - 1)
+#endif
   cplx_t d[BPM_XCHUNK];
-  BPM_UNROLL
-  for (int k = 0; k < BPM_XCHUNK; k++)
-    d[k] = k < cnt ? rhs_slow(E, rr, runi, be, ny, hc_min(k0 + k, nx - 1), jc, tbc) : CMK(0, 0);
+  /* one loop or the other, not a test per row: the rows' loads must stay
+   * independent of each other and in flight together */
+  if (BPM_FWD && in_rhs) {
+    BPM_UNROLL
+    for (int k = 0; k < BPM_XCHUNK; k++) d[k] = k < cnt ? E[(bidx_t)SLOW_ROW(k) * ny + jc] : CMK(0, 0);
+  } else {
+    BPM_UNROLL
+    for (int k = 0; k < BPM_XCHUNK; k++)
+      d[k] = k < cnt ? rhs_slow(E, rr, runi, be, ny, SLOW_ROW(k), jc, tbc) : CMK(0, 0);
+  }
   /* clamped rows (see XROW) */
-#define SLOW_INV(k) inv[XROW(hc_min(k0 + (k), nx - 1))]
-#define SLOW_CP(k) cp[XROW(hc_min(k0 + (k), nx - 1))]
+#define SLOW_INV(k) inv[XROW(SLOW_ROW(k))]
+#define SLOW_CP(k) cp[XROW(SLOW_ROW(k))]
   cplx_t A, B, P, Q, sub_a[BPM_XSUB], sub_b[BPM_XSUB]; /* the sub-chains' maps */
   BPM_FWD_COMPOSE(BPM_XCHUNK, BPM_XSUB, d, SLOW_INV, sub_a, sub_b, A, B);
   int pin;
@@ -562,10 +594,12 @@ HC_KERNEL void BPM_SLOW_SHAPE bpm_adi_slow(const int nx_, const int ny_, const i
   BPM_BWD_APPLY(BPM_XCHUNK, BPM_XSUB, d, SLOW_CP, sub_a, sub_b, Y); /* d = x */
 #undef SLOW_INV
 #undef SLOW_CP
-  BPM_UNROLL
-  for (int k = 0; k < BPM_XCHUNK; k++)
-    if (k < cnt && k0 + k == nx - 1) sW[5 * BPM_W + jj] = d[k];
+  /* Hadley's walls only: the last row's pick is an index the compiler may
+   * make dynamic, which moves d[] out of registers */
   if (tbc) {
+    BPM_UNROLL
+    for (int k = 0; k < BPM_XCHUNK; k++)
+      if (k < cnt && k0 + k == nx - 1) sW[5 * BPM_W + jj] = d[k];
     if (c == 0 && act) sW[4 * BPM_W + jj] = d[0]; /* x at row 0 */
     HC_BARRIER();
     if (act) {
@@ -577,16 +611,39 @@ HC_KERNEL void BPM_SLOW_SHAPE bpm_adi_slow(const int nx_, const int ny_, const i
       BPM_UNROLL
       for (int k = 0; k < BPM_XCHUNK; k++) {
         /* clamped, as in bpm_adi_fast: loads a compiler may hoist stay in bounds */
-        const bidx_t ci = XROW(hc_min(k0 + k, nx - 1));
+        const bidx_t ci = XROW(SLOW_ROW(k));
         if (k < cnt) d[k] = CSUB(d[k], CADD(CMUL(zc[ci], s0), CMUL(zc[S + ci], s1)));
       }
     }
   }
+#if BPM_FWD
+  /* the y-lines' right-hand side; rows k0 - 1 and k0 + cnt are the
+   * neighbouring chunks' ends (0 past the walls; d[k] is 0 for k >= cnt).
+   * A chunk's last row is read only where the next chunk has rows, so
+   * where it is full: d[BPM_XCHUNK - 1], a fixed index (selecting d[cnt -
+   * 1] moved d[] to local memory on CUDA: a 2048^2 step 12 us slower). */
+  HC_BARRIER(); /* every thread has read its carry from the last scan */
+  sA[IDXS(0, c)] = d[0];
+  sB[IDXS(0, c)] = d[BPM_XCHUNK - 1];
+  HC_BARRIER();
+  const cplx_t up = c > 0 ? sB[IDXS(0, c - 1)] : CMK(0, 0);
+  const cplx_t dn = c + 1 < BPM_C && k0 + cnt < nx ? sA[IDXS(0, c + 1)] : CMK(0, 0);
+  const cplx_t bo = CMK(bo_r, bo_i);
+  BPM_UNROLL
+  for (int k = 0; k < BPM_XCHUNK; k++)
+    if (k < cnt) {
+      const bidx_t o = (bidx_t)(k0 + k) * ny + j;
+      const cplx_t em = k > 0 ? d[k > 0 ? k - 1 : 0] : up, ep = k + 1 < BPM_XCHUNK ? d[k + 1 < BPM_XCHUNK ? k + 1 : k] : dn;
+      Eout[o] = cfma(runi ? rro[0] : rro[o], d[k], CMUL(bo, CADD(em, ep)));
+    }
+#else
   BPM_UNROLL
   for (int k = 0; k < BPM_XCHUNK; k++)
     if (k < cnt) Eout[(bidx_t)(k0 + k) * ny + j] = d[k];
+#endif
 }
 #undef XROW
+#undef SLOW_ROW
 
 /* RHS of the fast (y-line) half-step: explicit along x, within column j. */
 HC_INLINE cplx_t rhs_fast(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr, int runi, cplx_t be, int nx, int ny,
@@ -608,20 +665,31 @@ HC_INLINE cplx_t rhs_fast(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr,
 #ifndef BPM_STAGED
 #define BPM_STAGED 1
 #endif
+#if BPM_FWD && (BPM_TBC != 0 || !BPM_STAGED)
+#error "BPM_FWD needs -DBPM_TBC=0 and staged y-lines"
+#endif
 /* Sub-chains of a chunk, as BPM_XSUB: on CUDA this kernel took 46.8 us
  * with 1, 52.1 with 2, 43.9 with 4 (8 values a thread); a step 103.6 us
  * with 4, 103.7 with 8, 110.9 with 2 (NVIDIA's OpenCL: 115.4, 118.2,
  * 123.8). Fitting its registers to 5 or 6 groups per multiprocessor
- * (__launch_bounds__) made a CUDA step slower (107.2, 110.2 us). */
+ * (__launch_bounds__) made a CUDA step slower (107.2, 110.2 us). With
+ * BPM_FWD (the row's RHS read once, not built from three rows), 2 is
+ * better: a step 86.5 against 87.7 us on CUDA, 91.2 against 93.0 on
+ * NVIDIA's OpenCL (3 alternating rounds each). */
 #ifndef BPM_YSUB
+#if BPM_FWD
+#define BPM_YSUB 2
+#else
 #define BPM_YSUB 4
+#endif
 #endif
 #define PADJ(j) ((j) + (j) / BPM_CHUNK)
 #define YCO(k) ((k) * BPM_T + t)
 HC_KERNEL void bpm_adi_fast(const int nx_, const int ny_, const int tbc_, const int percol_, const int runi_,
                             const real_t lo_r, const real_t lo_i, const real_t be_r, const real_t be_i,
                             HC_GLOBAL const cplx_t *rr, HC_GLOBAL const cplx_t *fac, HC_GLOBAL const cplx_t *zc,
-                            HC_GLOBAL const cplx_t *E, HC_GLOBAL cplx_t *Eout) {
+                            HC_GLOBAL const cplx_t *E, HC_GLOBAL cplx_t *Eout, const int emit,
+                            HC_GLOBAL const cplx_t *rro, const real_t bo_r, const real_t bo_i, HC_GLOBAL cplx_t *Eemit) {
 #if BPM_STAGED
   HC_LOCAL cplx_t sd[BPM_LINE + BPM_LINE / BPM_CHUNK + 1];
 #endif
@@ -645,7 +713,7 @@ HC_KERNEL void bpm_adi_fast(const int nx_, const int ny_, const int tbc_, const 
   }
   cplx_t d[BPM_CHUNK];
 #if BPM_STAGED
-  for (bidx_t j = t; j < ny; j += BPM_T) sd[PADJ(j)] = rhs_fast(E, rr, runi, be, nx, ny, i, j, tbc);
+  for (bidx_t j = t; j < ny; j += BPM_T) sd[PADJ(j)] = BPM_FWD ? E[i * ny + j] : rhs_fast(E, rr, runi, be, nx, ny, i, j, tbc);
   HC_BARRIER();
   for (int k = 0; k < BPM_CHUNK; k++) d[k] = k < cnt ? sd[PADJ(hc_min(k0 + k, ny - 1))] : CMK(0, 0);
 #else
@@ -666,9 +734,9 @@ HC_KERNEL void bpm_adi_fast(const int nx_, const int ny_, const int tbc_, const 
   BPM_BWD_APPLY(BPM_CHUNK, BPM_YSUB, d, FAST_CP, sub_a, sub_b, Y);
 #undef FAST_INV
 #undef FAST_CP
-  for (int k = 0; k < BPM_CHUNK; k++)
-    if (k < cnt && k0 + k == ny - 1) sW[5] = d[k];
-  if (tbc) {
+  if (tbc) { /* as in bpm_adi_slow */
+    for (int k = 0; k < BPM_CHUNK; k++)
+      if (k < cnt && k0 + k == ny - 1) sW[5] = d[k];
     if (t == 0) sW[4] = d[0];
     HC_BARRIER();
     cplx_t etaL = tbc_eta(sW[0], sW[1]), etaR = tbc_eta(sW[3], sW[2]);
@@ -684,7 +752,19 @@ HC_KERNEL void bpm_adi_fast(const int nx_, const int ny_, const int tbc_, const 
   for (int k = 0; k < BPM_CHUNK; k++)
     if (k < cnt) sd[PADJ(k0 + k)] = d[k];
   HC_BARRIER();
+#if BPM_FWD
+  /* the x-lines' right-hand side (and the field where it is wanted) */
+  const cplx_t bo = CMK(bo_r, bo_i);
+  for (bidx_t j = t; j < ny; j += BPM_T) {
+    const cplx_t v = sd[PADJ(j)];
+    const cplx_t em = j > 0 ? sd[PADJ(j > 0 ? j - 1 : 0)] : CMK(0, 0);
+    const cplx_t ep = j + 1 < ny ? sd[PADJ(j + 1 < ny ? j + 1 : j)] : CMK(0, 0);
+    if (emit) Eemit[i * ny + j] = v;
+    out[j] = cfma(runi ? rro[0] : rro[i * ny + j], v, CMUL(bo, CADD(em, ep)));
+  }
+#else
   for (bidx_t j = t; j < ny; j += BPM_T) out[j] = sd[PADJ(j)];
+#endif
 #else
   for (int k = 0; k < BPM_CHUNK; k++)
     if (k < cnt) out[k0 + k] = d[k];
