@@ -3,6 +3,7 @@
 "#define HC_CUDA 1\n"
 "#define HC_HAS_FP64 1\n"
 "#define HC_KERNEL extern \"C\" __global__\n"
+"#define HC_GROUP_SHAPE(x, y, z) __launch_bounds__((x) * (y) * (z))\n"
 "#define HC_GLOBAL\n"
 "#define HC_LOCAL __shared__\n"
 "#define HC_CONSTANT __constant__\n"

@@ -6,6 +6,7 @@
 "#define HC_HAS_FP64 1\n"
 "#endif\n"
 "#define HC_KERNEL __kernel\n"
+"#define HC_GROUP_SHAPE(x, y, z) __attribute__((reqd_work_group_size(x, y, z)))\n"
 "#define HC_GLOBAL __global\n"
 "#define HC_LOCAL __local\n"
 "#define HC_CONSTANT __constant\n"

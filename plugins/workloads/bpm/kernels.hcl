@@ -517,13 +517,7 @@ HC_INLINE cplx_t rhs_slow(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr,
 /* The group shape is fixed: declared, so that the compiler fits its
  * registers to it (and so that NVIDIA's OpenCL, which reports 256 items at
  * most for every kernel, takes larger groups: plugins/opencl). */
-#if defined(HC_OPENCL)
-#define BPM_SLOW_SHAPE __attribute__((reqd_work_group_size(BPM_W, BPM_C, 1)))
-#elif defined(HC_CUDA)
-#define BPM_SLOW_SHAPE __launch_bounds__(BPM_W * BPM_C)
-#else
-#define BPM_SLOW_SHAPE
-#endif
+#define BPM_SLOW_SHAPE HC_GROUP_SHAPE(BPM_W, BPM_C, 1)
 #define IDXS(p, cc) ((((p) * BPM_C) + (cc)) * BPM_W + jj)
 HC_KERNEL void BPM_SLOW_SHAPE bpm_adi_slow(const int nx_, const int ny_, const int tbc_, const int percol_, const int runi_,
                             const real_t lo_r, const real_t lo_i, const real_t be_r, const real_t be_i,
