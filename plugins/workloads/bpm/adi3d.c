@@ -242,10 +242,11 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
    * NVIDIA's OpenCL from 104.1 to 93.0 (c128: 229 to 190 and 200 us); with
    * a varying medium, whose explicit diagonal the x-lines then load after
    * their sweeps, it was no faster at 2048^2 and 5-10 % slower at 1024^2
-   * (docs/performance/h100-20261124.md, "Night"). HC_BPM_NOFWD=1 turns it
-   * off, for comparison. */
+   * (docs/performance/h100-20261124.md, "Night"). HC_BPM_NOFWD=1 (any value
+   * but empty or 0) turns it off, for comparison. */
+  const char *nofwd = getenv("HC_BPM_NOFWD");
   const int fwd = !(info->languages & HC_LANG_BIT(HC_LANG_HOST)) && !tbc && !percol && sh.staged &&
-                  !getenv("HC_BPM_NOFWD");
+                  !(nofwd && *nofwd && strcmp(nofwd, "0"));
   uint64_t bytes = (uint64_t)N * cs * (fwd ? 3 : 2) + (uint64_t)ncoef * cs * (2 + 2 + (tbc ? 4 : 0)) + N * rs +
                    (uint64_t)c->nsaved * c->nx * 2 * rs;
   if ((st = hc_device_check_memory(dev, bytes, "bpm's 3-D field, scratch and coefficients")) != HC_OK) return st;
@@ -282,8 +283,9 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
 
   if (!host)
     hc_job_note(job, "ADI line solvers: x-lines %zu columns x %zu chunks of %zu rows per work-group; y-lines %zu "
-                     "threads x %zu unknowns per row%s",
-                sh.W, sh.C, sh.xchunk, sh.T, sh.chunk, sh.staged ? " (staged in local memory)" : "");
+                     "threads x %zu unknowns per row%s%s",
+                sh.W, sh.C, sh.xchunk, sh.T, sh.chunk, sh.staged ? " (staged in local memory)" : "",
+                fwd ? "; each half-step hands the next its right-hand side" : "");
 
   const int nxi = (int)c->nx, nyi = (int)c->ny, runi = !percol;
   const double lx_d[2] = {creal(ax.lo), cimag(ax.lo)}, ly_d[2] = {creal(ay.lo), cimag(ay.lo)};
