@@ -104,22 +104,16 @@ hc_status_t ocl_finish(void *dev) {
   return HC_OK;
 }
 
-/* Keeps the span's first event and its latest; the one before the latest
- * is released at once, so a span of many launches holds two events. */
+/* Keeps the span's first event (the only one ocl_event_slot hands out). */
 void ocl_event_track(ocl_dev_t *d, cl_event ev) {
   if (!ev) return;
-  if (!d->first) {
-    d->first = ev;
-    return;
-  }
-  if (d->last) clReleaseEvent(d->last);
-  d->last = ev;
+  if (!d->first) d->first = ev;
+  else clReleaseEvent(ev);
 }
 
 void ocl_timer_reset(ocl_dev_t *d) {
   if (d->first) clReleaseEvent(d->first);
-  if (d->last) clReleaseEvent(d->last);
-  d->first = d->last = NULL;
+  d->first = NULL;
   d->timing = 0;
 }
 
@@ -138,15 +132,18 @@ hc_status_t ocl_timer_end(void *dev, double *seconds) {
     ocl_timer_reset(d);
     return HC_OK;
   }
-  cl_event last = d->last ? d->last : d->first;
+  /* the in-order queue's marker completes with the span's last command */
+  cl_event last = NULL;
   cl_ulong start = 0, end = 0;
-  const char *call = "clWaitForEvents";
-  cl_int err = clWaitForEvents(1, &last);
+  const char *call = "clEnqueueMarkerWithWaitList";
+  cl_int err = clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &last);
+  if (err == CL_SUCCESS) call = "clWaitForEvents", err = clWaitForEvents(1, &last);
   if (err == CL_SUCCESS) {
     call = "clGetEventProfilingInfo";
     err = clGetEventProfilingInfo(d->first, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
     if (err == CL_SUCCESS) err = clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
   }
+  if (last) clReleaseEvent(last);
   ocl_timer_reset(d);
   if (err != CL_SUCCESS) return ocl_fail(err, HC_ERR_DEVICE, call, "closing the device timer span");
   *seconds = end > start ? (double)(end - start) * 1e-9 : 0.0;
