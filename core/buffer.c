@@ -59,6 +59,7 @@ HC_API hc_status_t hc_buffer_write(hc_buffer_t *b, size_t off, const void *src, 
   if (st != HC_OK) return st;
   if (!bytes) return HC_OK;
   if (!src) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_write: NULL source");
+  if ((st = hc__timer_mark(b->dev)) != HC_OK) return st;
   double t0 = hc_now();
   st = b->dev->backend->ops.mem_write(b->dev->handle, b->mem, off, src, bytes);
   if (st == HC_OK) hc__count_transfer(b->dev->ctx, HC__TO_DEVICE, bytes, hc_now() - t0);
@@ -70,6 +71,7 @@ HC_API hc_status_t hc_buffer_read(const hc_buffer_t *b, size_t off, void *dst, s
   if (st != HC_OK) return st;
   if (!bytes) return HC_OK;
   if (!dst) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_read: NULL destination");
+  if ((st = hc__timer_mark(b->dev)) != HC_OK) return st;
   double t0 = hc_now();
   st = b->dev->backend->ops.mem_read(b->dev->handle, b->mem, off, dst, bytes);
   if (st == HC_OK) hc__count_transfer(b->dev->ctx, HC__TO_HOST, bytes, hc_now() - t0);
@@ -81,6 +83,7 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
   hc_status_t st = check_range("hc_buffer_copy (destination)", dst, doff, bytes);
   if (st == HC_OK) st = check_range("hc_buffer_copy (source)", src, soff, bytes);
   if (st != HC_OK || !bytes) return st;
+  if ((st = hc__timer_mark(dst->dev)) != HC_OK || (st = hc__timer_mark(src->dev)) != HC_OK) return st;
   if (dst->dev == src->dev)
     return dst->dev->backend->ops.mem_copy(dst->dev->handle, dst->mem, doff, src->mem, soff, bytes);
   double t0 = hc_now();
@@ -114,5 +117,6 @@ HC_API hc_status_t hc_buffer_fill(hc_buffer_t *b, size_t off, const void *patter
     return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_fill: offset %zu and size %zu must be multiples of the pattern size %zu",
                     off, bytes, psize);
   if (!bytes) return HC_OK;
+  if ((st = hc__timer_mark(b->dev)) != HC_OK) return st;
   return b->dev->backend->ops.mem_fill(b->dev->handle, b->mem, off, pattern, psize, bytes);
 }

@@ -57,6 +57,9 @@ struct hc_device {
   pthread_mutex_t lock;  /* program cache */
   pthread_mutex_t run_lock; /* recursive: hc_device_lock, held by job runs */
   hc__program_t *programs;
+  /* Device timer span: 0 none; 1 begun, no command yet; 2 the backend's
+   * span is open (hc__timer_mark). */
+  int timer;
 };
 
 typedef struct hc__device_slot {
@@ -121,6 +124,12 @@ struct hc_field {
 void hc__device_retain(hc_device_t *d);
 void hc__vformat_error(hc_status_t status, const char *fmt, va_list ap);
 hc__workload_t *hc__find_workload(const hc_context_t *ctx, const char *name);
+/* Called before every command queued on d (launches, transfers, fills):
+ * the first one of an open span begins the backend's span, so that a span
+ * is the device's work from its first command to its last, on every
+ * backend, without the host's time before that command. */
+hc_status_t hc__timer_mark(hc_device_t *d);
+
 void hc__count_transfer(hc_context_t *ctx, int kind, size_t bytes,
                         double seconds);
 enum { HC__TO_DEVICE, HC__TO_HOST, HC__CROSS_DEVICE };

@@ -141,7 +141,10 @@ void hc_device_unlock(hc_device_t *dev);
 /* Waits until every command queued on the device has finished. */
 hc_status_t hc_device_finish(hc_device_t *dev);
 /* Device time: the span of device work between begin and end (kernels and
- * copies), measured by the device's own timers. One span at a time. */
+ * copies), measured by the device's own timers from the start of the first
+ * command queued after begin (the host's time before it is not counted) to
+ * the end of the last; 0 when none was queued. One span at a time; ending
+ * a span that was not begun is HC_ERR_INVALID_ARG. */
 hc_status_t hc_device_timer_begin(hc_device_t *dev);
 hc_status_t hc_device_timer_end(hc_device_t *dev, double *seconds);
 

@@ -111,6 +111,8 @@ typedef struct hc_backend_ops {
   hc_status_t (*launch)(void *dev, void *kernel, const hc_launch_t *launch);
 
   hc_status_t (*finish)(void *dev);
+  /* called by the core just before the span's first command, and
+   * timer_end only for a span that got one (core/device.c) */
   hc_status_t (*timer_begin)(void *dev);
   hc_status_t (*timer_end)(void *dev, double *seconds);
 

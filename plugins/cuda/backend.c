@@ -175,21 +175,17 @@ static hc_status_t cuda_finish(void *dev) {
   return HC_OK;
 }
 
-/* Device time: an event recorded on the stream before the span's first
- * command (cuda_timer_mark) and one after its last. */
+/* Device time: events recorded on the stream around the span's work. */
 static hc_status_t cuda_timer_begin(void *dev) {
   cuda_dev_t *d = dev;
-  d->timing = 1, d->timer_started = 0; /* a new span replaces one left open */
-  return HC_OK;
+  hc_status_t st = cuda_use(d);
+  if (st != HC_OK) return st;
+  CUresult r = d->cu->cuEventRecord(d->timer[0], d->stream);
+  return r == CUDA_SUCCESS ? HC_OK : hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuda:%u: cuEventRecord", d->index);
 }
 
 static hc_status_t cuda_timer_end(void *dev, double *seconds) {
   cuda_dev_t *d = dev;
-  *seconds = 0;
-  if (!d->timing) return hc_error(HC_ERR_INVALID_ARG, "cuda:%u: timer_end without timer_begin", d->index);
-  const int started = d->timer_started;
-  d->timing = d->timer_started = 0;
-  if (!started) return HC_OK; /* nothing was queued: an empty span */
   hc_status_t st = cuda_use(d);
   if (st != HC_OK) return st;
   const hc_cu_api_t *cu = d->cu;
@@ -201,7 +197,7 @@ static hc_status_t cuda_timer_end(void *dev, double *seconds) {
     r = cu->cuEventSynchronize(d->timer[1]);
   }
   if (r == CUDA_SUCCESS) {
-    what = "cuEventElapsedTime";
+    what = "cuEventElapsedTime (was hc_device_timer_begin called?)";
     r = cu->cuEventElapsedTime(&ms, d->timer[0], d->timer[1]);
   }
   if (r != CUDA_SUCCESS) return hc_cu_fail(cu, HC_ERR_DEVICE, r, "cuda:%u: %s", d->index, what);

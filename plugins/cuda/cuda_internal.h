@@ -45,7 +45,6 @@ typedef struct cuda_dev {
   CUcontext ctx;          /* the device's primary context (retained) */
   CUstream stream;        /* non-blocking: never waits on the legacy stream */
   CUevent timer[2];
-  int timing, timer_started; /* a span is open; its first command recorded timer[0] */
   /* Pinned bounce buffers for large pageable transfers (memory.c). */
   size_t stage_min;       /* transfers this large are staged; 0: never */
   size_t stage_chunk;
@@ -64,18 +63,6 @@ static inline hc_status_t cuda_use(cuda_dev_t *d) {
   CUresult r = d->cu->cuCtxSetCurrent(d->ctx);
   return r == CUDA_SUCCESS ? HC_OK
                            : hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuda:%u: cuCtxSetCurrent", d->index);
-}
-
-/* Device timer span (backend.c): called before each command queued on the
- * stream; the span's first command records its start, so that the span is
- * the device's work from that command's start to the last one's end (as
- * on OpenCL), without the host's time before the first command. */
-static inline hc_status_t cuda_timer_mark(cuda_dev_t *d) {
-  if (!d->timing || d->timer_started) return HC_OK;
-  CUresult r = d->cu->cuEventRecord(d->timer[0], d->stream);
-  if (r != CUDA_SUCCESS) return hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuda:%u: cuEventRecord", d->index);
-  d->timer_started = 1;
-  return HC_OK;
 }
 
 /* devinfo.c: the capability record of one device. */

@@ -212,7 +212,6 @@ static hc_status_t staged_read(cuda_dev_t *d, char *dst, CUdeviceptr src, size_t
 hc_status_t cuda_mem_write(void *dev, void *mem, size_t off, const void *src, size_t n) {
   cuda_dev_t *d = dev;
   hc_status_t st = cuda_use(d);
-  if (st == HC_OK) st = cuda_timer_mark(d);
   if (st != HC_OK) return st;
   CUdeviceptr dst = HC_CUDA_PTR(mem) + off;
   if (use_staging(d, n, src)) return staged_write(d, dst, src, n);
@@ -225,7 +224,6 @@ hc_status_t cuda_mem_write(void *dev, void *mem, size_t off, const void *src, si
 hc_status_t cuda_mem_read(void *dev, void *mem, size_t off, void *dst, size_t n) {
   cuda_dev_t *d = dev;
   hc_status_t st = cuda_use(d);
-  if (st == HC_OK) st = cuda_timer_mark(d);
   if (st != HC_OK) return st;
   CUdeviceptr src = HC_CUDA_PTR(mem) + off;
   if (use_staging(d, n, dst)) return staged_read(d, dst, src, n);
@@ -240,7 +238,6 @@ hc_status_t cuda_mem_read(void *dev, void *mem, size_t off, void *dst, size_t n)
 hc_status_t cuda_mem_copy(void *dev, void *dstm, size_t doff, void *srcm, size_t soff, size_t n) {
   cuda_dev_t *d = dev;
   hc_status_t st = cuda_use(d);
-  if (st == HC_OK) st = cuda_timer_mark(d);
   if (st != HC_OK) return st;
   const hc_cu_api_t *cu = d->cu;
   CUdeviceptr dst = HC_CUDA_PTR(dstm) + doff, src = HC_CUDA_PTR(srcm) + soff;
@@ -275,7 +272,6 @@ hc_status_t cuda_mem_copy(void *dev, void *dstm, size_t doff, void *srcm, size_t
 hc_status_t cuda_mem_fill(void *dev, void *mem, size_t off, const void *pattern, size_t psize, size_t n) {
   cuda_dev_t *d = dev;
   hc_status_t st = cuda_use(d);
-  if (st == HC_OK) st = cuda_timer_mark(d);
   if (st != HC_OK) return st;
   const hc_cu_api_t *cu = d->cu;
   unsigned char pat[16];
@@ -329,7 +325,6 @@ hc_status_t cuda_peer_copy(void *ddev, void *dstm, size_t doff, void *sdev, void
       }
     }
   }
-  if ((st = cuda_timer_mark(dd)) != HC_OK) return st;
   r = cu->cuMemcpyPeerAsync(HC_CUDA_PTR(dstm) + doff, dd->ctx, HC_CUDA_PTR(srcm) + soff, sd->ctx, n, dd->stream);
   if (r != CUDA_SUCCESS)
     return hc_cu_fail(cu, HC_ERR_DEVICE, r, "cuda:%u <- cuda:%u: cuMemcpyPeerAsync of %zu bytes", dd->index, sd->index, n);

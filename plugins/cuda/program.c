@@ -207,7 +207,6 @@ hc_status_t cuda_launch(void *dev, void *kernel, const hc_launch_t *l) {
                     "cuda:%u: kernel '%s': range %zux%zux%zu in groups of %ux%ux%u needs %zux%zux%zu groups, over "
                     "CUDA's 2147483647x65535x65535",
                     d->index, k->name, l->global[0], l->global[1], l->global[2], b[0], b[1], b[2], g[0], g[1], g[2]);
-  if ((st = cuda_timer_mark(d)) != HC_OK) return st;
   CUresult r = d->cu->cuLaunchKernel(k->fn, (unsigned)g[0], (unsigned)g[1], (unsigned)g[2], b[0], b[1], b[2], 0,
                                      d->stream, params, NULL);
   if (r != CUDA_SUCCESS)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 #include "kernels.h"
@@ -443,7 +444,22 @@ static void test_timers(void) {
   secs = -1;
   TH_ASSERT_OK(hc_device_timer_begin(g_dev));
   TH_ASSERT_OK(hc_device_timer_end(g_dev, &secs));
-  CU_ASSERT(secs >= 0 && secs < 1.0);
+  CU_ASSERT_EQUAL(secs, 0);
+  /* A span starts at its first command: 0.2 s of the host's time before it
+   * is not counted (the span stays under the wall time less the sleep). */
+  double w0 = hc_now();
+  TH_ASSERT_OK(hc_device_timer_begin(g_dev));
+  nanosleep(&(struct timespec){0, 200000000}, NULL);
+  hc_arg_t args[] = {HC_ARG_BUF(b), HC_ARG_VAL(n), HC_ARG_VAL(iters)};
+  size_t global = (size_t)n;
+  TH_ASSERT_OK(hc_kernel_launch(k, 1, &global, NULL, 3, args));
+  TH_ASSERT_OK(hc_device_timer_end(g_dev, &secs));
+  double wall = hc_now() - w0;
+  if (!(secs > 0 && secs < wall - 0.15)) fprintf(stderr, "span %.6f s in %.6f s of wall time (0.2 s asleep)\n", secs, wall);
+  CU_ASSERT(secs > 0 && secs < wall - 0.15);
+  /* Ending a span that was never begun is an error that says so. */
+  CU_ASSERT_EQUAL(hc_device_timer_end(g_dev, &secs), HC_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "no span is open"));
   hc_buffer_destroy(b);
   hc_kernel_destroy(k);
 }

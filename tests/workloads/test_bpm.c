@@ -389,6 +389,23 @@ static void test_forwarded_rhs(void) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/bpm_fwd", th_tmpdir());
   CU_ASSERT_EQUAL(mkdir(dir, 0700) == 0 || errno == EEXIST, 1);
+  /* HC_BPM_NOFWD: "1" turns the mode off, "0" and "" leave it on; the
+   * run's note says which (device languages only) */
+  static const char *const nofwd[] = {"1", "0", ""};
+  for (size_t d = 1; d < NDEV; d++) {
+    hc_device_t *dev = th_device(device_specs[d]);
+    if (!dev || (hc_device_info(dev)->languages & HC_LANG_BIT(HC_LANG_HOST))) continue;
+    for (int v = 0; v < 3; v++) {
+      setenv("HC_BPM_NOFWD", nofwd[v], 1);
+      hc_job_t *job = run(dev, NULL, "dim=3 n=24x20 steps=2 Lz=0.02", 0);
+      unsetenv("HC_BPM_NOFWD");
+      if (!job) continue;
+      const int on = strstr(hc_job_notes(job), "hands the next its right-hand side") != NULL;
+      if (on != (v > 0)) fprintf(stderr, "%s, HC_BPM_NOFWD=\"%s\": forwarded %d\n", hc_device_name(dev), nofwd[v], on);
+      CU_ASSERT_EQUAL(on, v > 0);
+      hc_job_destroy(job);
+    }
+  }
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     hc_job_t *ref = run_in(cpu, NULL, cases[c], 0, dir);
     if (!ref) continue;

@@ -517,9 +517,8 @@ HC_INLINE cplx_t rhs_slow(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr,
 /* The group shape is fixed: declared, so that the compiler fits its
  * registers to it (and so that NVIDIA's OpenCL, which reports 256 items at
  * most for every kernel, takes larger groups: plugins/opencl). */
-#define BPM_SLOW_SHAPE HC_GROUP_SHAPE(BPM_W, BPM_C, 1)
 #define IDXS(p, cc) ((((p) * BPM_C) + (cc)) * BPM_W + jj)
-HC_KERNEL void BPM_SLOW_SHAPE bpm_adi_slow(const int nx_, const int ny_, const int tbc_, const int percol_, const int runi_,
+HC_KERNEL void HC_GROUP_SHAPE(BPM_W, BPM_C, 1) bpm_adi_slow(const int nx_, const int ny_, const int tbc_, const int percol_, const int runi_,
                             const real_t lo_r, const real_t lo_i, const real_t be_r, const real_t be_i,
                             HC_GLOBAL const cplx_t *rr, HC_GLOBAL const cplx_t *fac, HC_GLOBAL const cplx_t *zc,
                             HC_GLOBAL const cplx_t *E, HC_GLOBAL cplx_t *Eout, const int in_rhs,
@@ -572,7 +571,7 @@ HC_KERNEL void BPM_SLOW_SHAPE bpm_adi_slow(const int nx_, const int ny_, const i
     for (int k = 0; k < BPM_XCHUNK; k++)
       d[k] = k < cnt ? rhs_slow(E, rr, runi, be, ny, SLOW_ROW(k), jc, tbc) : CMK(0, 0);
   }
-  /* clamped rows (see XROW) */
+  /* rows clamped where the chunks do not tile them (see SLOW_ROW) */
 #define SLOW_INV(k) inv[XROW(SLOW_ROW(k))]
 #define SLOW_CP(k) cp[XROW(SLOW_ROW(k))]
   cplx_t A, B, P, Q, sub_a[BPM_XSUB], sub_b[BPM_XSUB]; /* the sub-chains' maps */
@@ -623,7 +622,7 @@ HC_KERNEL void BPM_SLOW_SHAPE bpm_adi_slow(const int nx_, const int ny_, const i
   const cplx_t up = c > 0 ? sB[IDXS(0, c - 1)] : CMK(0, 0);
   const cplx_t dn = c + 1 < BPM_C && k0 + cnt < nx ? sA[IDXS(0, c + 1)] : CMK(0, 0);
   const cplx_t bo = CMK(bo_r, bo_i);
-  BPM_UNROLL
+  BPM_UNROLL /* the index guards inside d[...] keep a loop that is not unrolled (PoCL) in bounds */
   for (int k = 0; k < BPM_XCHUNK; k++)
     if (k < cnt) {
       const bidx_t o = (bidx_t)(k0 + k) * ny + j;
