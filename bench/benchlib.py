@@ -52,8 +52,10 @@ class Bench:
         sys.stderr.write('[bench] %s\n' % msg)
         sys.stderr.flush()
 
-    def run_json(self, cmd, timeout=1800):
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    def run_json(self, cmd, timeout=1800, env=None):
+        """cmd's JSON; env: variables added to this process's environment."""
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                           env=dict(os.environ, **env) if env else None)
         try:
             doc = json.loads(p.stdout.decode())
         except ValueError:
@@ -64,8 +66,8 @@ class Bench:
                                                   doc.get('error', {}).get('message', p.stderr.decode()[-2000:])))
         return doc
 
-    def hcrun(self, args, repeat=3, timeout=1800):
-        return self.run_json([self.hcrun_path, '--json', '--repeat=%d' % repeat] + list(args), timeout)
+    def hcrun(self, args, repeat=3, timeout=1800, env=None):
+        return self.run_json([self.hcrun_path, '--json', '--repeat=%d' % repeat] + list(args), timeout, env)
 
     def devices(self):
         if self._devices is None:

@@ -101,8 +101,8 @@ static void emit_signature(gw_t *w, const gk_t *k) {
   else
     for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, ", const REAL p%u", i);
   gw_put(w, ", const long a_n0, const long a_n1, const long a_n2, const long a_lo0, const long a_lo1, const long a_lo2, "
-            "const long a_c0, const long a_c1, const long a_c2%s) {\n",
-         k->mode == GK_REDUCE ? ", const long total" : "");
+            "const long a_c0, const long a_c1, const long a_c2%s%s) {\n",
+         k->mode == GK_REDUCE ? ", const long total" : "", k->zrev_arg ? ", const long a_zrev" : "");
   if (k->params_in_buffer)
     for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, "  const REAL p%u = P[%u];\n", i, i);
   gw_put(w, "  const IDX n0 = (IDX)a_n0, n1 = (IDX)a_n1, n2 = (IDX)a_n2;\n");
@@ -252,7 +252,7 @@ static void emit_unrolled_cell(gw_t *w, const gk_t *k, const char *past) {
  * item (t2, t1, tz) takes planes tz Z + z, z < Z; the loop is unrolled so
  * that the compiler can share the planes' common neighbours. */
 static void emit_device_stencil_assign(gw_t *w, const gk_t *k) {
-  gw_put(w, "  const IDX t2 = (IDX)hc_global_id(0), t1 = (IDX)hc_global_id(1), tz = (IDX)hc_global_id(2);\n");
+  gw_put(w, "  const IDX t2 = (IDX)hc_global_id(0), t1 = (IDX)hc_global_id(1), tz = %s;\n", gk_plane_chunk(k));
   gw_put(w, "  if (t2 >= %s || t1 >= c1) return;\n", k->parity != HC_GRID_ALL ? "((c2 + 1) >> 1)" : "c2");
   gw_put(w, "#pragma unroll\n  for (int z = 0; z < %d; z++) {\n  const IDX t0 = tz * %d + (IDX)z;\n", k->zunroll,
          k->zunroll);

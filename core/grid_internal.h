@@ -109,6 +109,7 @@ struct hc_grid {
   hc_grid_stats_t stats;
   const char *last_source; /* points into a kernel cache entry */
   int cc_state;       /* 0 untried, 1 works, -1 cannot run */
+  int zrev;           /* a_zrev of the next 3-D device assignment (hcg_plane_order) */
   char cc_why[256];
 };
 
@@ -209,6 +210,9 @@ typedef struct gk {
   int sbx, sby;              /* its work-group (HCG_STENCIL_BX x BY, or HC_GRID_STENCIL) */
   int vec;                   /* cells per item of a vector assignment (grid_vector.c; its
                                 zunroll and group are HCG_VEC_*), or 0 */
+  int zrev_arg;              /* takes a_zrev: its items take the planes in reverse order when
+                                it is set (3-D device assignments; hcg_plane_order) */
+  int alternate;             /* hcg_plane_order's choice when built (not in the key) */
   int64_t lo[3], cnt[3];     /* box at base level (internal axes) */
   int64_t n[3];              /* base level extents */
   uint32_t parity;
@@ -298,22 +302,32 @@ hc_status_t hcg_stencil_shape(int *bx, int *by, int *zu);
 hc_status_t hcg_point_shape(int *bx, int *by, int *zu);
 /* Vector assignments (grid_vector.c): items of HCG_VEC_BYTES / element
  * size cells along the rows, in groups of BX x BY items taking Z planes
- * each (Z: ZUNROLL_CUDA on cuda-c, ZUNROLL_OPENCL on opencl-c). At 256^3
- * f32 on the H100 (tests/gpu/probe.sh grid, 8 shapes, then 3 alternating
- * rounds of the closest; 2026-11-24; GB/s against a copy ceiling of 3000)
- * 32x4 items were as good as any group; with 4 planes, against 2, Δ(f + g)
- * ran at 2600 against 2210 on CUDA but 2465 against 2545 on NVIDIA's
- * OpenCL, while Δf (2400 / 2376 against 2380 / 2360) and the Jacobi sweep
- * (2650 / 2643 against 2660 / 2645) did not care; 1 plane was slower on
- * both. HC_GRID_VECTOR=BXxBYxZ overrides the shape (every language),
- * =off turns vector kernels off. */
+ * each. At 256^3 f32 on the H100 (tests/gpu/probe.sh grid, 8 shapes, then
+ * 3 alternating rounds of the closest; 2026-11-24) 32x4 items were as good
+ * as any group and 1 plane was slower than 2 or 4. With the straddling
+ * items' stores merged (grid_vector.c), 4 planes against 2 gave, GB/s on
+ * CUDA / NVIDIA OpenCL, Δf 2540 / 2523 against 2494 / 2490, Δ(f + g) 2650 /
+ * 2637 against 2590 / 2583 (tests/gpu/grid_shapes.sh, 2026-11-24; before
+ * the merge, OpenCL's Δ(f + g) had preferred 2). HC_GRID_VECTOR=BXxBYxZ
+ * overrides the shape, =off turns vector kernels off. */
 #define HCG_VEC_BYTES 16
 #define HCG_VEC_BX 32
 #define HCG_VEC_BY 4
-#define HCG_VEC_ZUNROLL_CUDA 4
-#define HCG_VEC_ZUNROLL_OPENCL 2
+#define HCG_VEC_ZUNROLL 4
+/* Plane order of 3-D device assignments: successive launches on a grid
+ * alternate between ascending and descending planes, so that each one
+ * starts on the planes the previous one touched last, which are still in
+ * the device's cache. At 256^3 f32 on the H100 (two 64 MiB fields, a 50 MB
+ * L2) back-to-back h = Δf ran at 2537 GB/s in one order and 2892
+ * alternating; at 512^3 2814 and 2874 (tests/gpu/stencil_variants.py,
+ * "merge" and "snake", 2026-11-24). The order within a launch does not
+ * change what it computes. HC_GRID_PLANE_ORDER=forward keeps the planes
+ * ascending; *alternate = 0 then. */
+hc_status_t hcg_plane_order(int *alternate);
+/* The expression for the item's plane chunk from hc_global_id(2). */
+const char *gk_plane_chunk(const gk_t *k);
 /* *bx = 0 when turned off. */
-hc_status_t hcg_vector_shape(hc_language_t lang, int *bx, int *by, int *zu);
+hc_status_t hcg_vector_shape(int *bx, int *by, int *zu);
 /* Cells per item when k can run as a vector assignment, else 0. */
 int gk_vector_cells(const gk_t *k);
 

@@ -184,6 +184,7 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
   int sbx, sby, szu, pbx, pby, pzu;
   hc_status_t st = hcg_stencil_shape(&sbx, &sby, &szu);
   if (st == HC_OK) st = hcg_point_shape(&pbx, &pby, &pzu);
+  if (st == HC_OK) st = hcg_plane_order(&k->alternate);
   if (st != HC_OK) {
     gk_free(k);
     return st;
@@ -196,13 +197,14 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
       k->sbx = sbx, k->sby = sby;
     }
   if (k->zunroll == 0 && p->rank == 3) k->unroll = 1, k->zunroll = pzu, k->sbx = pbx, k->sby = pby; /* HCG_POINT_* */
-  uint32_t nargs = 1 + (k->nfields - 1) + k->nparams + 9 + (mode == GK_REDUCE);
+  k->zrev_arg = !host_eval && lang != HC_LANG_HOST && mode == GK_ASSIGN && p->rank == 3;
+  uint32_t nargs = 1 + (k->nfields - 1) + k->nparams + 9 + (mode == GK_REDUCE) + (uint32_t)k->zrev_arg;
   k->params_in_buffer = !host_eval && nargs > HC_MAX_KERNEL_ARGS;
   if (!host_eval && mode == GK_ASSIGN && parity == HC_GRID_ALL && root == p->root)
     for (uint32_t i = 0; i < k->nnodes; i++)
       if (k->nodes[i]->staged && !gk_is_leaf(k, k->nodes[i]) && k->nodes[i] != root) k->staged = 1;
   int vbx, vby, vzu;
-  if ((st = hcg_vector_shape(lang, &vbx, &vby, &vzu)) != HC_OK) {
+  if ((st = hcg_vector_shape(&vbx, &vby, &vzu)) != HC_OK) {
     gk_free(k);
     return st;
   }
@@ -216,4 +218,9 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
     return hc_error(HC_ERR_NO_MEMORY, "grid kernel: out of memory");
   }
   return HC_OK;
+}
+
+const char *gk_plane_chunk(const gk_t *k) {
+  return k->zrev_arg ? "(a_zrev ? (IDX)hc_global_size(2) - 1 - (IDX)hc_global_id(2) : (IDX)hc_global_id(2))"
+                     : "(IDX)hc_global_id(2)";
 }

@@ -50,14 +50,21 @@ hc_status_t hcg_point_shape(int *bx, int *by, int *zu) {
   return shape_from_env("HC_GRID_POINT", bx, by, zu);
 }
 
-hc_status_t hcg_vector_shape(hc_language_t lang, int *bx, int *by, int *zu) {
+hc_status_t hcg_vector_shape(int *bx, int *by, int *zu) {
   const char *e = getenv("HC_GRID_VECTOR");
   if (e && !strcmp(e, "off")) {
     *bx = *by = *zu = 0;
     return HC_OK;
   }
-  *bx = HCG_VEC_BX, *by = HCG_VEC_BY, *zu = lang == HC_LANG_CUDA_C ? HCG_VEC_ZUNROLL_CUDA : HCG_VEC_ZUNROLL_OPENCL;
+  *bx = HCG_VEC_BX, *by = HCG_VEC_BY, *zu = HCG_VEC_ZUNROLL;
   return shape_from_env("HC_GRID_VECTOR", bx, by, zu);
+}
+
+hc_status_t hcg_plane_order(int *alternate) {
+  const char *e = getenv("HC_GRID_PLANE_ORDER");
+  *alternate = !e || !*e || !strcmp(e, "alternate");
+  if (*alternate || !strcmp(e, "forward")) return HC_OK;
+  return hc_error(HC_ERR_PARAM, "HC_GRID_PLANE_ORDER=%s: give alternate (the default) or forward", e);
 }
 
 double hcg_balance(const hc_device_info_t *info, hc_dtype_t dt) {
@@ -331,6 +338,12 @@ static hc_status_t launch_kernel(hc_grid_t *g, const gk_t *k, reduce_out_t *red)
   longs[9] = (long)((uint64_t)plain_global_count(k));
   for (int i = 0; i < 9; i++) args[na++] = (hc_arg_t)HC_ARG_VAL(longs[i]);
   if (red && k->lang != HC_LANG_HOST) args[na++] = (hc_arg_t)HC_ARG_VAL(longs[9]);
+  long zrev = 0;
+  if (k->zrev_arg) {
+    zrev = k->alternate ? g->zrev : 0;
+    g->zrev = k->alternate && !g->zrev;
+    args[na++] = (hc_arg_t)HC_ARG_VAL(zrev);
+  }
   if (k->staged && k->lang != HC_LANG_HOST) {
     const uint32_t rank = k->plan->rank;
     size_t bx = rank == 1 ? HCG_STAGE_BX1 : HCG_STAGE_BX, by = rank == 1 ? 1 : HCG_STAGE_BY;
