@@ -306,9 +306,10 @@ hc_status_t hcg_point_shape(int *bx, int *by, int *zu);
  * 3 alternating rounds of the closest; 2026-11-24) 32x4 items were as good
  * as any group and 1 plane was slower than 2 or 4. With the straddling
  * items' stores merged (grid_vector.c), 4 planes against 2 gave, GB/s on
- * CUDA / NVIDIA OpenCL, Δf 2540 / 2523 against 2494 / 2490, Δ(f + g) 2650 /
- * 2637 against 2590 / 2583 (tests/gpu/grid_shapes.sh, 2026-11-24; before
- * the merge, OpenCL's Δ(f + g) had preferred 2). HC_GRID_VECTOR=BXxBYxZ
+ * CUDA / NVIDIA OpenCL in two rounds, Δf 2537-2542 / 2516-2530 against
+ * 2480-2502 / 2481-2500, Δ(f + g) 2649-2652 / 2633-2634 against
+ * 2586-2589 / 2582-2587 (tests/gpu/grid_shapes.sh, 2026-11-24; before the
+ * merge, OpenCL's Δ(f + g) had preferred 2). HC_GRID_VECTOR=BXxBYxZ
  * overrides the shape, =off turns vector kernels off. */
 #define HCG_VEC_BYTES 16
 #define HCG_VEC_BX 32
