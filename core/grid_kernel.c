@@ -197,12 +197,14 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
       k->sbx = sbx, k->sby = sby;
     }
   if (k->zunroll == 0 && p->rank == 3) k->unroll = 1, k->zunroll = pzu, k->sbx = pbx, k->sby = pby; /* HCG_POINT_* */
-  k->zrev_arg = !host_eval && lang != HC_LANG_HOST && mode == GK_ASSIGN && p->rank == 3;
-  uint32_t nargs = 1 + (k->nfields - 1) + k->nparams + 9 + (mode == GK_REDUCE) + (uint32_t)k->zrev_arg;
-  k->params_in_buffer = !host_eval && nargs > HC_MAX_KERNEL_ARGS;
   if (!host_eval && mode == GK_ASSIGN && parity == HC_GRID_ALL && root == p->root)
     for (uint32_t i = 0; i < k->nnodes; i++)
       if (k->nodes[i]->staged && !gk_is_leaf(k, k->nodes[i]) && k->nodes[i] != root) k->staged = 1;
+  /* the kernels whose items take plane chunks (gk_plane_chunk): device
+   * stencil, pointwise and vector assignments in 3-D, not staged ones */
+  k->zrev_arg = !host_eval && lang != HC_LANG_HOST && mode == GK_ASSIGN && p->rank == 3 && !k->staged;
+  uint32_t nargs = 1 + (k->nfields - 1) + k->nparams + 9 + (mode == GK_REDUCE) + (uint32_t)k->zrev_arg;
+  k->params_in_buffer = !host_eval && nargs > HC_MAX_KERNEL_ARGS;
   int vbx, vby, vzu;
   if ((st = hcg_vector_shape(&vbx, &vby, &vzu)) != HC_OK) {
     gk_free(k);

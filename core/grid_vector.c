@@ -159,7 +159,7 @@ static void emit_partial_loads(gw_t *w, const gk_t *k) {
 
 /* Plane z's cells of the item, from the preloaded values, and their store:
  * 16 bytes, the cells outside the box from emit_partial_loads. */
-static void emit_plane(gw_t *w, const gk_t *k, int z) {
+static void emit_plane(gw_t *w, const gk_t *k, int z) { /* after emit_partial_loads */
   const int v = k->vec;
   gw_put(w, "  if (%d < zn) {\n  const IDX i0 = ib + %d;\n  REAL y%d[%d];\n", z, z, z, v);
   for (int u = 0; u < v; u++) {
@@ -175,7 +175,7 @@ static void emit_plane(gw_t *w, const gk_t *k, int z) {
   char idx[160];
   gk_lin_index(k->plan->rank, "i0", "i1", "x0", idx, sizeof idx);
   gw_put(w, "  const IDX od = %s;\n", idx);
-  gw_put(w, "  if (x0 >= lo2 && x0 + %d <= lo2 + c2) {\n  VREAL s;\n", v);
+  gw_put(w, "  if (!part) {\n  VREAL s;\n");
   for (int u = 0; u < v; u++) gw_put(w, "  s.%c = y%d[%d];\n", vector_component[u], z, u);
   gw_put(w, "  *(HC_GLOBAL VREAL *)(D + od) = s;\n  } else {\n  VREAL s = old%d;\n", z);
   for (int u = 0; u < v; u++)
