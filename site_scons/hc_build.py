@@ -103,7 +103,13 @@ def add_methods(env):
     def plugin(env, name, sources, **kw):
         """A plugin as an outside author builds it: public headers, libhc."""
         e = env.Clone()
-        e.Append(LIBS=['hc'] + kw.pop('LIBS', []), LIBPATH=[env['HC_LIBDIR']],
+        libs = kw.pop('LIBS', [])
+        if 'hc-grid' in libs:
+            # libhc-grid is not loaded by the host: the plugin finds it in
+            # the lib/ two levels above lib/hc/plugins, in the build tree
+            # and in an install alike.
+            kw.setdefault('RPATH', []).append(e.Literal('\\$$ORIGIN/../..'))
+        e.Append(LIBS=libs + ['hc'], LIBPATH=[env['HC_LIBDIR']],
                  LINKFLAGS=['-Wl,-z,defs'], **kw)
         mod = e.LoadableModule(os.path.join(env['HC_PLUGINDIR'].abspath, name), sources,
                                LDMODULEPREFIX='', LDMODULESUFFIX='.so')

@@ -16,5 +16,9 @@ check cc -std=c11 examples/embed.c $(pkg-config --cflags --libs hc) -o "$prefix/
 # The installed tools find the installed plugins with no environment set.
 check env -u HC_PLUGIN_PATH "$prefix/embed"
 check env -u HC_PLUGIN_PATH "$prefix/bin/hcrun" --list
+# libhc-grid is its own library with its own pkg-config file; the installed
+# multigrid plugin finds it beside libhc.
+check test "$(pkg-config --libs-only-l hc-grid)" = "-lhc-grid -lhc"
+check env -u HC_PLUGIN_PATH "$prefix/bin/hcrun" --backend=cpu --workload=multigrid n=17 --verify
 echo "install check: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

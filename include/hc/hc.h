@@ -135,6 +135,9 @@ void hc_device_close(hc_device_t *dev);
 const hc_device_info_t *hc_device_info(const hc_device_t *dev);
 const char *hc_device_name(const hc_device_t *dev); /* its id, "cuda:0" */
 hc_context_t *hc_device_context(const hc_device_t *dev);
+/* Its index in the context (hc_device_open(ctx, index) opens it again, as
+ * one more reference). */
+uint32_t hc_device_index(const hc_device_t *dev);
 /* The device's recursive lock (see Threads above). */
 void hc_device_lock(hc_device_t *dev);
 void hc_device_unlock(hc_device_t *dev);

@@ -28,7 +28,7 @@ if [ ! -f "$cfg" ]; then
 fi
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS="-std=c11 -g -O1 -Wall -Wextra -Wno-unused-parameter -pthread -D_GNU_SOURCE=1 -Iinclude -Icore -I$out/config -Itests/fuzz"
+CFLAGS="-std=c11 -g -O1 -Wall -Wextra -Wno-unused-parameter -pthread -D_GNU_SOURCE=1 -Iinclude -Icore/runtime -Icore/pipeline -I$out/config -Itests/fuzz"
 
 # obj SRC OBJ EXTRA: compiles when OBJ is missing or older than any
 # dependency recorded in its .d file.
@@ -53,14 +53,14 @@ export -f stale compile
 export CC CFLAGS SAN
 
 # The core, instrumented for coverage (fuzzer-no-link), in parallel.
-ls core/*.c | xargs -P "$(nproc)" -I{} bash -c \
+ls core/runtime/*.c core/pipeline/*.c | xargs -P "$(nproc)" -I{} bash -c \
   'src={}; compile "$src" "'"$out"'/fuzz/obj/core_$(basename "${src%.c}").o" -fsanitize=fuzzer-no-link'
 lib="$out/fuzz/libhc_fuzz.a"
 objs=$(ls "$out"/fuzz/obj/core_*.o)
 # Objects of core files that no longer exist must not linger in the archive.
 for o in $objs; do
   b=$(basename "$o" .o)
-  [ -f "core/${b#core_}.c" ] || rm -f "$o" "${o%.o}.d"
+  [ -f "core/runtime/${b#core_}.c" ] || [ -f "core/pipeline/${b#core_}.c" ] || rm -f "$o" "${o%.o}.d"
 done
 objs=$(ls "$out"/fuzz/obj/core_*.o)
 rebuild_lib=0

@@ -1,4 +1,4 @@
-/* Fuzz target: .npy files (core/npy.c), both the in-memory parser and the
+/* Fuzz target: .npy files (core/runtime/npy.c), both the in-memory parser and the
  * file reader, on arbitrary bytes.
  *
  * Properties: never a crash or an out-of-bounds read; failures are

@@ -1,4 +1,4 @@
-/* Fuzz target: workload parameters (core/params.c) — every schema type with
+/* Fuzz target: workload parameters (core/runtime/params.c) — every schema type with
  * random text, through the parser the core runs on each key=value.
  *
  * Input: byte 0 picks the type (one past the last is an unknown type), byte

@@ -1,4 +1,4 @@
-/* Fuzz target: the pipeline text syntax (core/pipeline_parse.c), as given
+/* Fuzz target: the pipeline text syntax (core/pipeline/pipeline_parse.c), as given
  * to --pipeline and read from --pipeline-file. The input up to its first
  * NUL byte is the text (a file with a NUL byte is refused before parsing).
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Alternating rounds of gridexpr at 256^3 f32 under HC_GRID_VECTOR shapes,
-# both GPU backends (the knob behind HCG_VEC_* in core/grid_internal.h):
+# both GPU backends (the knob behind HCG_VEC_* in core/grid/grid_internal.h):
 #   bash tests/gpu/grid_shapes.sh "shape shape ..." "expr expr ..." [rounds]
 # ("" in the shapes is the default). Output: one line a run, GB/s.
 set -u  # HC_GRID_PLANE_ORDER and other variables pass through

@@ -1,6 +1,6 @@
 """Hand-written variants of the generated 7-point Laplacian (h = Δf on the
 interior of a 256^3 f32 field), timed with CuPy on the GPU machine; the
-experiment behind core/grid_vector.c.
+experiment behind core/grid/grid_vector.c.
 
     python3 tests/gpu/stencil_variants.py [n [variant,...]]
 

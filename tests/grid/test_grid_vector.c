@@ -1,4 +1,4 @@
-/* Vector assignments (core/grid_vector.c): items of 16 bytes of cells
+/* Vector assignments (core/grid/grid_vector.c): items of 16 bytes of cells
  * along the rows. Fields whose fast extent is a multiple of the vector
  * width, in every rank and both dtypes, with boxes that start and end
  * inside an item, a stencil reaching past the item on both sides, an

@@ -1,6 +1,6 @@
 /* Every glue kernel, with every set of build options the glue workloads
  * use, compiled as CUDA C by NVRTC (sm_90) with the dialect prelude exactly
- * as core/kernel.c prepends it — so a construct OpenCL C accepts and CUDA C
+ * as core/runtime/kernel.c prepends it — so a construct OpenCL C accepts and CUDA C
  * does not fails here, on a machine without a GPU. (test_glue runs the same
  * kernels on OpenCL devices and on CUDA devices where there are some.)
  * Skipped when NVRTC cannot be loaded. */

@@ -20,7 +20,7 @@
 #include "../../plugins/cuda/copier.c"
 #include "../../plugins/cuda/hc_nvrtc.c"
 
-/* The prelude exactly as core/kernel.c prepends it. */
+/* The prelude exactly as core/runtime/kernel.c prepends it. */
 static const char prelude[] =
 #include "dialect_cuda.h"
 #include "dialect_common.h"

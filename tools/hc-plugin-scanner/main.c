@@ -2,7 +2,7 @@
  * exercises what the host will call first (a backend's init, device count
  * and device info, fini; a workload's descriptor tables), so that a plugin
  * that crashes or hangs there takes down this process, not the host. The
- * core (core/probe.c) runs it with a timeout and remembers the verdict,
+ * core (core/runtime/probe.c) runs it with a timeout and remembers the verdict,
  * like GStreamer's gst-plugin-scanner.
  *
  * Exit status 0: safe to load in-process (clean rejections, such as a

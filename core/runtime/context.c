@@ -206,6 +206,11 @@ hc__workload_t *hc__find_workload(const hc_context_t *ctx, const char *name) {
   return NULL;
 }
 
+const hc_workload_ops_t *hc__workload_ops(const hc_context_t *ctx, const char *name) {
+  const hc__workload_t *w = hc__find_workload(ctx, name);
+  return w ? &w->ops : NULL;
+}
+
 void hc__count_transfer(hc_context_t *ctx, int kind, size_t bytes, double seconds) {
   pthread_mutex_lock(&ctx->lock);
   hc_transfer_stats_t *t = &ctx->transfers;

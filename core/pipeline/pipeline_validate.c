@@ -26,7 +26,7 @@ static const hc__pl_bind_t *binding_of(const hc_pipeline_t *p, uint32_t to, uint
 }
 
 static hc__pl_shape_t field_shape(const hc_field_t *f) {
-  hc__pl_shape_t s = {HC_DTYPE_BIT(f->dtype), (int32_t)f->rank, (int32_t)f->rank, 1};
+  hc__pl_shape_t s = {HC_DTYPE_BIT(hc_field_dtype(f)), (int32_t)hc_field_rank(f), (int32_t)hc_field_rank(f), 1};
   return s;
 }
 
@@ -63,8 +63,8 @@ HC_API hc_status_t hc_job_input_info(const hc_job_t *job, const char *port, hc_d
   }
   const hc_field_t *f = hc_job_input(job, port);
   if (f) {
-    if (dtype) *dtype = f->dtype;
-    if (rank) *rank = f->rank;
+    if (dtype) *dtype = hc_field_dtype(f);
+    if (rank) *rank = hc_field_rank(f);
     return HC_OK;
   }
   return hc_error(HC_ERR_NOT_FOUND, "%s: dtype and rank of input '%s' are not known", hc_job_workload(job), port);
@@ -234,11 +234,11 @@ static hc_status_t check_input(const hc_pipeline_t *p, uint32_t k, uint32_t in) 
 
 static hc_status_t check_device(const hc_pipeline_t *p, uint32_t k) {
   const hc__pl_stage_t *s = &p->stages[k];
-  const hc__workload_t *w = hc__find_workload(p->ctx, s->workload);
+  const hc_workload_ops_t *w = hc__workload_ops(p->ctx, s->workload);
   const hc_device_info_t *info = hc_device_info(s->dev);
   char why[256] = "";
-  if (!(w->ops.languages & info->languages)) snprintf(why, sizeof why, "no kernel in a language the device accepts");
-  else if (w->ops.check && w->ops.check(s->job, info, why, sizeof why) != 0) {
+  if (!(w->languages & info->languages)) snprintf(why, sizeof why, "no kernel in a language the device accepts");
+  else if (w->check && w->check(s->job, info, why, sizeof why) != 0) {
     if (!why[0]) snprintf(why, sizeof why, "refused by the workload");
   } else
     return HC_OK;
@@ -248,7 +248,7 @@ static hc_status_t check_device(const hc_pipeline_t *p, uint32_t k) {
 
 static hc_status_t predict_outputs(hc_pipeline_t *p, uint32_t k) {
   hc__pl_stage_t *s = &p->stages[k];
-  const hc__workload_t *w = hc__find_workload(p->ctx, s->workload);
+  const hc_workload_ops_t *w = hc__workload_ops(p->ctx, s->workload);
   uint32_t n = hc__pl_nports(s, p->ctx, 1);
   free(s->out_shape);
   s->out_shape = calloc(n ? n : 1, sizeof *s->out_shape);
@@ -256,10 +256,10 @@ static hc_status_t predict_outputs(hc_pipeline_t *p, uint32_t k) {
   for (uint32_t i = 0; i < n; i++) {
     const hc_port_spec_t *ps = hc__pl_port(s, p->ctx, 1, i);
     hc__pl_shape_t sh = {ps->dtypes, ps->rank_min, ps->rank_max, 0};
-    if (w->ops.describe_output) {
+    if (w->describe_output) {
       hc_dtype_t dt = HC_DTYPE_NONE;
       uint32_t rank = 0;
-      hc_status_t st = w->ops.describe_output(s->job, ps->name, &dt, &rank);
+      hc_status_t st = w->describe_output(s->job, ps->name, &dt, &rank);
       if (st == HC_OK && hc_dtype_size(dt)) {
         sh.dtypes = HC_DTYPE_BIT(dt);
         sh.rank_min = sh.rank_max = (int32_t)rank;

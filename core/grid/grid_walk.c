@@ -15,27 +15,8 @@ void gw_put(gw_t *w, const char *fmt, ...) {
   if (!w->emit || w->fail) return;
   va_list ap;
   va_start(ap, fmt);
-  int need = vsnprintf(NULL, 0, fmt, ap);
+  if (!hcg_vappend(&w->buf, &w->len, &w->cap, fmt, ap)) w->fail = 1;
   va_end(ap);
-  if (need < 0) {
-    w->fail = 1;
-    return;
-  }
-  if (w->len + (size_t)need + 1 > w->cap) {
-    size_t nc = w->cap ? w->cap * 2 : 4096;
-    while (nc < w->len + (size_t)need + 1) nc *= 2;
-    char *n = realloc(w->buf, nc);
-    if (!n) {
-      w->fail = 1;
-      return;
-    }
-    w->buf = n;
-    w->cap = nc;
-  }
-  va_start(ap, fmt);
-  vsnprintf(w->buf + w->len, w->cap - w->len, fmt, ap);
-  va_end(ap);
-  w->len += (size_t)need;
 }
 
 /* ---------------------------------------------------------------- variables */

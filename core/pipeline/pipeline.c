@@ -112,7 +112,7 @@ HC_API hc_status_t hc_pipeline_add_stage(hc_pipeline_t *p, const char *workload,
   if (st == HC_OK) {
     if ((!device || !*device) && p->nstages) {
       /* No device given: the previous stage's. */
-      st = hc_device_open(p->ctx, p->stages[p->nstages - 1].dev->index, &dev);
+      st = hc_device_open(p->ctx, hc_device_index(p->stages[p->nstages - 1].dev), &dev);
     } else {
       /* "auto": the best device that can run this workload, as for a
        * single run. */
@@ -237,7 +237,7 @@ HC_API hc_status_t hc_pipeline_set_input(hc_pipeline_t *p, uint32_t stage, const
 
 HC_API hc_status_t hc_pipeline_set_output_dir(hc_pipeline_t *p, const char *dir) {
   if (!p) return hc_error(HC_ERR_INVALID_ARG, "hc_pipeline_set_output_dir: NULL pipeline");
-  char *copy = dir ? hc__strdup(dir) : NULL;
+  char *copy = dir ? strdup(dir) : NULL;
   if (dir && !copy) return hc_error(HC_ERR_NO_MEMORY, "pipeline: out of memory");
   free(p->output_dir);
   p->output_dir = copy;

@@ -147,6 +147,8 @@ HC_API hc_status_t hc_device_open(hc_context_t *ctx, uint32_t index, hc_device_t
   return HC_OK;
 }
 
+HC_API uint32_t hc_device_index(const hc_device_t *d) { return d ? d->index : UINT32_MAX; }
+
 void hc__device_retain(hc_device_t *d) {
   pthread_mutex_lock(&d->ctx->lock);
   d->refs++;

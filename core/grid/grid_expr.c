@@ -93,9 +93,13 @@ HC_API hc_status_t hc_grid_create(hc_device_t *dev, const hc_grid_options_t *opt
     free(g);
     return st;
   }
-  g->dev = dev;
+  /* The grid holds its own reference: opening an open device again
+   * counts it, so the device outlives its opener's close. */
+  if ((st = hc_device_open(hc_device_context(dev), hc_device_index(dev), &g->dev)) != HC_OK) {
+    free(g);
+    return st;
+  }
   g->stats.size = sizeof g->stats;
-  hc__device_retain(dev);
   *out = g;
   return HC_OK;
 }
@@ -256,7 +260,7 @@ HC_API hc_gexpr_t *hc_gexpr_computable(hc_grid_t *g, const hc_gfunc_t *fn) {
     if (f.k[d] == 0) f.k[d] = 1;
   hc_gexpr_t *e = new_expr(g, GX_FUNC);
   if (!e) return NULL;
-  if (f.source && !(e->source = hc__strdup(f.source))) return hcg_fail(g, HC_ERR_NO_MEMORY, "out of memory");
+  if (f.source && !(e->source = strdup(f.source))) return hcg_fail(g, HC_ERR_NO_MEMORY, "out of memory");
   f.source = e->source;
   f.size = sizeof f;
   e->fn = f;

@@ -137,7 +137,7 @@ static hc_status_t entry_build(hc_grid_t *g, const gk_t *k, gk_entry_t **out) {
   gk_entry_t *e = calloc(1, sizeof *e);
   if (!e) return hc_error(HC_ERR_NO_MEMORY, "grid kernel: out of memory");
   hc_status_t st = HC_OK;
-  if (!(e->key = hc__strdup(k->key))) {
+  if (!(e->key = strdup(k->key))) {
     st = hc_error(HC_ERR_NO_MEMORY, "grid kernel: out of memory");
     goto fail;
   }

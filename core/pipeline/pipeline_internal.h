@@ -4,7 +4,7 @@
 #define HC_CORE_PIPELINE_INTERNAL_H
 
 #include "hc/pipeline.h"
-#include "internal.h"
+#include "layer.h"
 
 #define HC__PL_OUTSIDE UINT32_MAX /* binding source: a field set from outside */
 

@@ -1,4 +1,4 @@
-/* Grid expressions — internal structures shared by core/grid_*.c.
+/* Grid expressions — internal structures shared by the files of core/grid.
  *
  * Three layers:
  *   user nodes (hc_gexpr_t, hc_gop_t)   grid_expr.c, grid_ops.c: what the user built;
@@ -17,10 +17,21 @@
 #ifndef HC_CORE_GRID_INTERNAL_H
 #define HC_CORE_GRID_INTERNAL_H
 
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hc/grid.h"
-#include "internal.h"
+#include "hc/plugin.h"
+
+/* libhc-grid is built on libhc's public API alone (linked with -z defs;
+ * tests/unit/layers.py checks its imports). */
+#define HC_API __attribute__((visibility("default")))
+
+/* Appends printf-formatted text to a growable string (grid_str.c);
+ * 0 on allocation failure. */
+int hcg_append(char **buf, size_t *len, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int hcg_vappend(char **buf, size_t *len, size_t *cap, const char *fmt, va_list ap);
 
 #define HCG_MAX_FIELDS 24   /* distinct fields one kernel reads (+ dst) */
 #define HCG_MAX_OFFSET 8    /* |stencil offset| per axis */

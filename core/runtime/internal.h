@@ -8,8 +8,7 @@
 
 #include "hc/hc.h"
 #include "hc/plugin.h"
-
-#define HC_API __attribute__((visibility("default")))
+#include "layer.h"
 
 /* A loaded plugin file. */
 typedef struct hc__plugin {

@@ -46,7 +46,7 @@ static hc_status_t moved_copy(hc_pipeline_t *p, const hc__pl_bind_t *b, hc_field
   if (!tr) return hc_error(HC_ERR_NO_MEMORY, "out of memory");
   p->transfers = tr;
   /* Both devices locked (in index order, as every thread must) for the copy. */
-  hc_device_t *sdev = hc_field_device(src), *first = sdev->index < dev->index ? sdev : dev;
+  hc_device_t *sdev = hc_field_device(src), *first = hc_device_index(sdev) < hc_device_index(dev) ? sdev : dev;
   hc_device_t *second = first == dev ? sdev : dev;
   hc_device_lock(first);
   hc_device_lock(second);
@@ -133,7 +133,7 @@ HC_API hc_status_t hc_pipeline_run(hc_pipeline_t *p, uint32_t flags) {
   hc_status_t result = hc_pipeline_validate(p);
   if (result != HC_OK) {
     p->report.status = result;
-    p->message = hc__strdup(hc_last_error());
+    p->message = strdup(hc_last_error());
     return result;
   }
   const hc_transfer_stats_t start = stats_now(p);
@@ -169,14 +169,14 @@ HC_API hc_status_t hc_pipeline_run(hc_pipeline_t *p, uint32_t flags) {
       if (st == HC_ERR_VERIFY && result == HC_OK) {
         result = st;
         hc_error_prefix(st, "pipeline: stage %u (%s): ", k + 1, s->workload);
-        verify_msg = hc__strdup(hc_last_error());
+        verify_msg = strdup(hc_last_error());
       }
     } else {
       s->state = HC_STAGE_FAILED;
       p->report.failed_stage = (int32_t)k;
       result = hc_error_prefix(st, "pipeline: stage %u (%s) failed: ", k + 1, s->workload);
       free(verify_msg);
-      verify_msg = hc__strdup(hc_last_error());
+      verify_msg = strdup(hc_last_error());
     }
   }
   drop_moves(p);

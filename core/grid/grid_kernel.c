@@ -49,7 +49,7 @@ static int keyf(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
   va_end(ap);
   if (n < 0) return 0;
   if ((size_t)n >= sizeof tmp) return 0;
-  return hc__append(buf, len, cap, "%s", tmp);
+  return hcg_append(buf, len, cap, "%s", tmp);
 }
 
 static int build_key(gk_t *k) {
@@ -77,7 +77,7 @@ static int build_key(gk_t *k) {
       ok = keyf(&b, &len, &cap, ":f%u.%u", n->src->fn.kind, n->src->fn.axis);
       if (ok && n->src->fn.kind == HC_GFUNC_USER)
         ok = keyf(&b, &len, &cap, ":u%zu:", n->src->source ? strlen(n->src->source) : 0) &&
-             (!n->src->source || hc__append(&b, &len, &cap, "%s", n->src->source));
+             (!n->src->source || hcg_append(&b, &len, &cap, "%s", n->src->source));
     }
     if (ok && n->staged && k->staged) ok = keyf(&b, &len, &cap, ":T");
     if (ok) ok = keyf(&b, &len, &cap, ";");
