@@ -18,7 +18,7 @@ check env -u HC_PLUGIN_PATH "$prefix/embed"
 check env -u HC_PLUGIN_PATH "$prefix/bin/hcrun" --list
 # libhc-grid is its own library with its own pkg-config file; the installed
 # multigrid plugin finds it beside libhc.
-check test "$(pkg-config --libs-only-l hc-grid)" = "-lhc-grid -lhc"
+check test "$(pkg-config --libs-only-l hc-grid | xargs)" = "-lhc-grid -lhc"
 check env -u HC_PLUGIN_PATH "$prefix/bin/hcrun" --backend=cpu --workload=multigrid n=17 --verify
 echo "install check: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
