@@ -12,9 +12,10 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo \
   libjansson-dev libpng-dev valgrind clang python3 python3-venv python3-pip >/dev/null
 # SciPy >= 1.11 (Debian's is older) and NumPy for the reference tests and
-# the CPU peers of the benchmarks, in a virtual environment in the checkout.
+# the CPU peers of the benchmarks, and pytest for the Python tests, in a
+# virtual environment in the checkout.
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check 'scipy>=1.11' numpy matplotlib
+.venv/bin/python -m pip install -q --disable-pip-version-check 'scipy>=1.11' numpy matplotlib pytest
 scons -Q -j2

@@ -2,7 +2,10 @@
 """Runs every hc test program and prints the totals.
 
 Each program under BUILD/bin/tests is a CUnit program; the conformance
-program runs once per backend in CONFORMANCE_BACKENDS. The last line is
+program runs once per backend in CONFORMANCE_BACKENDS. Every
+tests/<group>/test_*.py is a pytest file, run with the checkout's .venv
+(HC_BUILD names the build directory, HC_SANITIZED is set in sanitizer
+builds). The last line is
 'hc tests: N passed, N failed' and the exit status is non-zero when any
 program failed (or crashed)."""
 import argparse
@@ -30,11 +33,29 @@ def cunit_counts(out):
     return passed, failed
 
 
+def pytest_counts(out):
+    tail = out.strip().splitlines()[-1:] or ['']
+    passed = re.search(r'(\d+) passed', tail[0])
+    failed = re.search(r'(\d+) (failed|error)', tail[0])
+    return (int(passed.group(1)) if passed else 0), (int(failed.group(1)) if failed else 0)
+
+
+def python_tests(top):
+    found = []
+    for group in sorted(os.listdir(os.path.join(top, 'tests'))):
+        gdir = os.path.join(top, 'tests', group)
+        if os.path.isdir(gdir):
+            found += [os.path.join(gdir, f) for f in sorted(os.listdir(gdir))
+                      if f.startswith('test_') and f.endswith('.py')]
+    return found
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--build', required=True)
     ap.add_argument('--filter', default='')
     ap.add_argument('--valgrind', action='store_true', help='run each program under valgrind memcheck')
+    ap.add_argument('--sanitized', action='store_true', help='the build is instrumented (ASan, TSan)')
     a = ap.parse_args()
     tdir = os.path.join(a.build, 'bin', 'tests')
     progs = sorted(p for p in os.listdir(tdir) if p.startswith('test_')) if os.path.isdir(tdir) else []
@@ -48,6 +69,14 @@ def main():
                 jobs.append(('%s[%s]' % (p, b), [path, '--backend=' + b]))
         else:
             jobs.append((p, [path]))
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    python = os.path.join(top, '.venv', 'bin', 'python')
+    if not a.valgrind:
+        for f in python_tests(top):
+            jobs.append((os.path.basename(f), [python, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', f]))
+    env['HC_BUILD'] = os.path.abspath(a.build)
+    if a.sanitized:
+        env['HC_SANITIZED'] = '1'
     if a.filter:
         jobs = [j for j in jobs if a.filter in j[0]]
     total_p = total_f = 0
@@ -61,7 +90,7 @@ def main():
             # the test backend lives outside the plugin directory
             jenv = dict(env, HC_PLUGIN_PATH=os.path.join(a.build, 'test-plugins'))
         rc, out, dt = run(cmd, jenv)
-        p, f = cunit_counts(out)
+        p, f = pytest_counts(out) if name.endswith('.py') else cunit_counts(out)
         total_p += p
         total_f += f
         skipped = [l for l in out.splitlines() if l.startswith('skipped:')]
