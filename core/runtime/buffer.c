@@ -26,6 +26,7 @@ HC_API hc_status_t hc_buffer_create(hc_device_t *d, size_t bytes, hc_buffer_t **
   b->dev = d;
   b->size = bytes;
   hc__device_retain(d);
+  __atomic_add_fetch(&d->ctx->live_buffers, 1, __ATOMIC_RELAXED);
   *out = b;
   return HC_OK;
 }
@@ -35,6 +36,7 @@ HC_API void hc_buffer_destroy(hc_buffer_t *b) {
   hc_device_t *d = b->dev;
   if (!b->wrapped) d->backend->ops.mem_free(d->handle, b->mem);
   else if (d->backend->ops.mem_unwrap) d->backend->ops.mem_unwrap(d->handle, b->mem);
+  __atomic_sub_fetch(&d->ctx->live_buffers, 1, __ATOMIC_RELAXED);
   free(b);
   hc_device_close(d);
 }
@@ -68,8 +70,13 @@ HC_API hc_status_t hc_buffer_wrap(hc_device_t *d, const hc_native_mem_t *mem, si
   b->size = bytes;
   b->wrapped = 1;
   hc__device_retain(d);
+  __atomic_add_fetch(&d->ctx->live_buffers, 1, __ATOMIC_RELAXED);
   *out = b;
   return HC_OK;
+}
+
+HC_API uint64_t hc_context_live_buffers(const hc_context_t *ctx) {
+  return ctx ? __atomic_load_n(&ctx->live_buffers, __ATOMIC_RELAXED) : 0;
 }
 
 HC_API size_t hc_buffer_size(const hc_buffer_t *b) { return b ? b->size : 0; }

@@ -91,6 +91,7 @@ struct hc_context {
   pthread_mutex_t lock; /* devices, transfer stats, why buffer */
   hc_transfer_stats_t transfers;
   char why[512];
+  uint64_t live_buffers; /* atomic: buffers created, not yet destroyed */
 };
 
 struct hc_buffer {

@@ -216,6 +216,9 @@ typedef struct hc_transfer_stats {
   double seconds;
 } hc_transfer_stats_t;
 void hc_transfer_stats_get(const hc_context_t *ctx, hc_transfer_stats_t *out);
+/* Buffers of the context (fields' included) created and not yet destroyed:
+ * for leak checks of code that embeds hc. */
+uint64_t hc_context_live_buffers(const hc_context_t *ctx);
 void hc_transfer_stats_reset(hc_context_t *ctx);
 
 /* ---------------------------------------------------------------- kernels */

@@ -132,12 +132,16 @@ static hc_status_t cpu_mem_native(void *dev, void *mem, hc_native_mem_t *out) {
   return HC_OK;
 }
 
-/* The cpu device's memory is host memory: a host address is used as is. */
+/* The cpu device's memory is host memory: a host address is used as is,
+ * when it has the alignment of cpu_mem_alloc's buffers (host kernels may
+ * rely on it). */
 static hc_status_t cpu_mem_wrap(void *dev, const hc_native_mem_t *native, size_t bytes, void **mem) {
   (void)dev;
   (void)bytes;
   if (native->kind != HC_NATIVE_HOST)
     return hc_error(HC_ERR_UNSUPPORTED, "cpu: only host memory can be used in place");
+  if ((uintptr_t)native->ptr % 64)
+    return hc_error(HC_ERR_UNSUPPORTED, "cpu: host memory used in place must be 64-byte aligned");
   *mem = native->ptr;
   return HC_OK;
 }

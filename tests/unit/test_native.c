@@ -11,12 +11,14 @@
 static void test_cpu_wraps_host_memory(void) {
   hc_device_t *d = th_device("cpu");
   if (!d) return;
-  double *host = malloc(64 * sizeof *host);
+  double *host = aligned_alloc(64, 64 * sizeof *host);
   for (int i = 0; i < 64; i++) host[i] = i;
   hc_native_mem_t m = {sizeof m, HC_NATIVE_HOST, host, -1, 0};
   int64_t shape[2] = {8, 8};
   hc_field_t *f = NULL;
+  uint64_t live = hc_context_live_buffers(th_context());
   TH_ASSERT_OK(hc_field_wrap(d, HC_F64, 2, shape, &m, &f));
+  CU_ASSERT_EQUAL(hc_context_live_buffers(th_context()), live + 1);
   CU_ASSERT_PTR_EQUAL(hc_buffer_host_ptr(hc_field_buffer(f)), host);
   double seven = 7.0;
   TH_ASSERT_OK(hc_buffer_fill(hc_field_buffer(f), 8 * sizeof(double), &seven, sizeof seven, 8 * sizeof(double)));
@@ -29,6 +31,7 @@ static void test_cpu_wraps_host_memory(void) {
   CU_ASSERT_EQUAL(back.kind, HC_NATIVE_HOST);
   CU_ASSERT_PTR_EQUAL(back.ptr, host);
   hc_field_destroy(f);
+  CU_ASSERT_EQUAL(hc_context_live_buffers(th_context()), live);
   CU_ASSERT_EQUAL(host[9], 7.0); /* still the caller's, still readable */
   free(host);
 }
@@ -43,6 +46,10 @@ static void test_wrap_rejects_bad_input(void) {
   hc_native_mem_t cuda = {sizeof cuda, HC_NATIVE_CUDA, &x, 0, 0};
   CU_ASSERT_EQUAL(hc_buffer_wrap(d, &cuda, sizeof x, &b), HC_ERR_UNSUPPORTED);
   CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "host memory"));
+  double pair[2] __attribute__((aligned(64))) = {0, 0};
+  hc_native_mem_t odd = {sizeof odd, HC_NATIVE_HOST, &pair[1], -1, 0};
+  CU_ASSERT_EQUAL(hc_buffer_wrap(d, &odd, sizeof x, &b), HC_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "aligned"));
   hc_native_mem_t null = {sizeof null, HC_NATIVE_HOST, NULL, -1, 0};
   CU_ASSERT_EQUAL(hc_buffer_wrap(d, &null, sizeof x, &b), HC_ERR_INVALID_ARG);
   CU_ASSERT_PTR_NULL(b);
