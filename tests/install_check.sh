@@ -20,5 +20,15 @@ check env -u HC_PLUGIN_PATH "$prefix/bin/hcrun" --list
 # multigrid plugin finds it beside libhc.
 check test "$(pkg-config --libs-only-l hc-grid | xargs)" = "-lhc-grid -lhc"
 check env -u HC_PLUGIN_PATH "$prefix/bin/hcrun" --backend=cpu --workload=multigrid n=17 --verify
+# The Python package: pip installs it, and it finds the installed libhc
+# (pkg-config) and its plugins, not the build tree's.
+check .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --target "$prefix/python" ./python
+check env -u HC_PLUGIN_PATH PYTHONPATH="$prefix/python" .venv/bin/python -c "
+import hc, numpy as np
+assert hc.load_library()._name.startswith('$prefix/'), hc.load_library()._name
+with hc.Context() as ctx:
+    r = ctx.run('simpson', input=np.ones((9, 9, 9)), h=0.125, device='cpu')
+    assert abs(r.metrics['integral'] - 1.0) < 1e-12, r.metrics
+"
 echo "install check: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

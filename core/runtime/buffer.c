@@ -26,6 +26,7 @@ HC_API hc_status_t hc_buffer_create(hc_device_t *d, size_t bytes, hc_buffer_t **
   b->dev = d;
   b->size = bytes;
   hc__device_retain(d);
+  __atomic_add_fetch(&d->ctx->live_buffers, 1, __ATOMIC_RELAXED);
   *out = b;
   return HC_OK;
 }
@@ -33,9 +34,49 @@ HC_API hc_status_t hc_buffer_create(hc_device_t *d, size_t bytes, hc_buffer_t **
 HC_API void hc_buffer_destroy(hc_buffer_t *b) {
   if (!b) return;
   hc_device_t *d = b->dev;
-  d->backend->ops.mem_free(d->handle, b->mem);
+  if (!b->wrapped) d->backend->ops.mem_free(d->handle, b->mem);
+  else if (d->backend->ops.mem_unwrap) d->backend->ops.mem_unwrap(d->handle, b->mem);
+  __atomic_sub_fetch(&d->ctx->live_buffers, 1, __ATOMIC_RELAXED);
   free(b);
   hc_device_close(d);
+}
+
+HC_API hc_status_t hc_buffer_native(const hc_buffer_t *b, hc_native_mem_t *out) {
+  if (!b || !out) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_native: NULL argument");
+  memset(out, 0, sizeof *out);
+  out->size = sizeof *out;
+  out->ordinal = -1;
+  if (!b->dev->backend->ops.mem_native)
+    return hc_error(HC_ERR_UNSUPPORTED, "%s: the backend does not describe its memory", b->dev->id);
+  hc_status_t st = b->dev->backend->ops.mem_native(b->dev->handle, b->mem, out);
+  return st == HC_OK ? HC_OK : hc_error_prefix(st, "%s: ", b->dev->id);
+}
+
+HC_API hc_status_t hc_buffer_wrap(hc_device_t *d, const hc_native_mem_t *mem, size_t bytes, hc_buffer_t **out) {
+  if (!d || !mem || !out) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_wrap: NULL argument");
+  *out = NULL;
+  if (mem->size < sizeof *mem) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_wrap: hc_native_mem_t.size not set");
+  if (!mem->ptr || !bytes) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_wrap: no memory given");
+  if (!d->backend->ops.mem_wrap)
+    return hc_error(HC_ERR_UNSUPPORTED, "%s cannot use memory allocated outside hc", d->id);
+  hc_buffer_t *b = calloc(1, sizeof *b);
+  if (!b) return hc_error(HC_ERR_NO_MEMORY, "hc_buffer_wrap: out of host memory");
+  hc_status_t st = d->backend->ops.mem_wrap(d->handle, mem, bytes, &b->mem);
+  if (st != HC_OK) {
+    free(b);
+    return hc_error_prefix(st, "%s: ", d->id);
+  }
+  b->dev = d;
+  b->size = bytes;
+  b->wrapped = 1;
+  hc__device_retain(d);
+  __atomic_add_fetch(&d->ctx->live_buffers, 1, __ATOMIC_RELAXED);
+  *out = b;
+  return HC_OK;
+}
+
+HC_API uint64_t hc_context_live_buffers(const hc_context_t *ctx) {
+  return ctx ? __atomic_load_n(&ctx->live_buffers, __ATOMIC_RELAXED) : 0;
 }
 
 HC_API size_t hc_buffer_size(const hc_buffer_t *b) { return b ? b->size : 0; }

@@ -6,27 +6,27 @@
 
 #include "internal.h"
 
-HC_API hc_status_t hc_field_create(hc_device_t *d, hc_dtype_t dtype, uint32_t rank, const int64_t *shape,
-                                   hc_field_t **out) {
-  if (!d || !out || (rank && !shape)) return hc_error(HC_ERR_INVALID_ARG, "hc_field_create: NULL argument");
-  *out = NULL;
-  if (hc_dtype_size(dtype) == 0) return hc_error(HC_ERR_INVALID_ARG, "hc_field_create: unknown dtype %d", (int)dtype);
-  if (rank > HC_MAX_DIMS) return hc_error(HC_ERR_INVALID_ARG, "hc_field_create: rank %u (at most %d)", rank, HC_MAX_DIMS);
-  size_t count = 1;
+/* Checks a field's description; *count gets its elements. */
+static hc_status_t check_shape(const char *what, hc_dtype_t dtype, uint32_t rank, const int64_t *shape, size_t *count) {
+  if (hc_dtype_size(dtype) == 0) return hc_error(HC_ERR_INVALID_ARG, "%s: unknown dtype %d", what, (int)dtype);
+  if (rank > HC_MAX_DIMS) return hc_error(HC_ERR_INVALID_ARG, "%s: rank %u (at most %d)", what, rank, HC_MAX_DIMS);
+  size_t n = 1;
   for (uint32_t i = 0; i < rank; i++) {
-    if (shape[i] < 0) return hc_error(HC_ERR_INVALID_ARG, "hc_field_create: negative extent %lld", (long long)shape[i]);
-    if (shape[i] && count > SIZE_MAX / 16 / (size_t)shape[i])
-      return hc_error(HC_ERR_INVALID_ARG, "hc_field_create: shape too large");
-    count *= (size_t)shape[i];
+    if (shape[i] < 0) return hc_error(HC_ERR_INVALID_ARG, "%s: negative extent %lld", what, (long long)shape[i]);
+    if (shape[i] && n > SIZE_MAX / 16 / (size_t)shape[i])
+      return hc_error(HC_ERR_INVALID_ARG, "%s: shape too large", what);
+    n *= (size_t)shape[i];
   }
+  *count = n;
+  return HC_OK;
+}
+
+hc_status_t hc__field_over(hc_buffer_t *buf, hc_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                           hc_field_t **out) {
   hc_field_t *f = calloc(1, sizeof *f);
-  if (!f) return hc_error(HC_ERR_NO_MEMORY, "hc_field_create: out of memory");
-  hc_status_t st = hc_buffer_create(d, count * hc_dtype_size(dtype), &f->buf);
-  if (st != HC_OK) {
-    free(f);
-    return st;
-  }
-  f->dev = d;
+  if (!f) return hc_error(HC_ERR_NO_MEMORY, "out of memory for a field");
+  f->buf = buf;
+  f->dev = buf->dev;
   f->dtype = dtype;
   f->rank = rank;
   for (uint32_t i = 0; i < HC_MAX_DIMS; i++) {
@@ -36,6 +36,30 @@ HC_API hc_status_t hc_field_create(hc_device_t *d, hc_dtype_t dtype, uint32_t ra
   }
   *out = f;
   return HC_OK;
+}
+
+HC_API hc_status_t hc_field_create(hc_device_t *d, hc_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                                   hc_field_t **out) {
+  if (!d || !out || (rank && !shape)) return hc_error(HC_ERR_INVALID_ARG, "hc_field_create: NULL argument");
+  *out = NULL;
+  size_t count = 0;
+  hc_status_t st = check_shape("hc_field_create", dtype, rank, shape, &count);
+  hc_buffer_t *buf = NULL;
+  if (st == HC_OK) st = hc_buffer_create(d, count * hc_dtype_size(dtype), &buf);
+  if (st == HC_OK && (st = hc__field_over(buf, dtype, rank, shape, out)) != HC_OK) hc_buffer_destroy(buf);
+  return st;
+}
+
+HC_API hc_status_t hc_field_wrap(hc_device_t *d, hc_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                                 const hc_native_mem_t *mem, hc_field_t **out) {
+  if (!d || !out || !mem || (rank && !shape)) return hc_error(HC_ERR_INVALID_ARG, "hc_field_wrap: NULL argument");
+  *out = NULL;
+  size_t count = 0;
+  hc_status_t st = check_shape("hc_field_wrap", dtype, rank, shape, &count);
+  hc_buffer_t *buf = NULL;
+  if (st == HC_OK) st = hc_buffer_wrap(d, mem, count ? count * hc_dtype_size(dtype) : 1, &buf);
+  if (st == HC_OK && (st = hc__field_over(buf, dtype, rank, shape, out)) != HC_OK) hc_buffer_destroy(buf);
+  return st;
 }
 
 HC_API void hc_field_destroy(hc_field_t *f) {

@@ -91,12 +91,14 @@ struct hc_context {
   pthread_mutex_t lock; /* devices, transfer stats, why buffer */
   hc_transfer_stats_t transfers;
   char why[512];
+  uint64_t live_buffers; /* atomic: buffers created, not yet destroyed */
 };
 
 struct hc_buffer {
   hc_device_t *dev;
   void *mem;
   size_t size;
+  int wrapped; /* caller-owned memory (hc_buffer_wrap): never mem_free'd */
 };
 
 struct hc_kernel {
@@ -121,6 +123,9 @@ struct hc_field {
 /* Buffers and kernels hold a reference on their device, so a device closed
  * by its opener stays alive until the last of them is destroyed. */
 void hc__device_retain(hc_device_t *d);
+/* A field over an existing buffer, which it then owns. */
+hc_status_t hc__field_over(hc_buffer_t *buf, hc_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                           hc_field_t **out);
 void hc__vformat_error(hc_status_t status, const char *fmt, va_list ap);
 hc__workload_t *hc__find_workload(const hc_context_t *ctx, const char *name);
 /* Called before every command queued on d (launches, transfers, fills):

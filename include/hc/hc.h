@@ -178,6 +178,35 @@ hc_status_t hc_buffer_fill(hc_buffer_t *buf, size_t offset,
  * backend), else NULL. */
 void *hc_buffer_host_ptr(const hc_buffer_t *buf);
 
+/* Memory as the device API itself names it, for handing buffers to other
+ * libraries without a copy (DLPack, __cuda_array_interface__, CuPy) and for
+ * running hc on memory they allocated. */
+typedef enum hc_native_kind {
+  HC_NATIVE_NONE = 0,
+  HC_NATIVE_HOST = 1,  /* ptr: a host address */
+  HC_NATIVE_CUDA = 2,  /* ptr: a CUdeviceptr; ordinal: the CUDA device */
+  HC_NATIVE_OPENCL = 3 /* ptr: a cl_mem */
+} hc_native_kind_t;
+typedef struct hc_native_mem {
+  uint32_t size;    /* sizeof(hc_native_mem_t) */
+  uint32_t kind;    /* hc_native_kind_t */
+  void *ptr;
+  int32_t ordinal;  /* device number in the native API (CUDA), else -1 */
+  uint32_t reserved_;
+} hc_native_mem_t;
+
+/* Describes the buffer's memory as its device API names it. HC_ERR_UNSUPPORTED
+ * when the backend does not say (the buffer stays usable through hc). */
+hc_status_t hc_buffer_native(const hc_buffer_t *buf, hc_native_mem_t *out);
+/* A buffer over memory the caller allocated with the device's own API (or,
+ * for a device that shares host memory, a host address): hc reads and
+ * writes it in place and never frees it; the caller keeps it alive and
+ * unchanged in size until hc_buffer_destroy. HC_ERR_UNSUPPORTED when the
+ * device cannot take that kind of memory (callers then copy). Caller owns
+ * *out. */
+hc_status_t hc_buffer_wrap(hc_device_t *dev, const hc_native_mem_t *mem,
+                           size_t bytes, hc_buffer_t **out);
+
 /* Transfers counted by the context (host<->device and device<->device
  * across devices), for reports and tests. */
 typedef struct hc_transfer_stats {
@@ -187,6 +216,9 @@ typedef struct hc_transfer_stats {
   double seconds;
 } hc_transfer_stats_t;
 void hc_transfer_stats_get(const hc_context_t *ctx, hc_transfer_stats_t *out);
+/* Buffers of the context (fields' included) created and not yet destroyed:
+ * for leak checks of code that embeds hc. */
+uint64_t hc_context_live_buffers(const hc_context_t *ctx);
 void hc_transfer_stats_reset(hc_context_t *ctx);
 
 /* ---------------------------------------------------------------- kernels */
@@ -277,6 +309,11 @@ hc_status_t hc_field_write(hc_field_t *f, const void *host);
  * Caller owns *out. */
 hc_status_t hc_field_copy_to(const hc_field_t *f, hc_device_t *dev,
                              hc_field_t **out);
+
+/* A field over caller-owned memory (hc_buffer_wrap's rules), C order. */
+hc_status_t hc_field_wrap(hc_device_t *dev, hc_dtype_t dtype, uint32_t rank,
+                          const int64_t *shape, const hc_native_mem_t *mem,
+                          hc_field_t **out);
 
 /* .npy files (format 1.0/2.0/3.0, little-endian, C order; f4 f8 c8 c16).
  * Spacing and origin travel in a side file "<path>.grid" when present.

@@ -121,6 +121,14 @@ typedef struct hc_backend_ops {
   hc_status_t (*peer_copy)(void *dst_dev, void *dst, size_t dst_offset,
                            void *src_dev, void *src, size_t src_offset,
                            size_t bytes);
+  /* ABI 1.1. Native memory (optional): mem_native describes mem in the
+   * device API's terms (hc_buffer_native); mem_wrap makes a mem handle
+   * over memory the caller allocated (hc_buffer_wrap), which the core
+   * never passes to mem_free: it calls mem_unwrap (optional) instead. */
+  hc_status_t (*mem_native)(void *dev, void *mem, hc_native_mem_t *out);
+  hc_status_t (*mem_wrap)(void *dev, const hc_native_mem_t *native,
+                          size_t bytes, void **mem);
+  void (*mem_unwrap)(void *dev, void *mem);
 } hc_backend_ops_t;
 
 /* ================================================================ cache */

@@ -125,6 +125,27 @@ static hc_status_t cpu_mem_fill(void *dev, void *mem, size_t off, const void *pa
 
 static void *cpu_mem_host_ptr(void *dev, void *mem) { (void)dev; return mem; }
 
+static hc_status_t cpu_mem_native(void *dev, void *mem, hc_native_mem_t *out) {
+  (void)dev;
+  out->kind = HC_NATIVE_HOST;
+  out->ptr = mem;
+  return HC_OK;
+}
+
+/* The cpu device's memory is host memory: a host address is used as is,
+ * when it has the alignment of cpu_mem_alloc's buffers (host kernels may
+ * rely on it). */
+static hc_status_t cpu_mem_wrap(void *dev, const hc_native_mem_t *native, size_t bytes, void **mem) {
+  (void)dev;
+  (void)bytes;
+  if (native->kind != HC_NATIVE_HOST)
+    return hc_error(HC_ERR_UNSUPPORTED, "cpu: only host memory can be used in place");
+  if ((uintptr_t)native->ptr % 64)
+    return hc_error(HC_ERR_UNSUPPORTED, "cpu: host memory used in place must be 64-byte aligned");
+  *mem = native->ptr;
+  return HC_OK;
+}
+
 typedef struct {
   hc_host_kernel_fn fn;
 } cpu_kernel_t;
@@ -203,6 +224,8 @@ static const hc_backend_ops_t cpu_ops = {
     .mem_copy = cpu_mem_copy,
     .mem_fill = cpu_mem_fill,
     .mem_host_ptr = cpu_mem_host_ptr,
+    .mem_native = cpu_mem_native,
+    .mem_wrap = cpu_mem_wrap,
     .kernel_create_host = cpu_kernel_create_host,
     .kernel_release = cpu_kernel_release,
     .kernel_max_group_size = cpu_kernel_max_group_size,

@@ -230,6 +230,8 @@ static const hc_backend_ops_t cuda_ops = {
     .timer_begin = cuda_timer_begin,
     .timer_end = cuda_timer_end,
     .peer_copy = cuda_peer_copy,
+    .mem_native = cuda_mem_native,
+    .mem_wrap = cuda_mem_wrap,
 };
 
 HC_PLUGIN_DESCRIPTOR = {

@@ -76,6 +76,8 @@ void cuda_memory_setup(cuda_dev_t *d);   /* staging policy from the env */
 void cuda_memory_teardown(cuda_dev_t *d);
 hc_status_t cuda_mem_alloc(void *dev, size_t bytes, void **mem);
 void cuda_mem_free(void *dev, void *mem);
+hc_status_t cuda_mem_native(void *dev, void *mem, hc_native_mem_t *out);
+hc_status_t cuda_mem_wrap(void *dev, const hc_native_mem_t *native, size_t bytes, void **mem);
 hc_status_t cuda_mem_write(void *dev, void *mem, size_t off, const void *src, size_t n);
 hc_status_t cuda_mem_read(void *dev, void *mem, size_t off, void *dst, size_t n);
 hc_status_t cuda_mem_copy(void *dev, void *dst, size_t doff, void *src, size_t soff, size_t n);

@@ -150,6 +150,28 @@ void cuda_mem_free(void *dev, void *mem) {
   }
 }
 
+hc_status_t cuda_mem_native(void *dev, void *mem, hc_native_mem_t *out) {
+  cuda_dev_t *d = dev;
+  out->kind = HC_NATIVE_CUDA;
+  out->ptr = mem;
+  out->ordinal = (int32_t)d->dev;
+  return HC_OK;
+}
+
+/* Memory of the same device, allocated in its primary context (the one
+ * the CUDA runtime, CuPy and PyTorch use), is used as is. */
+hc_status_t cuda_mem_wrap(void *dev, const hc_native_mem_t *native, size_t bytes, void **mem) {
+  cuda_dev_t *d = dev;
+  (void)bytes;
+  if (native->kind != HC_NATIVE_CUDA)
+    return hc_error(HC_ERR_UNSUPPORTED, "cuda:%u: only CUDA device memory can be used in place", d->index);
+  if (native->ordinal != (int32_t)d->dev)
+    return hc_error(HC_ERR_UNSUPPORTED, "cuda:%u: the memory belongs to CUDA device %d", d->index,
+                    (int)native->ordinal);
+  *mem = native->ptr;
+  return HC_OK;
+}
+
 /* Waits for the stream; the error names the operation that queued work. */
 static hc_status_t stream_sync(cuda_dev_t *d, const char *what) {
   CUresult r = d->cu->cuStreamSynchronize(d->stream);

@@ -53,6 +53,35 @@ void ocl_mem_free(void *dev, void *mem) {
   if (mem) clReleaseMemObject((cl_mem)mem);
 }
 
+hc_status_t ocl_mem_native(void *dev, void *mem, hc_native_mem_t *out) {
+  (void)dev;
+  out->kind = HC_NATIVE_OPENCL;
+  out->ptr = mem;
+  return HC_OK;
+}
+
+/* A cl_mem of this device's context, retained while hc uses it. */
+hc_status_t ocl_mem_wrap(void *dev, const hc_native_mem_t *native, size_t bytes, void **mem) {
+  ocl_dev_t *d = dev;
+  cl_context owner = NULL;
+  size_t have = 0;
+  if (native->kind != HC_NATIVE_OPENCL)
+    return hc_error(HC_ERR_UNSUPPORTED, "%s: only a cl_mem of its context can be used in place", d->slot->info.name);
+  cl_mem m = (cl_mem)native->ptr;
+  cl_int err = clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
+  if (err == CL_SUCCESS) err = clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof have, &have, NULL);
+  if (err != CL_SUCCESS) return ocl_fail(err, HC_ERR_INVALID_ARG, "clGetMemObjectInfo", "the given cl_mem");
+  if (owner != d->ctx)
+    return hc_error(HC_ERR_UNSUPPORTED, "%s: the cl_mem belongs to another OpenCL context", d->slot->info.name);
+  if (have < bytes)
+    return hc_error(HC_ERR_INVALID_ARG, "%s: the cl_mem holds %zu bytes, %zu needed", d->slot->info.name, have, bytes);
+  clRetainMemObject(m);
+  *mem = m;
+  return HC_OK;
+}
+
+void ocl_mem_unwrap(void *dev, void *mem) { ocl_mem_free(dev, mem); }
+
 hc_status_t ocl_mem_write(void *dev, void *mem, size_t off, const void *src, size_t n) {
   ocl_dev_t *d = dev;
   cl_event ev;

@@ -83,6 +83,9 @@ void ocl_event_track(ocl_dev_t *d, cl_event ev);
 /* The ops, by file. */
 hc_status_t ocl_mem_alloc(void *dev, size_t bytes, void **mem);
 void ocl_mem_free(void *dev, void *mem);
+hc_status_t ocl_mem_native(void *dev, void *mem, hc_native_mem_t *out);
+hc_status_t ocl_mem_wrap(void *dev, const hc_native_mem_t *native, size_t bytes, void **mem);
+void ocl_mem_unwrap(void *dev, void *mem);
 hc_status_t ocl_mem_write(void *dev, void *mem, size_t off, const void *src, size_t n);
 hc_status_t ocl_mem_read(void *dev, void *mem, size_t off, void *dst, size_t n);
 hc_status_t ocl_mem_copy(void *dev, void *dst, size_t doff, void *src, size_t soff, size_t n);

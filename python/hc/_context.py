@@ -1,0 +1,319 @@
+"""hc.Context: the registry of backends, devices and workloads, and single
+runs of a workload (hcrun --workload=...)."""
+import ctypes
+import weakref
+from collections import namedtuple
+
+from . import _lib
+from ._field import Field, is_array, to_field
+from .errors import check, error
+
+HC_RUN_VERIFY = 1
+_ERR_VERIFY = 15
+_PARAM_SHAPE, _PARAM_VEC = 5, 6
+
+Times = namedtuple('Times', 'wall compute device')
+Times.__doc__ = ('Seconds: the whole run (wall), the workload\'s timed region (compute, the papers\' "total") and '
+                 'the device\'s time in it (device, the papers\' "GPU").')
+
+
+def _text(b):
+    return b.decode(errors='surrogateescape') if b is not None else None
+
+
+class Result:
+    """One run: .metrics (name -> value), .units, .times, .verified (None,
+    True or False) and .verify_message, .notes, .params (effective, as
+    text), .fields (output port -> hc.Field) and .outputs (port -> NumPy
+    array; a view on host-memory devices)."""
+
+    def __init__(self, workload, device, job, fields):
+        lib = _lib.load()
+        self.workload = workload
+        self.device = device
+        t = _lib.JobTimes()
+        lib.hc_job_times(job, ctypes.byref(t))
+        self.times = Times(t.wall_s, t.compute_s, t.device_s)
+        self.metrics, self.units = {}, {}
+        for i in range(lib.hc_job_metric_count(job)):
+            name, unit, value = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_double()
+            check(lib.hc_job_metric(job, i, ctypes.byref(name), ctypes.byref(value), ctypes.byref(unit)))
+            self.metrics[_text(name.value)] = value.value
+            self.units[_text(name.value)] = _text(unit.value) or ''
+        msg = ctypes.c_char_p()
+        v = lib.hc_job_verified(job, ctypes.byref(msg))
+        self.verified = None if v < 0 else bool(v)
+        self.verify_message = _text(msg.value)
+        self.notes = _text(lib.hc_job_notes(job)) or ''
+        self.params = {}
+        for i in range(lib.hc_job_param_count(job)):
+            k, val = ctypes.c_char_p(), ctypes.c_char_p()
+            check(lib.hc_job_param_get(job, i, ctypes.byref(k), ctypes.byref(val)))
+            self.params[_text(k.value)] = _text(val.value)
+        self.fields = fields
+        self._outputs = None
+
+    @property
+    def outputs(self):
+        if self._outputs is None:
+            self._outputs = {k: f.numpy() for k, f in self.fields.items()}
+        return self._outputs
+
+    def __repr__(self):
+        m = ', '.join('%s=%.6g' % kv for kv in list(self.metrics.items())[:4])
+        return '<hc.Result %s on %s: %s; %.3g s>' % (self.workload, self.device, m, self.times.compute)
+
+    def _repr_html_(self):
+        rows = ''.join('<tr><td>%s</td><td>%.6g</td><td>%s</td></tr>' % (k, v, self.units.get(k, ''))
+                       for k, v in self.metrics.items())
+        ver = '' if self.verified is None else '<p>verification %s: %s</p>' % (
+            'passed' if self.verified else 'FAILED', self.verify_message or '')
+        outs = ', '.join('%s %s %s' % (k, f.dtype.name, 'x'.join(map(str, f.shape))) for k, f in self.fields.items())
+        return ('<p><b>%s</b> on %s — wall %.4g s, compute %.4g s, device %.4g s</p><table>%s</table>%s<p>outputs: %s</p>'
+                % (self.workload, self.device, self.times.wall, self.times.compute, self.times.device, rows, ver,
+                   outs or 'none'))
+
+
+class _Runtime:
+    """The C context and its opened devices. Fields, pipelines and grids
+    count themselves as users; the context is destroyed when it was closed
+    and its last user is gone, in whatever order Python finalises them
+    (at exit, finalisers run in no particular order)."""
+
+    def __init__(self, lib, handle):
+        self.lib, self.h, self.open, self.users, self.closing = lib, handle, {}, 0, False
+
+    def acquire(self):
+        self.users += 1
+
+    def release(self):
+        self.users -= 1
+        if self.closing and self.users <= 0:
+            self._destroy()
+
+    def close(self):
+        self.closing = True
+        if self.users <= 0:
+            self._destroy()
+
+    def _destroy(self):
+        if self.h:
+            for d in self.open.values():
+                self.lib.hc_device_close(d)
+            self.open.clear()
+            self.lib.hc_context_destroy(self.h)
+            self.h = None
+
+
+class Context:
+    """One hc runtime: finds the backend and workload plugins as hcrun does
+    (plugin_dirs first, then HC_PLUGIN_PATH, the install and the build tree).
+    Usable as a context manager; its fields, pipelines and grids keep it
+    alive until they are gone."""
+
+    def __init__(self, plugin_dirs=()):
+        self._lib = lib = _lib.load()
+        opts = _lib.ContextOptions()
+        opts.size = ctypes.sizeof(opts)
+        dirs = [d.encode() if isinstance(d, str) else d for d in plugin_dirs]
+        self._dirs = (ctypes.c_char_p * max(len(dirs), 1))(*dirs)
+        opts.plugin_dirs = self._dirs if dirs else None
+        opts.plugin_dir_count = len(dirs)
+        h = ctypes.c_void_p()
+        check(lib.hc_context_create(ctypes.byref(opts), ctypes.byref(h)))
+        self._rt = _Runtime(lib, h.value)
+        self._dependents = weakref.WeakSet()
+
+    # -- life
+    @property
+    def _h(self):
+        return self._rt.h
+
+    def _handle(self):
+        if not self._rt.h or self._rt.closing:
+            raise ValueError('the context was closed')
+        return self._rt.h
+
+    def close(self):
+        """Closes the devices and unloads the plugins; the fields, pipelines
+        and grids made from this context are closed first."""
+        for d in list(self._dependents):
+            d.close()
+        self._rt.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self._rt.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+    # -- registry
+    @property
+    def devices(self):
+        """Device names, as hcrun --list shows them ("cpu:0", "opencl:0")."""
+        h = self._handle()
+        return [_text(self._lib.hc_device_id(h, i)) for i in range(self._lib.hc_device_count(h))]
+
+    @property
+    def workloads(self):
+        return self._names(self._lib.hc_workload_count, self._lib.hc_workload_get)
+
+    @property
+    def backends(self):
+        return self._names(self._lib.hc_backend_count, self._lib.hc_backend_get)
+
+    def _names(self, count, get):
+        h, out = self._handle(), []
+        for i in range(count(h)):
+            s = _lib.PluginSummary()
+            check(get(h, i, ctypes.byref(s)))
+            out.append(_text(s.name))
+        return out
+
+    def device_info(self, device):
+        """The capability record of a device ("cuda:0") as a dict."""
+        info = _lib.DeviceInfo()
+        check(self._lib.hc_device_query(self._handle(), self._index(device), ctypes.byref(info)))
+        out = {}
+        for name, _ in info._fields_:
+            v = getattr(info, name)
+            out[name] = v.decode(errors='replace') if isinstance(v, bytes) else v
+        return out
+
+    def params(self, workload):
+        """The workload's parameters: name -> (type, default, help)."""
+        out = {}
+        for i in range(self._lib.hc_workload_param_count(self._handle(), workload.encode())):
+            p = self._lib.hc_workload_param(self._h, workload.encode(), i).contents
+            out[_text(p.name)] = (p.type, _text(p.default), _text(p.help))
+        return out
+
+    def ports(self, workload, output=False):
+        """Port names, inputs (or outputs), the primary one first."""
+        ports = []
+        for i in range(self._lib.hc_workload_port_count(self._handle(), workload.encode(), int(output))):
+            p = self._lib.hc_workload_port(self._h, workload.encode(), int(output), i).contents
+            ports.append((not (p.flags & 2), _text(p.name)))
+        return [name for _, name in sorted(ports, key=lambda t: t[0])]
+
+    # -- devices
+    def _index(self, device, workload=None):
+        idx = ctypes.c_uint32()
+        if device in (None, 'auto'):
+            check(self._lib.hc_device_find_auto(self._handle(), workload.encode() if workload else None,
+                                                ctypes.byref(idx)))
+        else:
+            check(self._lib.hc_device_find(self._handle(), device.encode(), ctypes.byref(idx)))
+        return idx.value
+
+    def _device(self, device, workload=None):
+        i = self._index(device, workload)
+        if i not in self._rt.open:
+            h = ctypes.c_void_p()
+            check(self._lib.hc_device_open(self._handle(), i, ctypes.byref(h)))
+            self._rt.open[i] = h.value
+        return self._rt.open[i]
+
+    def empty(self, shape, dtype='f64', device='auto'):
+        """A new field on a device (contents undefined). On a device that
+        shares host memory, .numpy() is a writable view: fill it in place
+        and pass the field to run() without any copy."""
+        from ._field import DTYPES, hc_dtype
+        dt = hc_dtype({'f32': 'f4', 'f64': 'f8', 'c64': 'c8', 'c128': 'c16'}.get(dtype, dtype))
+        shape = tuple(int(n) for n in shape)
+        h = ctypes.c_void_p()
+        dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        check(self._lib.hc_field_create(self._device(device), dt, len(shape), dims, ctypes.byref(h)))
+        assert DTYPES[dt]
+        return Field(self, h.value)
+
+    def field(self, data, device='auto'):
+        """data (NumPy, CuPy or an hc.Field) as a field on device: in place
+        where the device can use the memory, else copied."""
+        f, _ = to_field(self, self._device(device), data)
+        return f
+
+    # -- runs
+    def _param_text(self, workload, name, value):
+        if isinstance(value, bool):
+            return '1' if value else '0'
+        if isinstance(value, (tuple, list)):
+            spec = self.params(workload).get(name)
+            sep = 'x' if spec and spec[0] == _PARAM_SHAPE else ','
+            return sep.join(self._param_text(workload, name, v) for v in value)
+        if isinstance(value, float):
+            return repr(value)
+        return str(value)
+
+    def run(self, workload, device=None, verify=False, output_dir=None, **kwargs):
+        """Runs a workload once and returns its Result.
+
+        Keyword arguments are the workload's parameters (validated by hc,
+        with hcrun's messages) or, for arrays (NumPy, CuPy, hc.Field), its
+        input ports by name; `input=` with an array binds the primary input.
+        device: "cuda:0", "cpu", "auto" (default: the best device that can
+        run it). verify=True checks against the workload's reference and
+        raises hc.VerifyError (with .result) when it fails."""
+        lib = self._lib
+        job = ctypes.c_void_p()
+        check(lib.hc_job_create(self._handle(), workload.encode(), ctypes.byref(job)))
+        owned = []
+        try:
+            inputs = {}
+            for k, v in kwargs.items():
+                if is_array(v):
+                    inputs[k] = v
+                else:
+                    check(lib.hc_job_set(job, k.encode(), self._param_text(workload, k, v).encode()))
+            dev = self._device(device, workload)
+            ports = self.ports(workload)
+            for k, v in inputs.items():
+                port = k
+                if k not in ports:
+                    if k == 'input' and ports:
+                        port = ports[0]
+                    else:
+                        raise error(5, '%s: %s is neither a parameter nor an input port (inputs: %s)' %
+                                    (workload, k, ', '.join(ports) or 'none'))
+                f, made = to_field(self, dev, v)
+                if made:
+                    owned.append(f)
+                check(lib.hc_job_set_input(job, port.encode(), f._handle()))
+            if output_dir is not None:
+                check(lib.hc_job_set_output_dir(job, str(output_dir).encode()))
+            st = lib.hc_job_run(job, dev, HC_RUN_VERIFY if verify else 0)
+            if st not in (0, _ERR_VERIFY):
+                raise error(st)
+            result = Result(workload, _text(lib.hc_device_name(dev)), job.value, self._take_outputs(job.value, workload))
+            if st == _ERR_VERIFY:
+                e = error(st, result.verify_message or _text(lib.hc_last_error()))
+                e.result = result
+                raise e
+            return result
+        finally:
+            lib.hc_job_destroy(job)
+            for f in owned:
+                f.close()
+
+    def _take_outputs(self, job, workload):
+        fields = {}
+        for port in self.ports(workload, output=True):
+            if self._lib.hc_job_output(job, port.encode()):
+                h = ctypes.c_void_p()
+                check(self._lib.hc_job_take_output(job, port.encode(), ctypes.byref(h)))
+                fields[port] = Field(self, h.value)
+        return fields
+
+    def pipeline(self, text):
+        """A pipeline from hcrun's syntax ("jacobi n=65 @cpu | simpson")."""
+        from ._pipeline import Pipeline
+        return Pipeline(self, text)
+
+    def __repr__(self):
+        return '<hc.Context: devices %s; workloads %s>' % (', '.join(self.devices), ', '.join(self.workloads))
