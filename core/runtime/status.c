@@ -30,9 +30,14 @@ HC_API const char *hc_status_name(hc_status_t status) {
 
 HC_API const char *hc_last_error(void) { return last_error; }
 
+/* Formats into a temporary first: callers may pass hc_last_error() itself as
+ * an argument ("%s: %s", path, hc_last_error()), and vsnprintf into the
+ * buffer it is reading from overwrites the text before it is read. */
 void hc__vformat_error(hc_status_t status, const char *fmt, va_list ap) {
+  char tmp[sizeof last_error];
   (void)status;
-  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  vsnprintf(tmp, sizeof tmp, fmt, ap);
+  memcpy(last_error, tmp, strlen(tmp) + 1);
 }
 
 HC_API hc_status_t hc_error(hc_status_t status, const char *fmt, ...) {

@@ -19,7 +19,7 @@ static hc_status_t load_npy(const bpm_config_t *c, const char *param, const char
   void *data = NULL;
   *out = NULL;
   hc_status_t st = hc_npy_read(path, &dt, &rank, shape, &data);
-  if (st != HC_OK) return hc_error(HC_ERR_PARAM, "%s=%s: %s", param, path, hc_last_error());
+  if (st != HC_OK) return hc_error_prefix(HC_ERR_PARAM, "%s=", param);
   int ok = c->dim == 2 ? (rank == 1 && shape[0] == c->ny) : (rank == 2 && shape[0] == c->nx && shape[1] == c->ny);
   if (!ok) {
     char got[96] = "(", *p = got + 1;
