@@ -27,6 +27,11 @@ Tables:
      the tolerance; Jacobi runs a capped number of sweeps and its time to
      the tolerance is extrapolated from its sweep time and its convergence
      rate cos(pi h) (exact for f = sin, whose residual is one eigenmode).
+  6. Multigrid on anisotropic grids: V(2,2) cycles to relative residual
+     1e-8 (f64, f = sin) against the aspect ratio h_long / h_short, 1:1 to
+     1:1024, in 2-D and 3-D. The hierarchy halves the finely spaced axes
+     first (semi-coarsening) until the spacings agree; the cycle count
+     should not grow with the aspect ratio.
 Chart: seconds to the tolerance against the grid, multigrid and Jacobi.
 """
 import math
@@ -241,6 +246,39 @@ def _multigrid_table(b, sizes, tol=1e-8):
                    'its rounding floor (1e-5 .. 1e-4) above this tolerance.'])
 
 
+# (aspect ratio, shape): the short axis h = 1 / (n - 1) is `ratio` times the long one's
+ASPECT_2D = [(1, '257x257'), (4, '65x257'), (16, '17x257'), (64, '5x257'), (256, '5x1025'), (1024, '5x4097')]
+ASPECT_3D = [(1, '33x33x33'), (4, '9x33x33'), (16, '5x65x65'), (64, '5x5x257'), (256, '5x5x1025'),
+             (1024, '5x5x4097')]
+
+
+def _aspect_table(b, tol=1e-8):
+    rows = []
+    for dev in b.devices():
+        if not dev.get('fp64'):
+            continue
+        for dim, cases in ((2, ASPECT_2D), (3, ASPECT_3D)):
+            for ratio, shape in cases:
+                try:
+                    mg = b.hcrun(['--device=' + dev['id'], '--workload=multigrid', 'n=' + shape, 'f=sin',
+                                  'dtype=f64', 'tol=%g' % tol, '--verify'], repeat=1)
+                except BenchError as e:
+                    b.log('multigrid %s on %s: %s' % (shape, dev['id'], e))
+                    rows.append([dev['id'], '%d-D' % dim, '1:%d' % ratio, shape, 'failed', '', '', ''])
+                    continue
+                cycles = int(metric(mg, 'cycles'))
+                rows.append([dev['id'], '%d-D' % dim, '1:%d' % ratio, shape, cycles,
+                             '%.3g' % metric(mg, 'residual'), '%.3f' % metric(mg, 'convergence_factor_max'),
+                             '%.3f' % metric(mg, 'time_to_solution')])
+                b.figure(workload='grid', device=dev['id'], name='multigrid_cycles_%dd_1to%d' % (dim, ratio),
+                         value=cycles, unit='cycles',
+                         note='V(2,2) cycles to relative residual %g, f64, f = sin, n=%s' % (tol, shape))
+    b.table('grid: multigrid V(2,2) cycles to relative residual %g against the aspect ratio (f64, f = sin)' % tol,
+            ['device', 'dim', 'aspect', 'grid', 'V-cycles', 'residual', 'worst factor/cycle', 'seconds'], rows,
+            notes=['aspect = h_short / h_long = (n_short - 1) / (n_long - 1). The levels halve the axes with the '
+                   'finest spacing first, until the spacings agree, then every axis down to 3 points.'])
+
+
 def run(b):
     big = 128 if b.quick else 256
     _paper_table(b, big)
@@ -250,3 +288,4 @@ def run(b):
         _bandwidth_table(b, 512, gpu_only=True)  # beyond the H100's 50 MB L2 by 10x, as hc-ceilings' copy
     _jacobi_table(b, 128 if b.quick else 256)
     _multigrid_table(b, [65, 129] if b.quick else [129, 257])
+    _aspect_table(b)

@@ -141,6 +141,72 @@ static void test_variants(void) {
   }
 }
 
+/* Grids whose spacings differ, 2-D and 3-D, aspect ratios 1:16 to 1:1024:
+ * the hierarchy halves the finely spaced axes first (semi-coarsening), so
+ * every cycle still gains a factor of 5 and f64 reaches 1e-9 in a few
+ * cycles. Halving every axis stopped at 3 points on the short axis: 17x257
+ * ended after three cycles at a residual of 1.13 and passed. */
+static void test_anisotropic(void) {
+  hc_device_t *dev = th_device("cpu");
+  if (!dev) return;
+  static const char *shapes[] = {"n=17x257", "n=257x17", "n=5x1025", "n=9x17x129", "n=5x65x65", "n=65x5x9"};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    const char *kv[] = {shapes[i], "dtype=f64", "tol=1e-9", NULL};
+    hc_job_t *job = run(dev, "multigrid", kv, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    const char *msg = NULL;
+    int v = hc_job_verified(job, &msg);
+    double cycles = metric(job, "cycles"), worst = metric(job, "convergence_factor_max");
+    if (v != 1 || cycles > 12 || !(worst <= 0.2))
+      fprintf(stderr, "%s: %g cycles, worst factor %g: %s\n", shapes[i], cycles, worst, msg);
+    CU_ASSERT_EQUAL(v, 1);
+    CU_ASSERT(metric(job, "residual") <= 1e-9);
+    CU_ASSERT(cycles <= 12);
+    CU_ASSERT(worst <= 0.2);
+    hc_job_destroy(job);
+  }
+}
+
+/* A residual that rises, or stops falling above the rounding floor the
+ * dtype allows on the grid, is an error naming the cycle, never "the
+ * rounding floor" (a two-grid cycle whose coarse grid gets one sweep). */
+static void test_divergence_is_an_error(void) {
+  hc_device_t *dev = th_device("cpu");
+  if (!dev) return;
+  hc_job_t *job = NULL;
+  TH_ASSERT_OK(hc_job_create(th_context(), "multigrid", &job));
+  const char *kv[] = {"n=129", "dtype=f64", "levels=2", "coarse=1", "tol=1e-10", NULL};
+  for (int i = 0; kv[i]; i++) TH_ASSERT_OK(hc_job_set_kv(job, kv[i]));
+  hc_status_t st = hc_job_run(job, dev, HC_RUN_VERIFY);
+  CU_ASSERT_EQUAL(st, HC_ERR_VERIFY);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "at cycle"));
+  CU_ASSERT_PTR_NULL(strstr(hc_last_error(), "rounding floor is above"));
+  hc_job_destroy(job);
+}
+
+/* The default (f32, tol=1e-6) cannot reach tol at n=129: the verification
+ * says which bound it used instead and why, and holds the residual to it. */
+static void test_default_bound_stated(void) {
+  hc_device_t *dev = th_device("cpu");
+  if (!dev) return;
+  const char *kv[] = {"n=129", NULL};
+  hc_job_t *job = run(dev, "multigrid", kv, 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  const char *msg = NULL;
+  int v = hc_job_verified(job, &msg);
+  double r = metric(job, "residual");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(msg);
+  if (r > 1e-6) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "is below the f32 rounding floor"));
+    const char *b = strstr(msg, "(bound ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    double bound = strtod(b + 7, NULL);
+    CU_ASSERT(r <= bound && bound < 1e-2);
+  }
+  CU_ASSERT_EQUAL(v, 1);
+  hc_job_destroy(job);
+}
+
 static void test_bad_inputs(void) {
   if (!th_device("cpu")) return;
   char bad[512], args[1024];
@@ -164,6 +230,9 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_matches_jacobi);
   CU_ADD_TEST(s, test_variants);
   CU_ADD_TEST(s, test_bad_inputs);
+  CU_ADD_TEST(s, test_anisotropic);
+  CU_ADD_TEST(s, test_divergence_is_an_error);
+  CU_ADD_TEST(s, test_default_bound_stated);
 }
 
 TH_MAIN(register_tests)

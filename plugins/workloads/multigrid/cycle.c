@@ -31,11 +31,12 @@ hc_status_t mg_vcycle(mg_t *m, int l) {
   mg_level_t *v = &m->lv[l], *c = &m->lv[l + 1];
   hc_status_t st = mg_smooth(m, l, m->pre);
   /* f_H = R (f_h + Δ_h u_h) on the coarse interior, u_H = 0 */
-  if (st == HC_OK) st = hc_grid_assign(m->g, c->f, v->restrict_residual, &m->interior, NULL);
+  if (st == HC_OK)
+    st = v->semi ? mg_semi_restrict(m, l) : hc_grid_assign(m->g, c->f, v->restrict_residual, &m->interior, NULL);
   if (st == HC_OK) st = hc_grid_assign(m->g, c->u, c->zero, NULL, NULL);
   if (st == HC_OK) st = mg_vcycle(m, l + 1);
   /* u_h += P u_H */
-  if (st == HC_OK) st = hc_grid_assign(m->g, v->u, v->correct, &m->interior, NULL);
+  if (st == HC_OK) st = v->semi ? mg_semi_correct(m, l) : hc_grid_assign(m->g, v->u, v->correct, &m->interior, NULL);
   if (st == HC_OK) st = mg_smooth(m, l, m->post);
   return st;
 }

@@ -9,7 +9,11 @@
  *   restrict  f_H <- R (f_h + Δ_h u_h)    the residual restricted in one
  *                                          fused kernel (no residual field)
  *   correct   u_h <- u_h + P u_H           linear prolongation, in place
- *   coarse    many smoothing sweeps on the coarsest grid (3 points per axis)
+ *   coarse    many smoothing sweeps on the coarsest grid (3 points per axis:
+ *             one unknown, so they solve it)
+ *
+ * On grids whose spacings differ the levels first halve only the axes with
+ * the finest spacing, until the spacings agree (semi-coarsening, semi.c).
  *
  * i.e. the two-grid operator of the seed paper, Q = S^p (I - P A_H^-1 R A_h) S^p,
  * applied recursively. */
@@ -28,7 +32,10 @@ typedef enum { MG_RBGS, MG_JACOBI } mg_smoother_t;
 typedef struct {
   int64_t n[3];      /* public extents (dim of them) */
   double h[3];
+  unsigned semi;     /* axes (bit d: axis d) that the next level halves, when
+                        not all of them (semi-coarsening, semi.c); 0: all */
   hc_field_t *u, *f, *t; /* t: weighted Jacobi's second buffer */
+  hc_field_t *r;     /* semi-coarsening: the residual handed to semi.c */
   hc_gexpr_t *smooth_u;  /* u + s (f + Δu): into u (RB-GS) or t (Jacobi) */
   hc_gexpr_t *smooth_t;  /* t + s (f + Δt): into u (Jacobi) */
   hc_gexpr_t *copy_t;    /* t (Jacobi: an odd sweep count copies back) */
@@ -78,7 +85,14 @@ hc_status_t mg_vcycle(mg_t *m, int l);
 /* ||f + Δu|| over the finest interior, relative to ||f|| */
 hc_status_t mg_residual(mg_t *m, double *rel);
 
+/* semi.c: the transfers of a level that halves only some axes */
+hc_status_t mg_semi_restrict(mg_t *m, int l); /* f_{l+1} = R (f + Δu)_l */
+hc_status_t mg_semi_correct(mg_t *m, int l);  /* u_l += P u_{l+1} */
+
 /* solve.c */
 hc_status_t mg_solve(mg_t *m);
+/* The relative residual below which rounding, not the cycle, stops the
+ * solve (computed from the dtype, the spacings and ||u|| / ||f||). */
+hc_status_t mg_rounding_floor(mg_t *m, double *out);
 
 #endif

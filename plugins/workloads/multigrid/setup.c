@@ -3,6 +3,7 @@
  * is put on the device), then the grid hierarchy: per level the fields u,
  * f (and t for weighted Jacobi) and the expressions the cycle assigns. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,23 +179,38 @@ hc_status_t mg_setup(hc_job_t *job, mg_t *m) {
   int64_t pub[3] = {0, 0, 0};
   hc_status_t st = read_params(job, m, pub);
   if (st != HC_OK) return st;
-  /* levels: down to 3 points on the shortest axis (or `levels`) */
-  int64_t shortest = pub[0];
-  for (int d = 1; d < m->dim; d++)
-    if (pub[d] < shortest) shortest = pub[d];
+  /* levels: while the spacings differ, halve only the axes with the finest
+   * one (n = 2^k + 1: the largest k); then every axis, down to 3 points
+   * (or `levels`). The coarsest grid has one unknown, which its sweeps
+   * solve. */
   int most = 1;
-  for (int64_t v = shortest; v > 3; v = (v + 1) / 2) most++;
+  for (int d = 0; d < m->dim; d++) {
+    int k = 0;
+    while (((int64_t)1 << (k + 1)) + 1 <= pub[d]) k++;
+    if (k > most) most = k;
+  }
   int want = (int)hc_job_int(job, "levels");
   m->nlevels = want > 0 && want < most ? want : most;
+  if (m->nlevels > MG_MAX_LEVELS) m->nlevels = MG_MAX_LEVELS;
   uint64_t bytes = 0;
   for (int l = 0; l < m->nlevels; l++) {
     uint64_t cells = 1;
+    int64_t finest = 0, coarsest = INT64_MAX;
+    if (l > 0)
+      for (int d = 0; d < m->dim; d++) {
+        if (m->lv[l - 1].n[d] > finest) finest = m->lv[l - 1].n[d];
+        if (m->lv[l - 1].n[d] < coarsest) coarsest = m->lv[l - 1].n[d];
+      }
     for (int d = 0; d < m->dim; d++) {
-      m->lv[l].n[d] = l == 0 ? pub[d] : (m->lv[l - 1].n[d] + 1) / 2;
+      int64_t prev = l ? m->lv[l - 1].n[d] : 0;
+      int halve = l > 0 && (finest == coarsest || prev == finest);
+      m->lv[l].n[d] = l == 0 ? pub[d] : halve ? (prev + 1) / 2 : prev;
+      if (l > 0 && halve && finest != coarsest) m->lv[l - 1].semi |= 1u << d;
       m->lv[l].h[d] = 1.0 / (double)(m->lv[l].n[d] - 1);
       cells *= (uint64_t)m->lv[l].n[d];
     }
     bytes += cells * m->es * (m->smoother == MG_JACOBI ? 3 : 2);
+    if (l > 0 && m->lv[l - 1].semi) bytes += cells * 2 * m->es; /* the finer level's r (at most twice this) */
   }
   hc_field_t *u0 = hc_job_input(job, "u0");
   if (m->f_in && (st = check_port_shape(m, "the input field f", m->f_in)) != HC_OK) return st;
@@ -221,6 +237,10 @@ hc_status_t mg_setup(hc_job_t *job, mg_t *m) {
         return st;
     }
     hc_field_set_name(v->u, "u");
+    if (v->semi) {
+      if ((st = hc_field_create(m->dev, m->dtype, (uint32_t)m->dim, v->n, &v->r)) != HC_OK) return st;
+      hc_field_set_spacing(v->r, v->h);
+    }
   }
   /* expressions (built once; the cycle only assigns them) */
   hc_grid_t *g = m->g;
@@ -242,7 +262,7 @@ hc_status_t mg_setup(hc_job_t *job, mg_t *m) {
       v->smooth_t = hc_gexpr_add(g, T, hc_gexpr_scale(g, m->omega * s, hc_gexpr_add(g, F, hc_gexpr_apply(g, L, T))));
     }
     v->zero = hc_gexpr_scalar(g, 0.0);
-    if (l + 1 < m->nlevels) {
+    if (l + 1 < m->nlevels && !v->semi) {
       v->restrict_residual = hc_gexpr_apply(g, R, v->residual);
       v->correct = hc_gexpr_add(g, U, hc_gexpr_apply(g, P, hc_gexpr_dense(g, m->lv[l + 1].u)));
     }
@@ -264,6 +284,7 @@ void mg_free(mg_t *m) {
     hc_field_destroy(m->lv[l].u);
     hc_field_destroy(m->lv[l].f);
     hc_field_destroy(m->lv[l].t);
+    hc_field_destroy(m->lv[l].r);
   }
   if (m->f_in_owned) hc_field_destroy(m->f_in);
   memset(m, 0, sizeof *m);
