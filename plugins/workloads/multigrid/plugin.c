@@ -28,7 +28,8 @@ static const hc_param_spec_t params[] = {
      "weighted Jacobi's weight; 0: 4/5 in 2-D, 6/7 in 3-D (the best smoothing factors); the paper's 2/3 also works"},
     {"coarse", HC_PARAM_INT, 0, "30", 1, 100000, NULL, "smoothing sweeps that solve the coarsest grid"},
     {"levels", HC_PARAM_INT, 0, "0", 0, MG_MAX_LEVELS, NULL,
-     "grid levels (2 is the two-grid method); 0: down to 3 points on the shortest axis"},
+     "grid levels (2 is the two-grid method); 0: all: the finest-spaced axes halved first until the spacings "
+     "agree, then every axis down to 3 points"},
     {"fuse", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|recompute|materialise|stage",
      "grid expressions: shared sub-expressions recomputed, materialised or staged in local memory (docs/grid.md)"},
     {"host", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|compile|eval",
