@@ -119,6 +119,47 @@ static void test_abs2(void) {
   }
 }
 
+/* A stage whose result overflows to Inf (scale factor=1e300, abs2 of
+ * 1e200) fails its verification: Inf against an Inf reference is not a
+ * match, and the message names the bound. */
+static void test_overflow_fails_verification(void) {
+  const int64_t shape[1] = {8};
+  static const struct {
+    const char *workload, *params;
+  } cases[] = {{"scale", "factor=1e300"}, {"abs2", ""}, {"scale", "factor=1e300 "}};
+  for (int d = 0; d < 3; d++) {
+    hc_device_t *dev = th_device(devices[d]);
+    if (!dev) continue;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      /* the third case: f32, where 1e300 itself is out of range */
+      hc_dtype_t dt = c == 2 ? HC_F32 : HC_F64;
+      if (dt == HC_F64 && !hc_device_info(dev)->fp64) continue;
+      hc_field_t *in = NULL;
+      TH_ASSERT_OK(hc_field_create(dev, dt, 1, shape, &in));
+      double v64[8];
+      float v32[8];
+      for (int i = 0; i < 8; i++) v64[i] = (i + 1) * (c == 1 ? 1e200 : 1e10), v32[i] = (float)(i + 1);
+      TH_ASSERT_OK(hc_field_write(in, dt == HC_F64 ? (const void *)v64 : (const void *)v32));
+      hc_job_t *job = NULL;
+      TH_ASSERT_OK(hc_job_create(th_context(), cases[c].workload, &job));
+      char buf[64];
+      snprintf(buf, sizeof buf, "%s", cases[c].params);
+      for (char *save = NULL, *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
+        TH_ASSERT_OK(hc_job_set_kv(job, kv));
+      TH_ASSERT_OK(hc_job_set_input(job, "in", in));
+      hc_status_t st = hc_job_run(job, dev, HC_RUN_VERIFY);
+      const char *msg = NULL;
+      int v = hc_job_verified(job, &msg);
+      if (v == 1) fprintf(stderr, "\n%s %s on %s passed: %s\n", cases[c].workload, cases[c].params, hc_device_name(dev), msg);
+      CU_ASSERT(st == HC_OK || st == HC_ERR_VERIFY);
+      CU_ASSERT_EQUAL(v, 0);
+      CU_ASSERT_PTR_NOT_NULL(msg ? strstr(msg, "tolerance") : NULL);
+      hc_job_destroy(job);
+      hc_field_destroy(in);
+    }
+  }
+}
+
 static void test_scale(void) {
   const int64_t shape[3] = {4, 5, 6};
   for (int d = 0; d < 3; d++) {
@@ -370,6 +411,7 @@ static void register_tests(void) {
   CU_pSuite s = CU_add_suite("glue", NULL, NULL);
   CU_ADD_TEST(s, test_abs2);
   CU_ADD_TEST(s, test_scale);
+  CU_ADD_TEST(s, test_overflow_fails_verification);
   CU_ADD_TEST(s, test_slice);
   CU_ADD_TEST(s, test_convert);
   CU_ADD_TEST(s, test_reduce);

@@ -56,7 +56,7 @@ static hc_status_t abs2_verify(hc_job_t *job, const hc_field_t *in, const hc_fie
     for (size_t i = 0; i < nb; i++) {
       double want = cplx ? a[2 * i] * a[2 * i] + a[2 * i + 1] * a[2 * i + 1] : a[i] * a[i];
       double err = fabs(b[i] - want) / (fabs(want) > 1e-300 ? fabs(want) : 1);
-      if (err > worst) worst = err;
+      worst = glue_worse(worst, err);
     }
     double tol = 4 * glue_tolerance(hc_field_dtype(out));
     hc_job_set_verified(job, worst <= tol, "max relative error %.3g against a host reference in double (tolerance %.0e)",

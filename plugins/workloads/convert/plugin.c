@@ -102,7 +102,7 @@ static hc_status_t convert_verify(hc_job_t *job, const hc_field_t *in, const hc_
       double got_re = oc ? b[2 * i] : b[i], got_im = oc ? b[2 * i + 1] : 0;
       double scale = fmax(fabs(want_re) + fabs(want_im), 1e-300);
       double err = (fabs(got_re - want_re) + fabs(got_im - want_im)) / scale;
-      if (err > worst) worst = err;
+      worst = glue_worse(worst, err);
     }
     /* Exact when widening; one rounding when narrowing to f32. */
     double tol = glue_is_double(hc_field_dtype(out)) && glue_is_double(hc_field_dtype(in)) ? 0 : 1.2e-7;

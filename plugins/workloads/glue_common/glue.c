@@ -104,3 +104,8 @@ hc_status_t glue_read_doubles(const hc_field_t *f, double **out, size_t *count) 
 }
 
 double glue_tolerance(hc_dtype_t dt) { return glue_is_double(dt) ? 1e-14 : 1e-6; }
+
+double glue_worse(double worst, double err) {
+  if (isnan(worst)) return worst;
+  return !(err <= worst) ? err : worst;
+}

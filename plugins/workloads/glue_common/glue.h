@@ -56,6 +56,11 @@ hc_status_t glue_launch(hc_job_t *job, const hc_kernel_desc_t *kd, long items, u
  * records times and bandwidth metrics (bytes of algorithmic traffic). */
 void glue_report(hc_job_t *job, double wall_s, double device_s, double bytes);
 
+/* The larger of a running worst error and one more, where a NaN (a
+ * non-finite result compared with its reference) wins and stays: a
+ * verification never passes on a value it could not compare. */
+double glue_worse(double worst, double err);
+
 /* The field's values as doubles (complex: interleaved re, im), for
  * verification against a host reference. Caller frees *out. */
 hc_status_t glue_read_doubles(const hc_field_t *f, double **out, size_t *count);

@@ -50,7 +50,7 @@ static hc_status_t scale_verify(hc_job_t *job, const hc_field_t *in, const hc_fi
     for (size_t i = 0; i < nb; i++) {
       double want = glue_is_double(dt) ? factor * a[i] : (double)((float)factor * (float)a[i]);
       double err = fabs(b[i] - want) / (fabs(want) > 1e-300 ? fabs(want) : 1);
-      if (err > worst) worst = err;
+      worst = glue_worse(worst, err);
     }
     double tol = glue_tolerance(dt);
     hc_job_set_verified(job, worst <= tol, "max relative error %.3g against a host reference (tolerance %.0e)", worst,
