@@ -316,7 +316,7 @@ HC_KERNEL void bpm_rich2d(const int n, const int steps, const int tbc, const rea
         real_t rn2;
         BPM_GROUP_SUM(sSum, t, rn, rn2);
         if (rn2 <= tol * tol * bn2) done = 1;
-        else if (!(rn2 <= (real_t)1e12 * bn2)) diverged = 1, done = 1;
+        else if (!(rn2 <= (real_t)1e12 * bn2)) diverged = s + 1, done = 1; /* the step (1-based) */
       }
     }
     if (x != E) {

@@ -188,17 +188,22 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
     }
     if ((st = hc_buffer_read(s.stats, 0, stats, 32 * (size_t)c->nsaved)) == HC_OK) {
       double sum = 0, mx = 0;
-      int diverged = 0;
+      int64_t diverged = 0; /* the first z step (1-based) whose iteration diverged */
       for (int64_t i = 0; i < c->nsaved; i++) {
         sum += (double)stats[4 * i];
         mx = fmax(mx, (double)stats[4 * i + 1]);
         res->nonconverged += stats[4 * i + 2];
-        diverged |= stats[4 * i + 3] != 0;
+        /* row i >= 1 ran steps (i-1) save_every + 1 ... */
+        if (!diverged && stats[4 * i + 3]) diverged = (i - 1) * c->save_every + stats[4 * i + 3];
       }
       res->iters_mean = sum / (double)c->steps;
       res->iters_max = mx;
-      if (diverged) hc_job_note(job, "richardson: the iteration diverged (residual grew by 1e6); the field is not valid");
-      if (res->nonconverged)
+      if (diverged)
+        st = hc_error(HC_ERR_VERIFY,
+                      "bpm: solver=richardson diverged at z step %lld of %lld (z = %.6g um): the residual became "
+                      "non-finite or grew past 1e6 times |b| (tau = %.6g%+.6gi); use solver=direct or a smaller hz",
+                      (long long)diverged, (long long)c->steps, (double)diverged * c->hz, creal(tau), cimag(tau));
+      else if (res->nonconverged)
         hc_job_note(job, "richardson: %lld of %lld steps did not reach tol=%g in iters=%lld", (long long)res->nonconverged,
                     (long long)c->steps, tol_run, (long long)c->iters);
     }

@@ -11,6 +11,7 @@
  * Tolerances grow with the number of steps: the coefficients are rounded
  * to the run's precision once, so the error grows about linearly. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,6 +197,11 @@ hc_status_t bpm_verify(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t
     double rtol = c->tol > 0 ? c->tol : fmax(c->f64 ? 1e-12 : 1e-6, 30 * eps * sqrt(1 + a * a));
     tol += steps * rtol * sqrt(1 + a * a);
   }
+  /* The rounding estimate grows with the condition number and the step
+   * count; past 1e-3 it no longer tells a right field from a wrong one. */
+  tol = fmin(tol, 1e-3);
+  int ok = 1;
+  char msg[768];
   if (c->launch == BPM_LAUNCH_MODE && c->profile == BPM_PROFILE_UNIFORM && c->bc == BPM_BC_CONDUCTOR && p->v_uniform) {
     double complex g = c->dim == 2 ? mode_gain(c, c->hy, c->Ly, 1.0, p->v[0])
                                    : mode_gain(c, c->hx, c->Lx, 0.5, p->v[0]) * mode_gain(c, c->hy, c->Ly, 0.5, p->v[0]);
@@ -208,11 +214,12 @@ hc_status_t bpm_verify(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t
     double perr = fabs(carg(gn / an));
     hc_job_add_metric(job, "mode_error", err, "");
     hc_job_add_metric(job, "analytic_phase_error", perr, "rad");
-    hc_job_set_verified(job, err <= tol,
-                        "guide mode vs the scheme's exact amplification g^%lld: relative L2 error %.3g (tolerance %.3g); "
-                        "phase vs the analytic exp(-i (pi/L)^2 z/(2 k0 n0)) off by %.3g rad (O(h^%d))",
-                        (long long)c->steps, err, tol, perr, c->order);
-    goto out;
+    ok = err <= tol;
+    snprintf(msg, sizeof msg,
+             "guide mode vs the scheme's exact amplification g^%lld: relative L2 error %.3g (bound %.3g); "
+             "phase vs the analytic exp(-i (pi/L)^2 z/(2 k0 n0)) off by %.3g rad (O(h^%d))",
+             (long long)c->steps, err, tol, perr, c->order);
+    goto power;
   }
   if (c->dim == 2 || (double)count * steps <= 2e9) {
     memcpy(ref, p->e0, count * sizeof *ref);
@@ -220,28 +227,50 @@ hc_status_t bpm_verify(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t
     if (st != HC_OK) goto out;
     double err = rel_diff(got, c->f64, ref, count);
     hc_job_add_metric(job, "reference_error", err, "");
-    hc_job_set_verified(job, err <= tol,
-                        "vs the same scheme in double precision on the host (%s, walls in the matrix): "
-                        "relative L2 error %.3g (tolerance %.3g)",
-                        c->order == 4 ? "banded elimination" : "plain Thomas", err, tol);
-    goto out;
+    ok = err <= tol;
+    snprintf(msg, sizeof msg,
+             "vs the same scheme in double precision on the host (%s, walls in the matrix): relative L2 error %.3g "
+             "(bound %.3g)",
+             c->order == 4 ? "banded elimination" : "plain Thomas", err, tol);
+    goto power;
   }
-  int lossless = c->bc == BPM_BC_CONDUCTOR;
-  for (size_t i = 0; i < count && lossless; i++) lossless = cimag(p->v[i]) == 0;
-  if (lossless && c->theta == 0.5) {
-    double drift = fabs(r->power[c->nsaved - 1] - r->power[0]) / r->power[0];
-    double ptol = 20 * eps * sqrt(steps + 10) * 10;
-    hc_job_set_verified(job, drift <= ptol,
-                        "too large for a host reference: power conservation of Crank-Nicolson with conductors: "
-                        "relative drift %.3g (tolerance %.3g)",
-                        drift, ptol);
+  snprintf(msg, sizeof msg, "too large for a host reference");
+power:;
+  /* Whatever the reference: the field and the power trace are finite, and
+   * the power, which Crank-Nicolson conserves between conductors in a
+   * lossless medium and which a passive medium (no gain: Im v >= 0) can
+   * only lose, is held to a fixed relative bound: 1e-3, or the rounding
+   * estimate where that is tighter. */
+  int finite = 1;
+  for (size_t i = 0; i < 2 * count && finite; i++)
+    finite = c->f64 ? isfinite(((double *)got)[i]) : isfinite(((float *)got)[i]);
+  for (int64_t i = 0; i < c->nsaved && finite; i++) finite = isfinite(r->power[i]);
+  int lossless = c->bc == BPM_BC_CONDUCTOR, passive = 1;
+  for (size_t i = 0; i < count; i++) {
+    if (cimag(p->v[i]) != 0) lossless = 0;
+    if (cimag(p->v[i]) < 0) passive = 0;
+  }
+  const double p0 = r->power[0], p1 = r->power[c->nsaved - 1];
+  const double drift = p0 > 0 ? (p1 - p0) / p0 : 0;
+  double pbound = fmin(1e-3, 20 * eps * sqrt(steps + 10) * 10);
+  if (c->solver == BPM_SOLVER_RICHARDSON) pbound = 1e-3; /* each step's solve stops at its tol */
+  size_t len = strlen(msg);
+  if (!finite) {
+    ok = 0;
+    snprintf(msg + len, sizeof msg - len, "; the field or the power is not finite");
+  } else if (lossless && c->theta == 0.5) {
+    ok = ok && fabs(drift) <= pbound;
+    snprintf(msg + len, sizeof msg - len, "; power conservation (Crank-Nicolson, conductors, lossless): relative "
+             "drift %.3g (bound %.3g)", drift, pbound);
+  } else if (passive) {
+    ok = ok && drift <= 1e-3;
+    snprintf(msg + len, sizeof msg - len, "; power in a passive medium: relative change %.3g (may not grow by more "
+             "than the bound 0.001)", drift);
   } else {
-    int finite = 1;
-    for (size_t i = 0; i < 2 * count && finite; i++)
-      finite = c->f64 ? isfinite(((double *)got)[i]) : isfinite(((float *)got)[i]);
-    hc_job_set_verified(job, finite, "too large for a host reference and not power-conserving: only checked that the "
-                                     "field is finite (%s)", finite ? "it is" : "it is not");
+    snprintf(msg + len, sizeof msg - len, "; a medium with gain: the power is not bounded");
   }
+  hc_job_set_verified(job, ok, "%s", msg);
+  goto out;
 out:
   free(got);
   free(ref);
