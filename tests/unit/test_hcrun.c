@@ -142,12 +142,66 @@ static void test_output_dir(void) {
   CU_ASSERT_NOT_EQUAL(stat(dir, &st), 0);
 }
 
+/* The JSON document after turning each \udcXX escape into \u00XX (which
+ * jansson reads; it refuses a lone surrogate), so the rest can be checked. */
+static json_t *parse_escaped(void) {
+  for (char *p = out; (p = strstr(p, "\\udc")) != NULL; p += 4) memcpy(p + 2, "00", 2);
+  return parse_out();
+}
+
+/* Paths are bytes: an --output directory, an input file and the message
+ * about a file, with bytes that are not UTF-8 (Latin-1 e9, ff) beside a
+ * UTF-8 e-acute, reach the JSON document whole, each invalid byte as the
+ * escape \udcXX (Python's surrogateescape; README). They used to vanish:
+ * "outputs": [], no params entry, no "message". */
+static void test_json_bytes(void) {
+  char dir[4200], args[8192], in[4400], want[4400];
+  snprintf(dir, sizeof dir, "%s/out\xe9\xff-\xc3\xa9", th_tmpdir());
+  snprintf(args, sizeof args, "--workload=probe grid=4x4 --json --output='%s'", dir);
+  CU_ASSERT_EQUAL(hcrun(args), 0);
+  snprintf(want, sizeof want, "\"%s/out\\udce9\\udcff-\xc3\xa9/grid.npy\"", th_tmpdir());
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+  json_t *j = parse_escaped();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  CU_ASSERT_EQUAL(json_array_size(json_object_get(j, "outputs")), 1);
+  json_decref(j);
+  /* the text report writes the bytes themselves */
+  snprintf(args, sizeof args, "--workload=probe grid=4x4 --output='%s'", dir);
+  CU_ASSERT_EQUAL(hcrun(args), 0);
+  snprintf(want, sizeof want, "%s/grid.npy", dir);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+
+  /* an input path in params */
+  snprintf(in, sizeof in, "%s/in\xe9.npy", dir);
+  static const double v[5] = {1, 1, 1, 1, 1};
+  int64_t shape[1] = {5};
+  TH_ASSERT_OK(hc_npy_write(in, HC_F64, 1, shape, v));
+  snprintf(args, sizeof args, "--workload=simpson --backend=cpu --json 'input=%s'", in);
+  CU_ASSERT_EQUAL(hcrun(args), 0);
+  snprintf(want, sizeof want, "\"input\": \"%s/out\\udce9\\udcff-\xc3\xa9/in\\udce9.npy\"", th_tmpdir());
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+  j = parse_escaped();
+  CU_ASSERT_PTR_NOT_NULL(j);
+  json_decref(j);
+
+  /* an error about such a file keeps its message */
+  snprintf(args, sizeof args, "--workload=simpson --backend=cpu --json 'input=%s/none\xe9.npy'", dir);
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  j = parse_escaped();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  const char *msg = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
+  CU_ASSERT_PTR_NOT_NULL(msg);
+  CU_ASSERT_PTR_NOT_NULL(msg ? strstr(msg, "none\xc3\xa9.npy: cannot open") : NULL); /* \u00e9 read back */
+  json_decref(j);
+}
+
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("hcrun", NULL, NULL);
   CU_ADD_TEST(s, test_version_and_usage);
   CU_ADD_TEST(s, test_list);
   CU_ADD_TEST(s, test_workload_help);
   CU_ADD_TEST(s, test_run_and_json);
+  CU_ADD_TEST(s, test_json_bytes);
   CU_ADD_TEST(s, test_exit_codes);
   CU_ADD_TEST(s, test_output_dir);
 }

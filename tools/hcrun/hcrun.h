@@ -34,6 +34,14 @@ void hcrun_print_job(json_t *jobdoc, const char *device_id);
 hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefix, json_t *files);
 /* mkdir -p; 0 on success. */
 int hcrun_mkdirs(const char *dir);
+/* jsontext.c: any bytes as a JSON string, losslessly (bytes that are not
+ * UTF-8 as \udcXX escapes, Python's surrogateescape; README "JSON"). Use
+ * hcrun_json_str for every string put in a document; hcrun_print_json
+ * writes the escapes; hcrun_json_bytes gives a string's original bytes
+ * back for the text report (valid until 8 more calls). */
+json_t *hcrun_json_str(const char *s);
+char *hcrun_json_escape_carriers(const char *dumped);
+const char *hcrun_json_bytes(const json_t *v);
 /* Prints json to stdout (indented) followed by a newline. */
 void hcrun_print_json(json_t *doc);
 

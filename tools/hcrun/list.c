@@ -44,11 +44,11 @@ int hcrun_list(hc_context_t *ctx, int json) {
     if (!json && !ndev) printf("    (no devices%s%s)\n", why ? ": " : "", why ? why : "");
     if (json) {
       json_t *o = json_object();
-      json_object_set_new(o, "name", json_string(s.name));
-      json_object_set_new(o, "version", json_string(s.version));
-      json_object_set_new(o, "summary", json_string(s.summary));
-      json_object_set_new(o, "path", json_string(s.path));
-      json_object_set_new(o, "status", why ? json_string(why) : json_null());
+      json_object_set_new(o, "name", hcrun_json_str(s.name));
+      json_object_set_new(o, "version", hcrun_json_str(s.version));
+      json_object_set_new(o, "summary", hcrun_json_str(s.summary));
+      json_object_set_new(o, "path", hcrun_json_str(s.path));
+      json_object_set_new(o, "status", why ? hcrun_json_str(why) : json_null());
       json_object_set_new(o, "devices", devs);
       json_array_append_new(jb, o);
     }
@@ -63,10 +63,10 @@ int hcrun_list(hc_context_t *ctx, int json) {
       printf("  %-10s %s\n", s.name, s.summary);
     } else {
       json_t *o = json_object();
-      json_object_set_new(o, "name", json_string(s.name));
-      json_object_set_new(o, "version", json_string(s.version));
-      json_object_set_new(o, "summary", json_string(s.summary));
-      json_object_set_new(o, "path", json_string(s.path));
+      json_object_set_new(o, "name", hcrun_json_str(s.name));
+      json_object_set_new(o, "version", hcrun_json_str(s.version));
+      json_object_set_new(o, "summary", hcrun_json_str(s.summary));
+      json_object_set_new(o, "path", hcrun_json_str(s.path));
       json_array_append_new(jw, o);
     }
   }
@@ -80,8 +80,8 @@ int hcrun_list(hc_context_t *ctx, int json) {
       printf("  %s: %s\n", path, reason);
     } else {
       json_t *o = json_object();
-      json_object_set_new(o, "path", json_string(path));
-      json_object_set_new(o, "reason", json_string(reason));
+      json_object_set_new(o, "path", hcrun_json_str(path));
+      json_object_set_new(o, "reason", hcrun_json_str(reason));
       json_array_append_new(jr, o);
     }
   }
@@ -103,10 +103,10 @@ int hcrun_list(hc_context_t *ctx, int json) {
       int ok = hc_workload_can_run(ctx, s.name, i, &why);
       if (json) {
         json_t *o = json_object();
-        json_object_set_new(o, "workload", json_string(s.name));
-        json_object_set_new(o, "device", json_string(hc_device_id(ctx, i)));
+        json_object_set_new(o, "workload", hcrun_json_str(s.name));
+        json_object_set_new(o, "device", hcrun_json_str(hc_device_id(ctx, i)));
         json_object_set_new(o, "runs", json_boolean(ok));
-        json_object_set_new(o, "why", ok ? json_null() : json_string(why));
+        json_object_set_new(o, "why", ok ? json_null() : hcrun_json_str(why));
         json_array_append_new(jm, o);
       } else {
         printf(" %-10s", ok ? "yes" : "no*");
@@ -119,7 +119,7 @@ int hcrun_list(hc_context_t *ctx, int json) {
   }
   if (!json) fputs(whys, stdout);
   if (json) {
-    json_object_set_new(doc, "hc_version", json_string(hc_version()));
+    json_object_set_new(doc, "hc_version", hcrun_json_str(hc_version()));
     json_object_set_new(doc, "backends", jb);
     json_object_set_new(doc, "workloads", jw);
     json_object_set_new(doc, "rejected", jr);

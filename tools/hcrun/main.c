@@ -41,8 +41,8 @@ static int fail(hc_status_t st, int json, const char *what) {
   if (json) {
     json_t *doc = json_object();
     json_t *e = json_object();
-    json_object_set_new(e, "status", json_string(hc_status_name(st)));
-    json_object_set_new(e, "message", json_string(hc_last_error()));
+    json_object_set_new(e, "status", hcrun_json_str(hc_status_name(st)));
+    json_object_set_new(e, "message", hcrun_json_str(hc_last_error()));
     json_object_set_new(e, "exit_code", json_integer(code));
     json_object_set_new(doc, "error", e);
     hcrun_print_json(doc);
@@ -112,7 +112,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
     hc_status_t sst = o->output ? hcrun_save_outputs(job, o->output, "", files) : HC_OK;
     if (o->json) {
       json_t *doc = json_object();
-      json_object_set_new(doc, "hc_version", json_string(hc_version()));
+      json_object_set_new(doc, "hc_version", hcrun_json_str(hc_version()));
       json_object_set_new(doc, "device", hcrun_device_json(hc_device_info(dev), hc_device_name(dev)));
       json_object_update(doc, best_doc);
       json_object_set_new(doc, "runs", json_incref(runs));
@@ -123,7 +123,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       json_object_set_new(jt, "to_device_bytes", json_integer((json_int_t)ts.to_device_bytes));
       json_object_set_new(jt, "to_host_bytes", json_integer((json_int_t)ts.to_host_bytes));
       json_object_set_new(doc, "transfers", jt);
-      json_object_set_new(doc, "status", json_string(st == HC_OK ? "ok" : "verification failed"));
+      json_object_set_new(doc, "status", hcrun_json_str(st == HC_OK ? "ok" : "verification failed"));
       hcrun_print_json(doc);
       json_decref(doc);
     } else {
@@ -138,7 +138,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       if (o->output) {
         size_t i;
         json_t *v;
-        json_array_foreach(files, i, v) printf("%-14s %s\n", "wrote", json_string_value(v));
+        json_array_foreach(files, i, v) printf("%-14s %s\n", "wrote", hcrun_json_bytes(v));
       }
     }
     json_decref(files);

@@ -64,8 +64,8 @@ static char *read_text(const char *path) {
 
 static json_t *error_json(hc_status_t st, const char *message) {
   json_t *e = json_object();
-  json_object_set_new(e, "status", json_string(hc_status_name(st)));
-  json_object_set_new(e, "message", json_string(message));
+  json_object_set_new(e, "status", hcrun_json_str(hc_status_name(st)));
+  json_object_set_new(e, "message", hcrun_json_str(message));
   json_object_set_new(e, "exit_code", json_integer(hcrun_exit_code(st)));
   return e;
 }
@@ -99,8 +99,8 @@ static json_t *stage_json(const hc_pipeline_t *p, uint32_t k) {
   hc_pipeline_stage_info(p, k, &si);
   json_t *o = json_object();
   json_object_set_new(o, "stage", json_integer(k + 1));
-  json_object_set_new(o, "device", json_string(si.device));
-  json_object_set_new(o, "state", json_string(state_names[si.state]));
+  json_object_set_new(o, "device", hcrun_json_str(si.device));
+  json_object_set_new(o, "state", hcrun_json_str(state_names[si.state]));
   json_t *job = hcrun_job_json(hc_pipeline_stage_job(p, k));
   json_object_update(o, job);
   json_decref(job);
@@ -109,9 +109,9 @@ static json_t *stage_json(const hc_pipeline_t *p, uint32_t k) {
     hc_pipeline_binding_t b;
     if (hc_pipeline_binding_get(p, i, &b) != HC_OK || b.to != k) continue;
     json_t *jb = json_object();
-    json_object_set_new(jb, "input", json_string(b.input));
+    json_object_set_new(jb, "input", hcrun_json_str(b.input));
     json_object_set_new(jb, "from_stage", b.from < 0 ? json_null() : json_integer(b.from + 1));
-    json_object_set_new(jb, "output", json_string(b.output));
+    json_object_set_new(jb, "output", hcrun_json_str(b.output));
     json_object_set_new(jb, "default", json_boolean(b.is_default));
     json_array_append_new(ins, jb);
   }
@@ -128,11 +128,11 @@ static json_t *transfers_json(const hc_pipeline_t *p) {
     if (hc_pipeline_transfer_get(p, i, &t) != HC_OK) continue;
     json_t *o = json_object();
     json_object_set_new(o, "stage", json_integer(t.stage + 1));
-    json_object_set_new(o, "input", json_string(t.input));
+    json_object_set_new(o, "input", hcrun_json_str(t.input));
     json_object_set_new(o, "from_stage", t.from_stage < 0 ? json_null() : json_integer(t.from_stage + 1));
-    json_object_set_new(o, "output", json_string(t.output));
-    json_object_set_new(o, "from_device", json_string(t.from_device));
-    json_object_set_new(o, "to_device", json_string(t.to_device));
+    json_object_set_new(o, "output", hcrun_json_str(t.output));
+    json_object_set_new(o, "from_device", hcrun_json_str(t.from_device));
+    json_object_set_new(o, "to_device", hcrun_json_str(t.to_device));
     json_object_set_new(o, "bytes", json_integer((json_int_t)t.bytes));
     json_object_set_new(o, "seconds", json_real(t.seconds));
     json_array_append_new(a, o);
@@ -294,8 +294,8 @@ int hcrun_pipeline(hc_context_t *ctx, const hcrun_options_t *o) {
   if (sst != HC_OK) snprintf(save_msg, sizeof save_msg, "%s", hc_last_error());
   if (o->json) {
     json_t *doc = json_object();
-    json_object_set_new(doc, "hc_version", json_string(hc_version()));
-    json_object_set_new(doc, "pipeline", json_string(text ? text : o->pipeline));
+    json_object_set_new(doc, "hc_version", hcrun_json_str(hc_version()));
+    json_object_set_new(doc, "pipeline", hcrun_json_str(text ? text : o->pipeline));
     json_object_set_new(doc, "devices", devices_json(p));
     json_t *stages = json_array();
     for (uint32_t k = 0; k < hc_pipeline_stage_count(p); k++) json_array_append_new(stages, stage_json(p, k));
@@ -304,7 +304,7 @@ int hcrun_pipeline(hc_context_t *ctx, const hcrun_options_t *o) {
     json_object_set_new(doc, "totals", totals_json(&r));
     json_object_set_new(doc, "outputs", json_incref(files));
     const char *status = st == HC_OK ? "ok" : st == HC_ERR_VERIFY ? "verification failed" : "failed";
-    json_object_set_new(doc, "status", json_string(status));
+    json_object_set_new(doc, "status", hcrun_json_str(status));
     if (st != HC_OK && st != HC_ERR_VERIFY) {
       json_t *e = error_json(st, r.message);
       json_object_set_new(e, "failed_stage", r.failed_stage < 0 ? json_null() : json_integer(r.failed_stage + 1));
@@ -316,7 +316,7 @@ int hcrun_pipeline(hc_context_t *ctx, const hcrun_options_t *o) {
     print_report(p);
     size_t i;
     json_t *v;
-    json_array_foreach(files, i, v) printf("%-14s %s\n", "wrote", json_string_value(v));
+    json_array_foreach(files, i, v) printf("%-14s %s\n", "wrote", hcrun_json_bytes(v));
   }
   json_decref(files);
   int code = HCRUN_OK;

@@ -35,7 +35,9 @@ int hcrun_mkdirs(const char *dir) {
 }
 
 void hcrun_print_json(json_t *doc) {
-  char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+  char *d = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+  char *s = d ? hcrun_json_escape_carriers(d) : NULL;
+  free(d);
   if (s) {
     fputs(s, stdout);
     fputc('\n', stdout);
@@ -45,16 +47,16 @@ void hcrun_print_json(json_t *doc) {
 
 json_t *hcrun_device_json(const hc_device_info_t *in, const char *id) {
   json_t *d = json_object();
-  json_object_set_new(d, "id", json_string(id));
-  json_object_set_new(d, "name", json_string(in->name));
-  json_object_set_new(d, "type", json_string(hc_device_type_name(in->type)));
-  json_object_set_new(d, "vendor", json_string(in->vendor));
-  json_object_set_new(d, "platform", json_string(in->platform));
-  json_object_set_new(d, "driver", json_string(in->driver));
-  json_object_set_new(d, "arch", json_string(in->arch));
+  json_object_set_new(d, "id", hcrun_json_str(id));
+  json_object_set_new(d, "name", hcrun_json_str(in->name));
+  json_object_set_new(d, "type", hcrun_json_str(hc_device_type_name(in->type)));
+  json_object_set_new(d, "vendor", hcrun_json_str(in->vendor));
+  json_object_set_new(d, "platform", hcrun_json_str(in->platform));
+  json_object_set_new(d, "driver", hcrun_json_str(in->driver));
+  json_object_set_new(d, "arch", hcrun_json_str(in->arch));
   json_t *langs = json_array();
   for (int l = 0; l < HC_LANG_COUNT_; l++)
-    if (in->languages & HC_LANG_BIT(l)) json_array_append_new(langs, json_string(hc_language_name((hc_language_t)l)));
+    if (in->languages & HC_LANG_BIT(l)) json_array_append_new(langs, hcrun_json_str(hc_language_name((hc_language_t)l)));
   json_object_set_new(d, "languages", langs);
   json_object_set_new(d, "compute_units", json_integer(in->compute_units));
   json_object_set_new(d, "clock_mhz", json_integer(in->clock_mhz));
@@ -69,7 +71,7 @@ json_t *hcrun_device_json(const hc_device_info_t *in, const char *id) {
   if (in->cc_major) {
     char cc[16];
     snprintf(cc, sizeof cc, "%u.%u", in->cc_major, in->cc_minor);
-    json_object_set_new(d, "compute_capability", json_string(cc));
+    json_object_set_new(d, "compute_capability", hcrun_json_str(cc));
   }
   json_object_set_new(d, "peak_fp32_gflops", json_real(in->peak_fp32_gflops));
   json_object_set_new(d, "peak_fp64_gflops", json_real(in->peak_fp64_gflops));
@@ -79,11 +81,11 @@ json_t *hcrun_device_json(const hc_device_info_t *in, const char *id) {
 
 json_t *hcrun_job_json(const hc_job_t *job) {
   json_t *o = json_object();
-  json_object_set_new(o, "workload", json_string(hc_job_workload(job)));
+  json_object_set_new(o, "workload", hcrun_json_str(hc_job_workload(job)));
   json_t *params = json_object();
   for (uint32_t i = 0; i < hc_job_param_count(job); i++) {
     const char *n, *v;
-    if (hc_job_param_get(job, i, &n, &v) == HC_OK) json_object_set_new(params, n, json_string(v));
+    if (hc_job_param_get(job, i, &n, &v) == HC_OK) json_object_set_new(params, n, hcrun_json_str(v));
   }
   json_object_set_new(o, "params", params);
   hc_job_times_t t;
@@ -100,7 +102,7 @@ json_t *hcrun_job_json(const hc_job_t *job) {
     if (hc_job_metric(job, i, &n, &v, &u) != HC_OK) continue;
     json_t *m = json_object();
     json_object_set_new(m, "value", json_real(v));
-    json_object_set_new(m, "unit", json_string(u));
+    json_object_set_new(m, "unit", hcrun_json_str(u));
     json_object_set_new(metrics, n, m);
   }
   json_object_set_new(o, "metrics", metrics);
@@ -108,7 +110,7 @@ json_t *hcrun_job_json(const hc_job_t *job) {
   int ver = hc_job_verified(job, &msg);
   json_t *v = json_object();
   json_object_set_new(v, "passed", ver < 0 ? json_null() : json_boolean(ver));
-  json_object_set_new(v, "message", json_string(msg));
+  json_object_set_new(v, "message", hcrun_json_str(msg));
   json_object_set_new(o, "verification", v);
   json_t *notes = json_array();
   const char *p = hc_job_notes(job);
@@ -129,12 +131,12 @@ static void fmt_time(char *buf, size_t n, double s) {
 }
 
 void hcrun_print_job(json_t *doc, const char *device_id) {
-  printf("%-14s %s on %s\n", "workload", json_string_value(json_object_get(doc, "workload")), device_id);
+  printf("%-14s %s on %s\n", "workload", hcrun_json_bytes(json_object_get(doc, "workload")), device_id);
   printf("%-14s", "parameters");
   const char *key;
   json_t *v;
   json_object_foreach(json_object_get(doc, "params"), key, v) {
-    if (*json_string_value(v)) printf(" %s=%s", key, json_string_value(v));
+    if (*hcrun_json_bytes(v)) printf(" %s=%s", key, hcrun_json_bytes(v));
   }
   printf("\n");
   json_t *t = json_object_get(doc, "times");
@@ -145,13 +147,13 @@ void hcrun_print_job(json_t *doc, const char *device_id) {
   printf("%-14s %s (device %s; whole run with setup %s)\n", "time", a, b, c);
   json_object_foreach(json_object_get(doc, "metrics"), key, v) {
     printf("  %-22s %.10g %s\n", key, json_real_value(json_object_get(v, "value")),
-           json_string_value(json_object_get(v, "unit")));
+           hcrun_json_bytes(json_object_get(v, "unit")));
   }
   size_t i;
-  json_array_foreach(json_object_get(doc, "notes"), i, v) printf("  note: %s\n", json_string_value(v));
+  json_array_foreach(json_object_get(doc, "notes"), i, v) printf("  note: %s\n", hcrun_json_bytes(v));
   json_t *ver = json_object_get(doc, "verification");
   json_t *passed = json_object_get(ver, "passed");
-  const char *msg = json_string_value(json_object_get(ver, "message"));
+  const char *msg = hcrun_json_bytes(json_object_get(ver, "message"));
   if (!json_is_null(passed))
     printf("%-14s %s%s%s\n", "verification", json_is_true(passed) ? "PASSED" : "FAILED", msg && *msg ? ": " : "",
            msg ? msg : "");
@@ -168,7 +170,7 @@ hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefi
     snprintf(path, sizeof path, "%s/%s%s.npy", dir, prefix ? prefix : "", p->name);
     hc_status_t st = hc_field_save_npy(f, path);
     if (st != HC_OK) return st;
-    if (files) json_array_append_new(files, json_string(path));
+    if (files) json_array_append_new(files, hcrun_json_str(path));
   }
   return HC_OK;
 }
