@@ -207,6 +207,43 @@ static void test_default_bound_stated(void) {
   hc_job_destroy(job);
 }
 
+/* Every device runs the same cycles as the cpu, on an isotropic and a
+ * semi-coarsened grid: the same cycle count, residuals and field to
+ * rounding (bound 1e-9 of max |u| in f64 after 10 cycles). */
+static void test_devices_agree(void) {
+  hc_device_t *cpu = th_device("cpu");
+  if (!cpu) return;
+  static const char *shapes[] = {"n=129", "n=17x257"};
+  static const char *devs[] = {"opencl", "cuda"};
+  for (size_t s = 0; s < 2; s++) {
+    const char *kv[] = {shapes[s], "dtype=f64", "tol=1e-10", NULL};
+    hc_job_t *ref = run(cpu, "multigrid", kv, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
+    hc_field_t *ru = hc_job_output(ref, "u");
+    size_t n = hc_field_count(ru);
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    TH_ASSERT_OK(hc_field_read(ru, a));
+    for (int d = 0; d < 2; d++) {
+      hc_device_t *dev = th_device(devs[d]);
+      if (!dev || !hc_device_info(dev)->fp64) continue;
+      hc_job_t *job = run(dev, "multigrid", kv, 0);
+      CU_ASSERT_PTR_NOT_NULL(job);
+      if (!job) continue;
+      CU_ASSERT_EQUAL(metric(job, "cycles"), metric(ref, "cycles"));
+      CU_ASSERT(th_rel(metric(job, "residual"), metric(ref, "residual")) < 1e-2);
+      TH_ASSERT_OK(hc_field_read(hc_job_output(job, "u"), b));
+      double worst = 0, big = 0;
+      for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(a[i] - b[i])), big = fmax(big, fabs(a[i]));
+      if (worst > 1e-9 * big) fprintf(stderr, "%s %s vs cpu: %.3g\n", shapes[s], devs[d], worst);
+      CU_ASSERT(worst <= 1e-9 * big);
+      hc_job_destroy(job);
+    }
+    free(a);
+    free(b);
+    hc_job_destroy(ref);
+  }
+}
+
 static void test_bad_inputs(void) {
   if (!th_device("cpu")) return;
   char bad[512], args[1024];
@@ -233,6 +270,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_anisotropic);
   CU_ADD_TEST(s, test_divergence_is_an_error);
   CU_ADD_TEST(s, test_default_bound_stated);
+  CU_ADD_TEST(s, test_devices_agree);
 }
 
 TH_MAIN(register_tests)

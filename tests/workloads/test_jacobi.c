@@ -327,6 +327,33 @@ static void test_devices_agree(void) {
   hc_job_destroy(ref);
 }
 
+/* At the paper's 128^2, stopped by the tolerance: every device takes the
+ * same number of sweeps as the cpu and gives its field to rounding. */
+static void test_paper_size_devices_agree(void) {
+  hc_device_t *cpu = th_device("cpu");
+  if (!cpu) return;
+  const char *kv[] = {"n=128", "dtype=f64", "tol=1e-2", "check=100", "iters=100000", NULL};
+  hc_job_t *ref = run(cpu, kv, 0);
+  if (!ref) return;
+  double *r = output(ref, "u");
+  size_t count = hc_field_count(hc_job_output(ref, "u"));
+  for (size_t d = 1; d < NDEV; d++) {
+    hc_device_t *dev = th_device(device_specs[d]);
+    if (!dev || !has_fp64(dev)) continue;
+    hc_job_t *job = run(dev, kv, 0);
+    if (!job) continue;
+    CU_ASSERT_EQUAL(metric(job, "sweeps"), metric(ref, "sweeps"));
+    double *u = output(job, "u"), worst = 0, big = 0;
+    for (size_t i = 0; i < count; i++) worst = fmax(worst, fabs(u[i] - r[i])), big = fmax(big, fabs(r[i]));
+    if (worst > 1e-12 * big) fprintf(stderr, "%s vs cpu at 128^2: %.3g > 1e-12 x %.3g\n", device_specs[d], worst, big);
+    CU_ASSERT(worst <= 1e-12 * big);
+    free(u);
+    hc_job_destroy(job);
+  }
+  free(r);
+  hc_job_destroy(ref);
+}
+
 /* ------------------------------------------ two sweeps per pass (host) */
 
 /* The host kernel's two sweeps per pass give the single sweep's field bit
@@ -582,6 +609,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_convergence_order);
   CU_ADD_TEST(s, test_variants_agree);
   CU_ADD_TEST(s, test_devices_agree);
+  CU_ADD_TEST(s, test_paper_size_devices_agree);
   CU_ADD_TEST(s, test_two_sweeps_per_pass);
   CU_ADD_TEST(s, test_tolerance_stops);
   CU_ADD_TEST(s, test_inputs);
