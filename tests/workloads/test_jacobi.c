@@ -354,6 +354,27 @@ static void test_paper_size_devices_agree(void) {
   hc_job_destroy(ref);
 }
 
+/* The verification bound stays meaningful on large grids: the rounding
+ * estimate grows with the condition number (8 eps 1650 = 1.6e-3 relative
+ * at 128^2 in f32), but the bound is at most 1e-3 of max |u| and printed. */
+static void test_verify_bound_capped(void) {
+  hc_device_t *cpu = th_device("cpu");
+  if (!cpu) return;
+  const char *kv[] = {"n=128", "iters=5000", NULL};
+  hc_job_t *job = run(cpu, kv, HC_RUN_VERIFY);
+  if (!job) return;
+  const char *msg = NULL;
+  CU_ASSERT_EQUAL(hc_job_verified(job, &msg), 1);
+  const char *b = msg ? strstr(msg, "(bound ") : NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  double *u = output(job, "u"), big = 0;
+  for (size_t i = 0; i < hc_field_count(hc_job_output(job, "u")); i++) big = fmax(big, fabs(u[i]));
+  double bound = strtod(b + 7, NULL);
+  CU_ASSERT(bound > 0 && bound <= 1e-3 * big * 1.01 + 1e-6);
+  free(u);
+  hc_job_destroy(job);
+}
+
 /* ------------------------------------------ two sweeps per pass (host) */
 
 /* The host kernel's two sweeps per pass give the single sweep's field bit
@@ -610,6 +631,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_variants_agree);
   CU_ADD_TEST(s, test_devices_agree);
   CU_ADD_TEST(s, test_paper_size_devices_agree);
+  CU_ADD_TEST(s, test_verify_bound_capped);
   CU_ADD_TEST(s, test_two_sweeps_per_pass);
   CU_ADD_TEST(s, test_tolerance_stops);
   CU_ADD_TEST(s, test_inputs);

@@ -211,9 +211,12 @@ static hc_status_t verify(run_t *r, int64_t sweeps) {
     hc_status_t st = compare_with(r, p->init == INIT_EIGEN ? p->mode : NULL, NULL, se, ss, o);
     if (st != HC_OK) return st;
     double scale = fmax(fabs(se), fabs(ss)) > 0 ? fmax(fabs(se), fabs(ss)) : 1;
-    double tol = 8 * eps * (1 + depth) * scale + 8 * eps;
+    /* rounding grows with the sweeps that still matter, about the
+     * condition number; past 1e-3 of the solution it would pass a wrong one */
+    double tol = fmin(8 * eps * (1 + depth), 1e-3) * scale + 8 * eps;
     hc_job_set_verified(r->job, o[1] <= tol, "max |u - u_n| = %.3g against the closed-form iterate after %lld sweeps "
-                        "(tolerance %.2g)", o[1], (long long)sweeps, tol);
+                        "(bound %.2g: 8 eps (1 + sweeps that matter), at most 1e-3, times max |u_n|)", o[1],
+                        (long long)sweeps, tol);
     return HC_OK;
   }
   double work = (double)p->interior * (double)sweeps;
@@ -264,9 +267,10 @@ static hc_status_t verify(run_t *r, int64_t sweeps) {
     worst = fmax(worst, fabs(v - ref[c]));
     big = fmax(big, fabs(ref[c]));
   }
-  double tol = 8 * eps * (1 + depth) * (big > 0 ? big : 1);
+  double tol = fmin(8 * eps * (1 + depth), 1e-3) * (big > 0 ? big : 1);
   hc_job_set_verified(r->job, worst <= tol, "max |u - u_ref| = %.3g against %lld host sweeps in double "
-                      "(tolerance %.2g)", worst, (long long)sweeps, tol);
+                      "(bound %.2g: 8 eps (1 + sweeps that matter), at most 1e-3, times max |u_ref|)", worst,
+                      (long long)sweeps, tol);
 out:
   free(f);
   free(u0);
