@@ -192,7 +192,7 @@ hc_status_t mg_setup(hc_job_t *job, mg_t *m) {
   int want = (int)hc_job_int(job, "levels");
   m->nlevels = want > 0 && want < most ? want : most;
   if (m->nlevels > MG_MAX_LEVELS) m->nlevels = MG_MAX_LEVELS;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0, prev_cells = 0;
   for (int l = 0; l < m->nlevels; l++) {
     uint64_t cells = 1;
     int64_t finest = 0, coarsest = INT64_MAX;
@@ -210,7 +210,8 @@ hc_status_t mg_setup(hc_job_t *job, mg_t *m) {
       cells *= (uint64_t)m->lv[l].n[d];
     }
     bytes += cells * m->es * (m->smoother == MG_JACOBI ? 3 : 2);
-    if (l > 0 && m->lv[l - 1].semi) bytes += cells * 2 * m->es; /* the finer level's r (at most twice this) */
+    if (l > 0 && m->lv[l - 1].semi) bytes += prev_cells * m->es; /* the finer level's r */
+    prev_cells = cells;
   }
   hc_field_t *u0 = hc_job_input(job, "u0");
   if (m->f_in && (st = check_port_shape(m, "the input field f", m->f_in)) != HC_OK) return st;
