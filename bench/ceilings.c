@@ -440,10 +440,10 @@ static int parse_only(const char *list) {
   return m ? m : -1;
 }
 
-static int usage(void) {
-  fprintf(stderr, "usage: hc-ceilings [--device=SPEC] [--json] [--quick] [--bytes=N] "
+static int usage(FILE *to) {
+  fprintf(to, "usage: hc-ceilings [--device=SPEC] [--json] [--quick] [--bytes=N] "
                   "[--only=read,copy,fp32,fp64,launch]\n");
-  return 2;
+  return to == stdout ? 0 : 2;
 }
 
 int main(int argc, char **argv) {
@@ -454,21 +454,22 @@ int main(int argc, char **argv) {
     if (!strncmp(argv[i], "--device=", 9)) spec = argv[i] + 9;
     else if (!strcmp(argv[i], "--json")) json = 1;
     else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--help")) return usage(stdout);
     else if (!strncmp(argv[i], "--only=", 7)) {
       if ((only = parse_only(argv[i] + 7)) < 0) {
         fprintf(stderr, "hc-ceilings: %s: expected a comma-separated list of read, copy, fp32, fp64, launch\n",
                 argv[i]);
-        return usage();
+        return usage(stderr);
       }
     } else if (!strncmp(argv[i], "--bytes=", 8)) {
       char *end = NULL;
       unsigned long long v = strtoull(argv[i] + 8, &end, 10);
       if (argv[i][8] < '0' || argv[i][8] > '9' || *end || v < 4096 || v > ((unsigned long long)1 << 40)) {
         fprintf(stderr, "hc-ceilings: %s: expected a byte count from 4096 to 2^40\n", argv[i]);
-        return usage();
+        return usage(stderr);
       }
       bytes = (size_t)v / 4096 * 4096;
-    } else return usage();
+    } else return usage(stderr);
   }
   isa = host_isa();
   hc_context_t *ctx = NULL;
