@@ -184,3 +184,17 @@ def test_hc_ceilings_options():
     for bad in ('--only=foo', '--only=', '--bytes=12x', '--bytes=10'):
         p = _ceilings('--device=cpu', bad)
         assert p.returncode == 2 and bad.split('=')[0] in p.stderr.decode()
+
+
+def test_fraction_chart_skips_ceiling_too_low(tmp_path):
+    doc = {'figures': [{'workload': 'simpson', 'device': 'cpu:0', 'name': 'a', 'fraction': benchlib.TOO_LOW},
+                       {'workload': 'simpson', 'device': 'cpu:0', 'name': 'b', 'fraction': 0.5,
+                        'fraction_target': 0.85}]}
+    path = tmp_path / 'r.json'
+    path.write_text(json.dumps(doc))
+    p = subprocess.run([sys.executable, os.path.join(TOP, 'bench', 'charts.py'), str(path), str(tmp_path / 'r')],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    if p.returncode == 3:
+        pytest.skip('no matplotlib')
+    assert p.returncode == 0, p.stderr.decode()
+    assert [c['title'] for c in json.loads(p.stdout.decode())] == ['Fraction of the ceiling']
