@@ -86,9 +86,10 @@ class Fraction(Deferred):
         if self.fraction is not None and self.fraction > 1.0:
             self.failed = True
             b = self.bracket
+            what = self.what + ' ' if self.what else ''
             b.bench.fail('%s: %s on %s: %s%.4g %s is %.3f of the ceiling %.4g %s (%s x %g; samples %s, spread %.1f %%)'
-                         % (TOO_LOW, b.module, b.dev_id, self.what + ' ' if self.what else '', self.value, self.unit, self.fraction, c,
-                            self.unit, self.key, self.scale, ', '.join('%.4g' % v for v in b.samples(self.key)),
+                         % (TOO_LOW, b.module, b.dev_id, what, self.value, self.unit, self.fraction, c, self.unit,
+                            self.key, self.scale, ', '.join('%.4g' % v for v in b.samples(self.key)),
                             100 * b.spread(self.key)))
 
     def json(self):
