@@ -8,7 +8,18 @@ A module bench/workloads/<name>.py defines run(b) and uses the Bench object:
                           returns the parsed JSON (raises BenchError on failure)
   b.ceilings(dev_id)      the device's ceilings measured in this run (cached):
                           read_gbs, copy_gbs, fp32_gflops, fp64_gflops,
-                          launch_us — {} when build/bin/hc-ceilings is missing
+                          launch_us — {} when build/bin/hc-ceilings is missing;
+                          an OpenCL device of type CPU gets the host's (the
+                          cpu backend's kernels on the same cores)
+  with b.bracket(dev_id, keys, nbytes=None) as br:   ceilings measured just
+                          before and just after the runs inside (ceiling,
+                          workload, ceiling), so that a noisy shared machine
+                          moves both alike; br.fraction(key, value, what) is
+                          value's fraction of the higher of the two samples,
+                          br.ceiling(key) that ceiling: placeholders resolved
+                          when the block ends. A fraction above 1 becomes
+                          "ceiling too low" in the tables and figures and a
+                          failure of the run (b.failures, exit status 1)
   b.table(title, columns, rows, notes=[])   a table for the report
   b.figure(**fields)      one figure for the JSON (workload, device, name,
                           value, unit, ceiling, fraction, target, ...)
@@ -33,6 +44,133 @@ class BenchError(RuntimeError):
     pass
 
 
+TOO_LOW = 'ceiling too low'
+# hc-ceilings' --only names of the ceilings a bracket samples.
+CEILING_ONLY = {'read_gbs': 'read', 'copy_gbs': 'copy', 'fp32_gflops': 'fp32', 'fp64_gflops': 'fp64'}
+CEILING_UNITS = {'read_gbs': 'GB/s', 'copy_gbs': 'GB/s', 'fp32_gflops': 'GFLOP/s', 'fp64_gflops': 'GFLOP/s'}
+
+
+class Deferred:
+    """A table cell or figure field known when its bracket closes; the JSON
+    holds json()."""
+
+    def json(self):
+        raise NotImplementedError
+
+
+class Ceiling(Deferred):
+    """The bracket's ceiling for key, times scale (e.g. 0.5: FMA lane slots
+    per second from GFLOP/s)."""
+
+    def __init__(self, bracket, key, scale=1.0):
+        self.bracket, self.key, self.scale = bracket, key, scale
+
+    def json(self):
+        c = self.bracket.ceiling_value(self.key)
+        return c * self.scale if c else None
+
+
+class Fraction(Deferred):
+    """value / the bracket's ceiling for key; TOO_LOW (and a failure of the
+    run) when above 1."""
+
+    def __init__(self, bracket, key, value, what, scale=1.0, unit=None):
+        self.bracket, self.key, self.value, self.what = bracket, key, value, what
+        self.scale, self.unit = scale, unit or CEILING_UNITS[key]
+        self.fraction = None
+        self.failed = False
+
+    def resolve(self):
+        c = Ceiling(self.bracket, self.key, self.scale).json()
+        self.fraction = self.value / c if c and self.value is not None else None
+        if self.fraction is not None and self.fraction > 1.0:
+            self.failed = True
+            b = self.bracket
+            what = self.what + ' ' if self.what else ''
+            b.bench.fail('%s: %s on %s: %s%.4g %s is %.3f of the ceiling %.4g %s (%s x %g; samples %s, spread %.1f %%)'
+                         % (TOO_LOW, b.module, b.dev_id, what, self.value, self.unit, self.fraction, c, self.unit,
+                            self.key, self.scale, ', '.join('%.4g' % v for v in b.samples(self.key)),
+                            100 * b.spread(self.key)))
+
+    def json(self):
+        return TOO_LOW if self.failed else self.fraction
+
+
+class Bracket:
+    """with b.bracket(dev_id, keys) as br: ceilings sampled before and after
+    the block; see the module's docstring."""
+
+    def __init__(self, bench, dev_id, keys, nbytes=None, label=None):
+        self.bench, self.dev_id, self.keys, self.nbytes = bench, dev_id, list(keys), nbytes
+        self.ceiling_dev = bench.ceiling_device(dev_id)
+        self.module = bench.module
+        self.label = label
+        self.runs = []       # hc-ceilings documents, before and after
+        self.fractions = []
+        self.closed = False
+
+    def _sample(self):
+        doc = self.bench.measure_ceilings(self.ceiling_dev, self.keys, self.nbytes)
+        if doc:
+            self.runs.append(doc)
+
+    def __enter__(self):
+        self._sample()
+        return self
+
+    def __exit__(self, *exc):
+        self._sample()
+        self.closed = True
+        for f in self.fractions:
+            f.resolve()
+        self.bench.brackets.append(self.record())
+        return False
+
+    def samples(self, key):
+        return [r[key] for r in self.runs if r.get(key) is not None and r[key] > 0]
+
+    def ceiling_value(self, key):
+        v = self.samples(key)
+        return max(v) if v else None
+
+    def spread(self, key):
+        v = self.samples(key)
+        return (max(v) - min(v)) / max(v) if v else 0.0
+
+    def ceiling(self, key, scale=1.0):
+        return Ceiling(self, key, scale)
+
+    def doc(self, field):
+        """A field of the first hc-ceilings document (isa, threads, bytes)."""
+        return self.runs[0].get(field) if self.runs else None
+
+    def fraction(self, key, value, what=None, scale=1.0, unit=None):
+        """value (in unit) over the ceiling key x scale."""
+        f = Fraction(self, key, value, what, scale, unit)
+        self.fractions.append(f)
+        if self.closed:
+            f.resolve()
+        return f
+
+    def record(self):
+        return {'workload': self.module, 'device': self.dev_id, 'ceiling_device': self.ceiling_dev,
+                'label': self.label, 'bytes': self.runs[0].get('bytes') if self.runs else None,
+                'llc_bytes': self.runs[0].get('llc_bytes') if self.runs else None,
+                'ceilings': {k: {'samples': self.samples(k), 'ceiling': self.ceiling_value(k),
+                                 'spread': self.spread(k)} for k in self.keys}}
+
+
+def plain(o):
+    """o with every Deferred replaced by its JSON value (for json.dump)."""
+    if isinstance(o, Deferred):
+        return o.json()
+    if isinstance(o, dict):
+        return {k: plain(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [plain(v) for v in o]
+    return o
+
+
 class Bench:
     def __init__(self, build, quick=False, device_filter=None, python=None):
         self.build = os.path.abspath(build)
@@ -46,6 +184,9 @@ class Bench:
         self._imports = {}
         self._devices = None
         self._ceilings = {}
+        self._all_devices = None
+        self.brackets = []       # Bracket.record() of every bracket, in order
+        self.failures = []       # "ceiling too low: ..." lines: the run fails
         self.hcrun_path = os.path.join(self.build, 'bin', 'hcrun')
 
     def log(self, msg):
@@ -69,26 +210,103 @@ class Bench:
     def hcrun(self, args, repeat=3, timeout=1800, env=None):
         return self.run_json([self.hcrun_path, '--json', '--repeat=%d' % repeat] + list(args), timeout, env)
 
+    def fail(self, msg):
+        self.log(msg)
+        self.failures.append(msg)
+
+    def all_devices(self):
+        if self._all_devices is None:
+            doc = self.run_json([self.hcrun_path, '--list', '--json'])
+            self._all_devices = [d for b in doc['backends'] for d in b['devices']]
+        return self._all_devices
+
+    def ceiling_device(self, dev_id):
+        """The device whose ceilings bound dev_id's figures: an OpenCL device
+        of type CPU (PoCL) runs on the host's cores, whose ceilings the cpu
+        backend's native kernels measure (PoCL's own compiled read loop
+        reads a fraction of what its workloads read); else dev_id itself."""
+        devs = self.all_devices()
+        d = next((d for d in devs if d['id'] == dev_id), None)
+        if d and not dev_id.startswith('cpu') and d.get('type') == 'cpu':
+            host = next((h['id'] for h in devs if h['id'].startswith('cpu')), None)
+            if host:
+                return host
+        return dev_id
+
+    def measure_ceilings(self, dev_id, keys=None, nbytes=None):
+        """One hc-ceilings run on dev_id ({} when it is missing or fails):
+        keys (read_gbs, copy_gbs, fp32_gflops, fp64_gflops) only, at nbytes of
+        working set for read and copy when given."""
+        exe = os.path.join(self.build, 'bin', 'hc-ceilings')
+        if not os.path.exists(exe):
+            return {}
+        cmd = [exe, '--device=' + dev_id, '--json'] + (['--quick'] if self.quick else [])
+        if keys:
+            cmd.append('--only=' + ','.join(CEILING_ONLY[k] for k in keys))
+        if nbytes:
+            cmd.append('--bytes=%d' % nbytes)
+        try:
+            doc = self.run_json(cmd)
+        except BenchError as e:
+            self.log('ceilings on %s failed: %s' % (dev_id, e))
+            return {}
+        return {k: (None if isinstance(v, (int, float)) and v < 0 else v) for k, v in doc.items()}
+
+    def bracket(self, dev_id, keys, nbytes=None, label=None):
+        return Bracket(self, dev_id, keys, nbytes, label)
+
+    def static_fraction(self, value, ceiling, what):
+        """value / a ceiling not measured in this run (a device record's
+        peak): the fraction, or TOO_LOW and a failure when above 1."""
+        if not ceiling or value is None:
+            return None
+        frac = value / ceiling
+        if frac > 1.0:
+            self.fail('%s: %s: %s %.4g is %.3f of %.4g' % (TOO_LOW, self.module, what, value, frac, ceiling))
+            return TOO_LOW
+        return frac
+
+    def check_figures(self, module):
+        """Figures of module with a numeric fraction of a ceiling above 1
+        (modules that compute their own fractions): ceiling too low."""
+        for f in self.figures:
+            frac = f.get('fraction')
+            if f.get('workload') != module or isinstance(frac, Deferred) or not isinstance(frac, (int, float)):
+                continue
+            if f.get('ceiling') and frac > 1.0:
+                self.fail('%s: %s on %s: %s = %.4g %s is %.3f of its ceiling (%s %.4g)'
+                          % (TOO_LOW, module, f.get('device'), f.get('name'), f.get('value'), f.get('unit', ''),
+                             frac, f.get('ceiling_kind', ''), f['ceiling']))
+                f['fraction'] = TOO_LOW
+                f['failed'] = TOO_LOW
+                if 'met' in f:
+                    f['met'] = False
+
+    def settle_figures(self):
+        """Deferred fractions of figures: met against fraction_target, and a
+        failed figure marked (before the JSON is written)."""
+        for f in self.figures:
+            frac = f.get('fraction')
+            if isinstance(frac, Fraction):
+                if frac.failed:
+                    f['failed'] = TOO_LOW
+                    f['met'] = False
+                elif 'fraction_target' in f:
+                    f['met'] = frac.fraction is not None and frac.fraction >= f['fraction_target']
+
     def devices(self):
         if self._devices is None:
-            doc = self.run_json([self.hcrun_path, '--list', '--json'])
-            devs = [d for b in doc['backends'] for d in b['devices']]
+            devs = list(self.all_devices())
             if self.device_filter:
                 devs = [d for d in devs if any(d['id'].startswith(f) for f in self.device_filter.split(','))]
             self._devices = devs
         return self._devices
 
     def ceilings(self, dev_id):
-        if dev_id not in self._ceilings:
-            exe = os.path.join(self.build, 'bin', 'hc-ceilings')
-            c = {}
-            if os.path.exists(exe):
-                try:
-                    c = self.run_json([exe, '--device=' + dev_id, '--json'] + (['--quick'] if self.quick else []))
-                except BenchError as e:
-                    self.log('ceilings on %s failed: %s' % (dev_id, e))
-            self._ceilings[dev_id] = c
-        return self._ceilings[dev_id]
+        cdev = self.ceiling_device(dev_id)
+        if cdev not in self._ceilings:
+            self._ceilings[cdev] = self.measure_ceilings(cdev)
+        return self._ceilings[cdev]
 
     def table(self, title, columns, rows, notes=(), workload=None):
         self.tables.append({'workload': workload or self.module, 'title': title, 'columns': list(columns),

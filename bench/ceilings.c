@@ -1,24 +1,30 @@
 /* hc-ceilings: the ceilings of one device, measured through hc in the same
- * run as the benchmarks that are compared with them:
- *   read_gbs    a reduction that reads a large buffer once
+ * run as the benchmarks that are compared with them. On host devices every
+ * kernel runs on all of the backend's workers (HC_CPU_THREADS, else the
+ * online cores) with the widest vectors the CPU has (isa in the output).
+ *   read_gbs    a reduction that reads a buffer once (vector loads, eight
+ *               accumulators; on host devices the faster of one stream and
+ *               four interleaved streams per thread); by default 4x the
+ *               last-level cache at least,
+ *               --bytes=N for another working set (in cache when small)
  *   copy_gbs    device-to-device copy (bytes read + written) / time: the
  *               faster of the backend's buffer copy (a GPU's copy engine) and
  *               a copy kernel over all compute units (the cpu backend's
- *               buffer copy is one memcpy on one core: 13-20 GB/s on a
- *               16-core host that streams 70-80 GB/s, no roofline); on host
+ *               buffer copy is one memcpy on one core, no roofline); on host
  *               devices also a copy kernel with non-temporal stores
- *   fp32_gflops, fp64_gflops   many independent FMA chains per item
+ *   fp32_gflops, fp64_gflops   independent FMA chains, 2 flops per lane and
+ *               FMA (so fp32_gflops / 2 is the rate of FMA-pipe lane slots)
  *   launch_us   empty-kernel launch overhead over 65536 items (many
  *               launches, then finish); launch_1item_us for a 1-item range
- * Usage: hc-ceilings [--device=SPEC] [--json] [--quick] */
+ * Usage: hc-ceilings [--device=SPEC] [--json] [--quick] [--bytes=N]
+ *                    [--only=read,copy,fp32,fp64,launch]
+ * A ceiling not measured (--only, no fp64) prints as -1. */
 #include <hc/hc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHAINS 128 /* independent FMA chains per work-item (host: per group) */
-#define ITERS 256
 
 static const char src[] =
     "HC_KERNEL void empty(const long n) { }\n"
@@ -64,25 +70,113 @@ static void empty_host(const hc_host_group_t *g, void *const *a) {
   (void)a;
 }
 
-/* Built for AVX-512, AVX2 and the baseline, chosen at load: a read loop of
- * SSE2 loads kept fewer lines in flight than simpson's AVX-512 sums, and
- * the "ceiling" read below the workload it bounds. (Not under TSan, whose
- * runtime is not up when ifunc resolvers run: see jacobi's host_kernels.c.) */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
+/* The host kernels below use the widest vectors the CPU has: AVX-512, else
+ * AVX2 with FMA, else SSE2 (x86-64's baseline), chosen once at start from
+ * __builtin_cpu_supports and built with target attributes (the default
+ * build targets baseline x86-64, whose code would measure a quarter of an
+ * AVX-512 CPU's FMA rate and fewer loads in flight than the workloads'
+ * own clones). Elsewhere a portable loop the compiler vectorises. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HOST_X86 1
+#include <immintrin.h>
+enum { ISA_BASE, ISA_SSE2, ISA_AVX2, ISA_AVX512 };
+static const char *const isa_names[] = {"portable", "sse2", "avx2+fma", "avx512f"};
+static int host_isa(void) {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return ISA_AVX512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ISA_AVX2;
+  return ISA_SSE2;
+}
+#else
+#define HOST_X86 0
+enum { ISA_BASE };
+static const char *const isa_names[] = {"portable"};
+static int host_isa(void) { return ISA_BASE; }
 #endif
+static int isa; /* host_isa(), set in main before any kernel runs */
+
+/* Read: eight independent vector sums, so that the adds' latency never
+ * limits the loads in flight; each group sums its contiguous slab. */
+#define READ_ACC 8
+#if HOST_X86
+__attribute__((target("avx512f"))) static float read_avx512(const float *x, size_t n) {
+  __m512 a[READ_ACC];
+  for (int k = 0; k < READ_ACC; k++) a[k] = _mm512_setzero_ps();
+  size_t i = 0;
+  for (; i + 16 * READ_ACC <= n; i += 16 * READ_ACC)
+    for (int k = 0; k < READ_ACC; k++) a[k] = _mm512_add_ps(a[k], _mm512_loadu_ps(x + i + 16 * k));
+  for (int k = 1; k < READ_ACC; k++) a[0] = _mm512_add_ps(a[0], a[k]);
+  float s = _mm512_reduce_add_ps(a[0]);
+  for (; i < n; i++) s += x[i];
+  return s;
+}
+__attribute__((target("avx2"))) static float read_avx2(const float *x, size_t n) {
+  __m256 a[READ_ACC];
+  for (int k = 0; k < READ_ACC; k++) a[k] = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 8 * READ_ACC <= n; i += 8 * READ_ACC)
+    for (int k = 0; k < READ_ACC; k++) a[k] = _mm256_add_ps(a[k], _mm256_loadu_ps(x + i + 8 * k));
+  float t[8], s = 0;
+  for (int k = 1; k < READ_ACC; k++) a[0] = _mm256_add_ps(a[0], a[k]);
+  _mm256_storeu_ps(t, a[0]);
+  for (int l = 0; l < 8; l++) s += t[l];
+  for (; i < n; i++) s += x[i];
+  return s;
+}
+static float read_sse2(const float *x, size_t n) {
+  __m128 a[READ_ACC];
+  for (int k = 0; k < READ_ACC; k++) a[k] = _mm_setzero_ps();
+  size_t i = 0;
+  for (; i + 4 * READ_ACC <= n; i += 4 * READ_ACC)
+    for (int k = 0; k < READ_ACC; k++) a[k] = _mm_add_ps(a[k], _mm_loadu_ps(x + i + 4 * k));
+  float t[4], s = 0;
+  for (int k = 1; k < READ_ACC; k++) a[0] = _mm_add_ps(a[0], a[k]);
+  _mm_storeu_ps(t, a[0]);
+  for (int l = 0; l < 4; l++) s += t[l];
+  for (; i < n; i++) s += x[i];
+  return s;
+}
+#endif
+static float read_portable(const float *x, size_t n) {
+  float acc[16 * READ_ACC] = {0}, s = 0;
+  size_t i = 0;
+  for (; i + 16 * READ_ACC <= n; i += 16 * READ_ACC)
+    for (int k = 0; k < 16 * READ_ACC; k++) acc[k] += x[i + k];
+  for (; i < n; i++) s += x[i];
+  for (int k = 0; k < 16 * READ_ACC; k++) s += acc[k];
+  return s;
+}
+
+static float read_vec(const float *x, size_t n) {
+  switch (isa) {
+#if HOST_X86
+  case ISA_AVX512: return read_avx512(x, n);
+  case ISA_AVX2: return read_avx2(x, n);
+  case ISA_SSE2: return read_sse2(x, n);
+#endif
+  default: return read_portable(x, n);
+  }
+}
+
 static void read_sum_host(const hc_host_group_t *g, void *const *a) {
-  const float *x = a[1];
-  float *partial = a[2];
-  float acc[16] = {0};
-  size_t lo = g->lo[0] * 4, hi = g->hi[0] * 4;
-  size_t i = lo;
-  for (; i + 16 <= hi; i += 16)
-    for (int k = 0; k < 16; k++) acc[k] += x[i + k];
+  const float *x = (const float *)a[1] + g->lo[0] * 4;
+  ((float *)a[2])[g->group_id[0]] = read_vec(x, (g->hi[0] - g->lo[0]) * 4);
+}
+
+/* The same read as READ_STREAMS interleaved streams per thread (4 KiB from
+ * each quarter of the slab in turn): kernels that read several planes or
+ * arrays at once keep more prefetch streams busy than one sequential
+ * stream does, and the ceiling is the faster of the two. */
+#define READ_STREAMS 4
+#define READ_CHUNK 1024 /* floats */
+static void read_streams_host(const hc_host_group_t *g, void *const *a) {
+  const float *x = (const float *)a[1] + g->lo[0] * 4;
+  const size_t n = (g->hi[0] - g->lo[0]) * 4, q = n / READ_STREAMS / READ_CHUNK * READ_CHUNK;
   float s = 0;
-  for (; i < hi; i++) s += x[i];
-  for (int k = 0; k < 16; k++) s += acc[k];
-  partial[g->group_id[0]] = s;
+  for (size_t off = 0; off < q; off += READ_CHUNK)
+    for (int k = 0; k < READ_STREAMS; k++) s += read_vec(x + k * q + off, READ_CHUNK);
+  s += read_vec(x + READ_STREAMS * q, n - READ_STREAMS * q);
+  ((float *)a[2])[g->group_id[0]] = s;
 }
 
 static void copy4_host(const hc_host_group_t *g, void *const *a) {
@@ -108,24 +202,83 @@ static void copy4_stream_host(const hc_host_group_t *g, void *const *a) {
 #define COPY_STREAM_HOST copy4_host
 #endif
 
-/* Host FMA: each item of the group is CHAINS independent lanes. */
-#define HOST_FMA(NAME, T, FMA)                                                     \
-  static void NAME(const hc_host_group_t *g, void *const *a) {                     \
-    const T m = *(const T *)a[1], c = *(const T *)a[2];                            \
-    T *out = a[3];                                                                 \
-    for (size_t item = g->lo[0]; item < g->hi[0]; item++) {                        \
-      T x[CHAINS];                                                                 \
-      for (int k = 0; k < CHAINS; k++) x[k] = (T)(item + (size_t)k);              \
-      for (int it = 0; it < ITERS; it++)                                           \
-        for (int k = 0; k < CHAINS; k++) x[k] = x[k] * m + c;                      \
-      T s = 0;                                                                     \
-      for (int k = 0; k < CHAINS; k++) s += x[k];                                  \
-      out[item] = s;                                                               \
-    }                                                                              \
+/* Host FMA: each item runs FMA_ACC independent vector chains of ITERS
+ * fused multiply-adds (without FMA, SSE2: a multiply and an add, also 2
+ * flops a lane). 12 chains cover the 4-5 cycle latency of two FMA pipes;
+ * AVX-512 has registers for 16. */
+#define FMA_ACC 12
+#define FMA_ACC_512 16
+#define ITERS 2048
+#if HOST_X86
+#define HOST_FMA_X86(NAME, TGT, V, NACC, SET1, FMA)                                                   \
+  __attribute__((target(TGT))) static double NAME(double m0, double c0, size_t item) {                \
+    const V m = SET1(m0), c = SET1(c0);                                                              \
+    V x[NACC];                                                                                       \
+    for (int k = 0; k < NACC; k++) x[k] = SET1((double)(item + (size_t)k));                          \
+    for (int it = 0; it < ITERS; it++)                                                               \
+      for (int k = 0; k < NACC; k++) x[k] = FMA(x[k], m, c);                                         \
+    for (int k = 1; k < NACC; k++) x[0] = x[0] + x[k];                                               \
+    double s = 0;                                                                                    \
+    for (size_t l = 0; l < sizeof(V) / sizeof(x[0][0]); l++) s += (double)x[0][l];                   \
+    return s;                                                                                        \
   }
-HOST_FMA(fma_f32_host, float, fmaf)
-HOST_FMA(fma_f64_host, double, fma)
-#define HOST_FLOPS_PER_ITEM ((double)CHAINS * ITERS * 2)
+#define SSE_FMA_PS(a, b, c) _mm_add_ps(_mm_mul_ps(a, b), c)
+#define SSE_FMA_PD(a, b, c) _mm_add_pd(_mm_mul_pd(a, b), c)
+HOST_FMA_X86(fma32_avx512, "avx512f,fma", __m512, FMA_ACC_512, _mm512_set1_ps, _mm512_fmadd_ps)
+HOST_FMA_X86(fma64_avx512, "avx512f,fma", __m512d, FMA_ACC_512, _mm512_set1_pd, _mm512_fmadd_pd)
+HOST_FMA_X86(fma32_avx2, "avx2,fma", __m256, FMA_ACC, _mm256_set1_ps, _mm256_fmadd_ps)
+HOST_FMA_X86(fma64_avx2, "avx2,fma", __m256d, FMA_ACC, _mm256_set1_pd, _mm256_fmadd_pd)
+HOST_FMA_X86(fma32_sse2, "sse2", __m128, FMA_ACC, _mm_set1_ps, SSE_FMA_PS)
+HOST_FMA_X86(fma64_sse2, "sse2", __m128d, FMA_ACC, _mm_set1_pd, SSE_FMA_PD)
+#endif
+#define PORTABLE_LANES 8
+#define HOST_FMA_PORTABLE(NAME, T)                                                                   \
+  static double NAME(double m0, double c0, size_t item) {                                            \
+    const T m = (T)m0, c = (T)c0;                                                                    \
+    T x[FMA_ACC * PORTABLE_LANES];                                                                   \
+    for (int k = 0; k < FMA_ACC * PORTABLE_LANES; k++) x[k] = (T)(item + (size_t)k);                 \
+    for (int it = 0; it < ITERS; it++)                                                               \
+      for (int k = 0; k < FMA_ACC * PORTABLE_LANES; k++) x[k] = x[k] * m + c;                        \
+    double s = 0;                                                                                    \
+    for (int k = 0; k < FMA_ACC * PORTABLE_LANES; k++) s += (double)x[k];                            \
+    return s;                                                                                        \
+  }
+HOST_FMA_PORTABLE(fma32_portable, float)
+HOST_FMA_PORTABLE(fma64_portable, double)
+
+/* Lanes of one item: vector chains x lanes per vector, per precision. */
+static double host_lanes(int f64) {
+  switch (isa) {
+#if HOST_X86
+  case ISA_AVX512: return FMA_ACC_512 * (f64 ? 8 : 16);
+  case ISA_AVX2: return FMA_ACC * (f64 ? 4 : 8);
+  case ISA_SSE2: return FMA_ACC * (f64 ? 2 : 4);
+#endif
+  default: return FMA_ACC * PORTABLE_LANES;
+  }
+}
+
+static double (*host_fma_fn(int f64))(double, double, size_t) {
+  switch (isa) {
+#if HOST_X86
+  case ISA_AVX512: return f64 ? fma64_avx512 : fma32_avx512;
+  case ISA_AVX2: return f64 ? fma64_avx2 : fma32_avx2;
+  case ISA_SSE2: return f64 ? fma64_sse2 : fma32_sse2;
+#endif
+  default: return f64 ? fma64_portable : fma32_portable;
+  }
+}
+
+#define HOST_FMA(NAME, T, F64)                                                                       \
+  static void NAME(const hc_host_group_t *g, void *const *a) {                                       \
+    double (*fn)(double, double, size_t) = host_fma_fn(F64);                                         \
+    const double m = *(const T *)a[1], c = *(const T *)a[2];                                         \
+    T *out = a[3];                                                                                   \
+    for (size_t item = g->lo[0]; item < g->hi[0]; item++) out[item] = (T)fn(m, c, item);             \
+  }
+HOST_FMA(fma_f32_host, float, 0)
+HOST_FMA(fma_f64_host, double, 1)
+#define HOST_FLOPS_PER_ITEM(f64) (host_lanes(f64) * ITERS * 2)
 
 static int fail(const char *what) {
   fprintf(stderr, "hc-ceilings: %s: %s\n", what, hc_last_error());
@@ -170,10 +323,12 @@ static double launch_us(ctx_t *c, size_t items) {
 static double read_gbs(ctx_t *c, size_t bytes) {
   const hc_device_info_t *in = hc_device_info(c->dev);
   hc_buffer_t *x = NULL, *p = NULL;
-  hc_kernel_t *k = kernel(c, "read_sum", read_sum_host);
+  hc_kernel_t *k = kernel(c, "read_sum", read_sum_host), *ks = NULL;
   double best = -1;
   size_t n4 = bytes / 16;
-  int host = hc_kernel_language(k) == HC_LANG_HOST;
+  int host = k && hc_kernel_language(k) == HC_LANG_HOST;
+  /* host devices: the interleaved-streams read too */
+  if (host && !(ks = kernel(c, "read_sum", read_streams_host))) goto out;
   size_t local = 256, groups = host ? 64 * in->compute_units : 8 * (in->compute_units ? in->compute_units : 16);
   size_t global = host ? n4 : groups * local;
   if (host) local = (n4 + groups - 1) / groups;
@@ -184,17 +339,19 @@ static double read_gbs(ctx_t *c, size_t bytes) {
   if (hc_buffer_fill(x, 0, &one, 4, n4 * 16) != HC_OK) goto out;
   long n = (long)n4;
   hc_arg_t a[3] = {HC_ARG_VAL(n), HC_ARG_BUF(x), HC_ARG_BUF(p)};
-  for (int r = 0; r < (c->quick ? 3 : 8); r++) {
-    double dt = 0;
-    hc_device_finish(c->dev);
-    hc_device_timer_begin(c->dev);
-    if (hc_kernel_launch(k, 1, &global, &local, 3, a) != HC_OK) goto out;
-    hc_device_timer_end(c->dev, &dt);
-    double gbs = (double)(n4 * 16) / dt / 1e9;
-    if (gbs > best) best = gbs;
-  }
+  for (int r = 0; r < (c->quick ? 3 : 8); r++)
+    for (int way = 0; way < (ks ? 2 : 1); way++) {
+      double dt = 0;
+      hc_device_finish(c->dev);
+      hc_device_timer_begin(c->dev);
+      if (hc_kernel_launch(way ? ks : k, 1, &global, &local, 3, a) != HC_OK) goto out;
+      hc_device_timer_end(c->dev, &dt);
+      double gbs = (double)(n4 * 16) / dt / 1e9;
+      if (gbs > best) best = gbs;
+    }
 out:
   hc_kernel_destroy(k);
+  hc_kernel_destroy(ks);
   hc_buffer_destroy(x);
   hc_buffer_destroy(p);
   return best;
@@ -247,7 +404,7 @@ static double fma_gflops(ctx_t *c, int f64) {
   double best = -1;
   if (!k) return -1;
   int host = hc_kernel_language(k) == HC_LANG_HOST;
-  size_t items = host ? 512 * (size_t)in->compute_units : (size_t)(in->compute_units ? in->compute_units : 16) * 2048 * 8;
+  size_t items = host ? 2048 * (size_t)in->compute_units : (size_t)(in->compute_units ? in->compute_units : 16) * 2048 * 8;
   if (c->quick && host) items /= 4;
   if (hc_buffer_create(c->dev, items * 8, &o) != HC_OK) goto out;
   long n = (long)items;
@@ -262,7 +419,7 @@ static double fma_gflops(ctx_t *c, int f64) {
     hc_device_timer_begin(c->dev);
     if (hc_kernel_launch(k, 1, &items, &local, 4, a) != HC_OK) goto out;
     hc_device_timer_end(c->dev, &dt);
-    double g = (double)items * (host ? HOST_FLOPS_PER_ITEM : GPU_FLOPS_PER_ITEM) / dt / 1e9;
+    double g = (double)items * (host ? HOST_FLOPS_PER_ITEM(f64) : GPU_FLOPS_PER_ITEM) / dt / 1e9;
     if (g > best) best = g;
   }
 out:
@@ -271,18 +428,73 @@ out:
   return best;
 }
 
+/* The last-level cache's size in bytes, 0 when unknown: the default read
+ * and copy sizes must stay well beyond it (an EPYC VM reports 320 MiB). */
+static size_t llc_bytes(void) {
+  size_t best = 0;
+  for (int i = 0; i < 8; i++) {
+    char path[96], buf[32];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    FILE *f = fopen(path, "r");
+    if (!f) break;
+    char *end = NULL;
+    unsigned long long v = fgets(buf, sizeof buf, f) ? strtoull(buf, &end, 10) : 0;
+    fclose(f);
+    if (end && (*end == 'K' || *end == 'k')) v <<= 10;
+    else if (end && *end == 'M') v <<= 20;
+    if (v > best) best = (size_t)v;
+  }
+  return best;
+}
+
+/* Which ceilings to measure (--only=read,copy,fp32,fp64,launch). */
+enum { M_READ = 1, M_COPY = 2, M_FP32 = 4, M_FP64 = 8, M_LAUNCH = 16, M_ALL = 31 };
+static int parse_only(const char *list) {
+  static const char *const names[] = {"read", "copy", "fp32", "fp64", "launch"};
+  int m = 0;
+  while (*list) {
+    size_t len = strcspn(list, ",");
+    int k = 0;
+    while (k < 5 && (strlen(names[k]) != len || strncmp(list, names[k], len))) k++;
+    if (k == 5) return -1;
+    m |= 1 << k;
+    list += len + (list[len] == ',');
+  }
+  return m ? m : -1;
+}
+
+static int usage(FILE *to) {
+  fprintf(to, "usage: hc-ceilings [--device=SPEC] [--json] [--quick] [--bytes=N] "
+                  "[--only=read,copy,fp32,fp64,launch]\n");
+  return to == stdout ? 0 : 2;
+}
+
 int main(int argc, char **argv) {
   const char *spec = "auto";
-  int json = 0, quick = 0;
+  int json = 0, quick = 0, only = M_ALL;
+  size_t bytes = 0;
   for (int i = 1; i < argc; i++) {
     if (!strncmp(argv[i], "--device=", 9)) spec = argv[i] + 9;
     else if (!strcmp(argv[i], "--json")) json = 1;
     else if (!strcmp(argv[i], "--quick")) quick = 1;
-    else {
-      fprintf(stderr, "usage: hc-ceilings [--device=SPEC] [--json] [--quick]\n");
-      return 2;
-    }
+    else if (!strcmp(argv[i], "--help")) return usage(stdout);
+    else if (!strncmp(argv[i], "--only=", 7)) {
+      if ((only = parse_only(argv[i] + 7)) < 0) {
+        fprintf(stderr, "hc-ceilings: %s: expected a comma-separated list of read, copy, fp32, fp64, launch\n",
+                argv[i]);
+        return usage(stderr);
+      }
+    } else if (!strncmp(argv[i], "--bytes=", 8)) {
+      char *end = NULL;
+      unsigned long long v = strtoull(argv[i] + 8, &end, 10);
+      if (argv[i][8] < '0' || argv[i][8] > '9' || *end || v < 4096 || v > ((unsigned long long)1 << 40)) {
+        fprintf(stderr, "hc-ceilings: %s: expected a byte count from 4096 to 2^40\n", argv[i]);
+        return usage(stderr);
+      }
+      bytes = (size_t)v / 4096 * 4096;
+    } else return usage(stderr);
   }
+  isa = host_isa();
   hc_context_t *ctx = NULL;
   if (hc_context_create(NULL, &ctx) != HC_OK) return fail("context");
   uint32_t idx;
@@ -294,19 +506,34 @@ int main(int argc, char **argv) {
   }
   ctx_t c = {dev, quick};
   const hc_device_info_t *in = hc_device_info(dev);
-  size_t big = in->type == HC_DEVICE_GPU ? (size_t)1 << 30 : (size_t)512 << 20;
+  const int gpu = in->type == HC_DEVICE_GPU;
+  const size_t llc = gpu ? 0 : llc_bytes();
+  /* read and copy: beyond the caches by default (4x the LLC at least) */
+  size_t big = gpu ? (size_t)1 << 30 : (size_t)512 << 20;
   if (quick) big /= 4;
+  if (big < 4 * llc) big = 4 * llc;
+  if (bytes) big = bytes;
   if (in->max_alloc_bytes && big > in->max_alloc_bytes / 2) big = in->max_alloc_bytes / 2;
-  double lu = launch_us(&c, 1 << 16), lu1 = launch_us(&c, 1), rd = read_gbs(&c, big), cp = copy_gbs(&c, big);
-  double f32 = fma_gflops(&c, 0), f64 = fma_gflops(&c, 1);
+  double lu = -1, lu1 = -1, rd = -1, cp = -1, f32 = -1, f64 = -1;
+  if (only & M_LAUNCH) lu = launch_us(&c, 1 << 16), lu1 = launch_us(&c, 1);
+  if (only & M_READ) rd = read_gbs(&c, big);
+  if (only & M_COPY) cp = copy_gbs(&c, big);
+  if (only & M_FP32) f32 = fma_gflops(&c, 0);
+  if (only & M_FP64) f64 = fma_gflops(&c, 1);
+  /* isa: the host kernels' vector code (host-language devices only) */
+  const int host = (in->languages & HC_LANG_BIT(HC_LANG_HOST)) != 0;
   if (json) {
-    printf("{\"device\": \"%s\", \"name\": \"%s\", \"bytes\": %zu, \"read_gbs\": %.4f, \"copy_gbs\": %.4f, "
-           "\"fp32_gflops\": %.2f, \"fp64_gflops\": %.2f, \"launch_us\": %.4f, \"launch_1item_us\": %.4f}\n",
-           hc_device_name(dev), in->name, big, rd, cp, f32, f64, lu, lu1);
+    printf("{\"device\": \"%s\", \"name\": \"%s\", \"bytes\": %zu, \"llc_bytes\": %zu, \"threads\": %u, "
+           "\"isa\": \"%s\", \"read_gbs\": %.4f, \"copy_gbs\": %.4f, \"fp32_gflops\": %.2f, \"fp64_gflops\": %.2f, "
+           "\"launch_us\": %.4f, \"launch_1item_us\": %.4f}\n",
+           hc_device_name(dev), in->name, big, llc, in->compute_units, host ? isa_names[isa] : "-", rd, cp, f32, f64,
+           lu, lu1);
   } else {
-    printf("%s (%s)\n  read      %10.2f GB/s\n  copy      %10.2f GB/s (read + write)\n  fp32      %10.1f GFLOP/s\n"
-           "  fp64      %10.1f GFLOP/s\n  launch    %10.3f us (empty kernel, 65536 items; 1 item: %.3f us)\n",
-           hc_device_name(dev), in->name, rd, cp, f32, f64, lu, lu1);
+    printf("%s (%s), %u compute units%s%s\n  read      %10.2f GB/s (%zu bytes)\n  copy      %10.2f GB/s (read + "
+           "write)\n  fp32      %10.1f GFLOP/s\n  fp64      %10.1f GFLOP/s\n  launch    %10.3f us (empty kernel, "
+           "65536 items; 1 item: %.3f us)\n",
+           hc_device_name(dev), in->name, in->compute_units, host ? ", host kernels: " : "",
+           host ? isa_names[isa] : "", rd, big, cp, f32, f64, lu, lu1);
   }
   hc_device_close(dev);
   hc_context_destroy(ctx);

@@ -4,8 +4,8 @@
 
 writes BASE-<chart>.png for every chart of the figures recorded by b.point
 (one panel per device, one line per series, peers dashed) and
-BASE-fractions.png (every figure with a fraction field, against its
-target), and prints a JSON list of {file, workload, title}. It needs
+BASE-fractions.png (every figure with a numeric fraction field, against
+its target), and prints a JSON list of {file, workload, title}. It needs
 matplotlib (Agg); without it, it exits with status 3 and says so on stderr.
 bench/report.py runs it with the peers' interpreter, so that the report
 itself needs only the standard library.
@@ -117,7 +117,8 @@ def draw(doc, base):
         path = '%s-%s.png' % (base, chart)
         _line_chart(mine, path)
         made.append({'file': os.path.basename(path), 'workload': mine[0]['workload'], 'title': mine[0]['chart_title']})
-    fracs = [f for f in doc['figures'] if f.get('fraction') is not None]
+    # a fraction that is "ceiling too low" is no number: the report lists it under Failures
+    fracs = [f for f in doc['figures'] if isinstance(f.get('fraction'), (int, float))]
     if fracs:
         path = base + '-fractions.png'
         _fraction_chart(fracs, path)

@@ -6,8 +6,8 @@ Why: a GPU session's device calls are limited in length (docs/gpu-run.md),
 so a full run there is several `bench/run --only=...` calls, one module or
 two each. Merging keeps one report per machine: devices and ceilings are
 united (the first run that measured a device's ceilings wins; they are the
-same hardware), tables, figures, peers and errors are concatenated in the
-order the runs are given. Runs of different hosts are refused, and so are
+same hardware), brackets, tables, figures, peers, errors and failures are
+concatenated in the order the runs are given. Runs of different hosts are refused, and so are
 quick and full runs together unless --mixed says that is meant (the
 report's header then says the runs were mixed)."""
 import json
@@ -29,8 +29,8 @@ def merge(docs, mixed=False):
     modes = {bool(d.get('quick')) for d in docs}
     out = {'host': first['host'], 'date': first['date'], 'quick': 'mixed' if len(modes) > 1 else first['quick'],
            'python': first.get('python'),
-           'merged_from': [d['date'] for d in docs], 'devices': [], 'ceilings': {}, 'tables': [], 'figures': [],
-           'peers': [], 'errors': []}
+           'merged_from': [d['date'] for d in docs], 'devices': [], 'ceilings': {}, 'ceiling_devices': {},
+           'brackets': [], 'tables': [], 'figures': [], 'peers': [], 'errors': [], 'failures': []}
     seen = set()
     for d in docs:
         for dev in d.get('devices', []):
@@ -40,7 +40,9 @@ def merge(docs, mixed=False):
         for dev_id, c in d.get('ceilings', {}).items():
             if c and not out['ceilings'].get(dev_id):
                 out['ceilings'][dev_id] = c
-        for key in ('tables', 'figures', 'peers', 'errors'):
+        for dev_id, c in d.get('ceiling_devices', {}).items():
+            out['ceiling_devices'].setdefault(dev_id, c)
+        for key in ('brackets', 'tables', 'figures', 'peers', 'errors', 'failures'):
             out[key].extend(d.get(key, []))
     return out
 

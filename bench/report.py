@@ -69,14 +69,46 @@ def write_markdown(doc, path, charts=(), charts_note=None):
         out += ['Peers (NumPy, SciPy, CuPy) ran with `%s`.' % doc['python'], '']
     if charts_note:
         out += ['> ' + charts_note, '']
+    if doc.get('failures'):
+        out += ['## Failures: ceiling too low', '',
+                'These figures measured above 1.0 of the ceiling they are compared with, so that ceiling is not '
+                'one: their cells read "ceiling too low" and the run failed.', '']
+        out.extend('- ' + f for f in doc['failures'])
+        out.append('')
     out += ['## Devices and ceilings measured in this run', '']
     rows = []
+    cdevs = doc.get('ceiling_devices', {})
     for d in doc['devices']:
-        c = doc['ceilings'].get(d['id'], {})
-        rows.append([d['id'], d['name'], d.get('type', '-')] +
+        cdev = cdevs.get(d['id'], d['id'])
+        c = doc['ceilings'].get(cdev, {})
+        rows.append([d['id'], d['name'], d.get('type', '-'), cdev, c.get('isa'), c.get('threads')] +
                     [c.get(k) for k in ('read_gbs', 'copy_gbs', 'fp32_gflops', 'fp64_gflops', 'launch_us')])
-    _table(out, ['device', 'name', 'type', 'read GB/s', 'copy GB/s', 'FP32 GFLOP/s', 'FP64 GFLOP/s', 'launch µs'],
-           rows)
+    _table(out, ['device', 'name', 'type', 'ceilings of', 'vector ISA', 'threads', 'read GB/s', 'copy GB/s',
+                 'FP32 GFLOP/s', 'FP64 GFLOP/s', 'launch µs'], rows)
+    out += ['> An OpenCL device of type CPU (PoCL) runs on the host\'s cores: its ceilings are the host\'s, '
+            'measured by hc-ceilings with the cpu backend\'s native kernels (every worker thread, the widest '
+            'vector FMA the CPU has). FP32/FP64 GFLOP/s count 2 flops per FMA lane: half of it is the rate of '
+            'FMA-pipe lane slots. "-": not measured in this run.', '']
+    if doc.get('brackets'):
+        out += ['## Ceilings around the runs they bound', '',
+                'Each ceiling below was measured just before and just after the workload runs it bounds (ceiling, '
+                'workload, ceiling), so that a noisy machine moves both alike. The fractions use the higher '
+                'sample; spread = (highest - lowest) / highest.', '']
+        rows = []
+        for br in doc['brackets']:
+            ws = br.get('bytes')
+            llc = br.get('llc_bytes')
+            for k, c in br['ceilings'].items():
+                mem = k in ('read_gbs', 'copy_gbs')
+                where = '-'
+                if mem and ws:
+                    where = '%.4g MiB%s' % (ws / 2.0 ** 20, ' (in cache: LLC %.4g MiB)' % (llc / 2.0 ** 20)
+                                            if llc and ws <= llc else '')
+                rows.append([br.get('workload'), br['device'], br.get('ceiling_device'), br.get('label') or '-', k,
+                             where, ', '.join('%.4g' % v for v in c['samples']) or '-', c.get('ceiling'),
+                             '%.1f %%' % (100 * c['spread']) if c['samples'] else '-'])
+        _table(out, ['workload', 'device', 'ceilings of', 'runs', 'ceiling', 'working set', 'samples',
+                     'ceiling used', 'spread'], rows)
 
     for c in charts:
         if c['workload'] is None:

@@ -6,10 +6,12 @@ Tables:
      interaction, N^2 interactions a step) at N = 2048, 4096, 8192, 16384;
      f32, explicit Euler (the paper's), Plummer-like sphere, B = (0,0,1).
   2. large N (2^18, 2^20; 2^15 stand-in in quick mode): interactions/s,
-     GFLOP/s and the fraction of the FP32 (FP64) peak — the peak measured by
-     hc-ceilings in this run when built, else the device record's figure.
-     Sizes whose step would take too long on a device (estimated from the
-     previous size) are skipped with a note.
+     GFLOP/s, and the work in the unit of the FP32 (FP64) ceiling: FMA-pipe
+     issue slots per interaction as the device's field kernel issues them
+     (SLOTS below), against hc-ceilings' FMA rate (GFLOP/s / 2 = lane slots
+     per second) measured just before and after those runs, and against
+     the device record's peak. Sizes whose step would take too long on a
+     device (estimated from the previous size) are skipped with a note.
   3. the cpu backend against variant=serial-reference (a plain serial double
      loop over i and j, in C, one thread) in the same run.
   4. GPUs only (full run): the tile shape (wg, bpt) at N = 2^18.
@@ -38,6 +40,58 @@ COMMON = ['init=plummer', 'integrator=euler', 'B=0,0,1', 'eps=0.01', 'dt=1e-4']
 SWEEP = [(wg, bpt) for wg in (128, 256, 512) for bpt in (1, 2, 4)]
 H100_TARGET_IPS = 2.0e12
 CHART_TITLE = 'nbody: GFLOP/s against N (Euler; 20 flops per interaction)'
+
+# Work per interaction in the unit of the FMA ceiling: vector instructions
+# that occupy an FMA pipe's issue slot, per lane, as the field kernel's
+# inner loop issues them (plugins/workloads/nbody). hc-ceilings measures
+# FMA lanes per second (its GFLOP/s / 2), so slots x interactions/s can
+# never exceed it. Counted: multiplies, FMAs/FNMAs, and the reciprocal-
+# square-root estimate where the kernel uses one (vrsqrt14, MUFU.RSQ: one
+# slot each). Not counted: subtracts and adds (AMD's Zen runs them on
+# separate adder pipes beside the FMAs; on Intel they share the FMA ports,
+# so there the count is low and the fraction an underestimate), integer
+# ops of the bit-level first guess, and a divider's square root and
+# divide (a unit of its own).
+SLOTS = {
+    # cpu backend, AVX-512 (host_avx512.c): d2 3 FMA; vrsqrt14 1; Newton
+    # steps (f32 one, f64 two) of 3 each + the half-d2 multiply; q*inv and
+    # inv*inv*q 3 multiplies; 3 accumulating FMAs.
+    ('host', 'avx512f', 'f32'): (14, 'cpu backend, AVX-512: 3 FMA (|r|^2), vrsqrt14, 1 + 3 Newton (one step), '
+                                     '3 multiplies, 3 FMA (accumulate)'),
+    ('host', 'avx512f', 'f64'): (17, 'cpu backend, AVX-512: 3 FMA (|r|^2), vrsqrt14, 1 + 6 Newton (two steps), '
+                                     '3 multiplies, 3 FMA (accumulate)'),
+    # cpu backend elsewhere (host_kernels_tmpl.h, the x86-64-v3 clone or
+    # the baseline build): the bit-level guess and Newton steps of 3 (f32
+    # three steps, f64 four) + the half-x multiply; counted in the
+    # x86-64-v3 clone's disassembly (the baseline issues a multiply and an
+    # add per FMA: the same multiplies).
+    ('host', None, 'f32'): (19, 'cpu backend, AVX2/SSE: 3 FMA (|r|^2), 1 + 9 Newton (three steps from the bit '
+                                'guess), 3 multiplies, 3 FMA (accumulate)'),
+    ('host', None, 'f64'): (22, 'cpu backend, AVX2/SSE: 3 FMA (|r|^2), 1 + 12 Newton (four steps from the bit '
+                                'guess), 3 multiplies, 3 FMA (accumulate)'),
+    # OpenCL on a CPU (kernels.hcl through PoCL's LLVM): native_rsqrt /
+    # hc_rsqrt become a square root and a divide on the divider (not
+    # counted); f64 adds its Newton step (4).
+    ('opencl-cpu', None, 'f32'): (9, 'OpenCL on the CPU: 3 FMA (|r|^2), 3 multiplies, 3 FMA (accumulate); '
+                                     'rsqrt as sqrt + divide on the divider, not counted'),
+    ('opencl-cpu', None, 'f64'): (13, 'OpenCL on the CPU: 3 FMA (|r|^2), 4 Newton, 3 multiplies, 3 FMA '
+                                      '(accumulate); rsqrt as sqrt + divide on the divider, not counted'),
+    # GPUs (kernels.hcl): 12 FP32 instructions and one MUFU.RSQ per
+    # interaction, each one issue slot of a warp; f64 adds one Newton step.
+    ('gpu', None, 'f32'): (13, 'GPU: 12 FP32 instructions (3 subtracts included: a GPU\'s FMA lanes run them) '
+                               'and one rsqrt'),
+    ('gpu', None, 'f64'): (16, 'GPU: 12 FP64 instructions, one rsqrt, 3 of its Newton step'),
+}
+
+
+def slots(dev, dtype, isa):
+    """(FMA-pipe slots per interaction, how they were counted) of the field
+    kernel dev runs, isa: hc-ceilings' vector ISA of the host."""
+    if 'host' in dev.get('languages', []):
+        return SLOTS.get(('host', isa, dtype)) or SLOTS[('host', None, dtype)]
+    if dev.get('type') == 'cpu':
+        return SLOTS[('opencl-cpu', None, dtype)]
+    return SLOTS[('gpu', None, dtype)]
 
 
 class Sizer:
@@ -86,12 +140,9 @@ def _measure(b, sizer, dev, n, dtype, repeat, notes, extra=()):
     return r
 
 
-def _peaks(b, dev, dtype):
-    """(the device record's FP32/FP64 peak, the ceiling hc-ceilings measured
-    in this run or None)."""
-    key = 'fp64_gflops' if dtype == 'f64' else 'fp32_gflops'
-    record = dev.get('peak_fp64_gflops' if dtype == 'f64' else 'peak_fp32_gflops') or None
-    return record, b.ceilings(dev['id']).get(key)
+def _record_peak(dev, dtype):
+    """The device record's FP32/FP64 peak in GFLOP/s, or None."""
+    return dev.get('peak_fp64_gflops' if dtype == 'f64' else 'peak_fp32_gflops') or None
 
 
 def run(b):
@@ -122,47 +173,67 @@ def run(b):
     b.table('nbody: the paper\'s Table 2 (f32, Euler; best of %d)' % repeat,
             ['device', 'figure'] + ['N = %d' % n for n in paper_n], rows, notes=list(notes))
 
-    # 2. Large N against the peak.
+    # 2. Large N against the FMA ceiling, in FMA-pipe slots: the ceiling is
+    # measured just before and just after each device's runs.
     large = QUICK_LARGE_N if quick else LARGE_N
     notes2 = []
     rows = []
     best = {}  # (device, dtype, n) -> interactions/s
+    counted = {}  # how the slots were counted, for the notes
     for dev in devs:
+        top = None  # (N, interactions/s, fraction, ceiling, slots) of the largest f32 N
         for dtype in ('f32', 'f64'):
             if dtype == 'f64' and (quick or not dev.get('fp64', True)):
                 continue
-            peak, measured = _peaks(b, dev, dtype)
-            for n in large:
-                r = _measure(b, sizer, dev, n, dtype, 2, notes2)
-                if not r:
-                    continue
-                best[(dev['id'], dtype, n)] = r['ips']
-                b.point('nbody_gflops', CHART_TITLE, dev['id'], dtype, n, 'N (bodies)', r['gflops'], 'GFLOP/s',
-                        'higher', headline=dtype == 'f32')
-                rows.append([dev['id'], dtype, n, r['steps'], r['fps'], r['ips'], r['gflops'], peak,
-                             r['gflops'] / peak if peak else None, measured,
-                             r['gflops'] / measured if measured else None])
-        key = max((k for k in best if k[0] == dev['id'] and k[1] == 'f32'), default=None, key=lambda k: k[2])
-        if key:
-            ips = best[key]
-            cuda = dev['id'].startswith('cuda')
-            peak, measured_peak = _peaks(b, dev, 'f32')
-            ceiling = measured_peak or peak
+            key = 'fp64_gflops' if dtype == 'f64' else 'fp32_gflops'
+            peak = _record_peak(dev, dtype)
+            with b.bracket(dev['id'], [key], label='nbody large N, %s' % dtype) as br:
+                k, how = slots(dev, dtype, br.doc('isa'))
+                counted[how] = k
+                for n in large:
+                    r = _measure(b, sizer, dev, n, dtype, 2, notes2)
+                    if not r:
+                        continue
+                    best[(dev['id'], dtype, n)] = r['ips']
+                    b.point('nbody_gflops', CHART_TITLE, dev['id'], dtype, n, 'N (bodies)', r['gflops'], 'GFLOP/s',
+                            'higher', headline=dtype == 'f32')
+                    gslots = r['ips'] * k / 1e9
+                    frac = br.fraction(key, gslots, '%s N = %d, %d slots/interaction' % (dtype, n, k), scale=0.5,
+                                       unit='G slots/s')
+                    rows.append([dev['id'], dtype, n, r['steps'], r['fps'], r['ips'], r['gflops'], k, gslots,
+                                 peak and peak / 2,
+                                 b.static_fraction(gslots, peak and peak / 2, '%s %s N = %d slots/s of the record\'s '
+                                                   'peak' % (dev['id'], dtype, n)),
+                                 br.ceiling(key, 0.5), frac])
+                    if dtype == 'f32':
+                        top = (n, r['ips'], frac, br.ceiling(key, 0.5), k)
+        if top:
+            n, ips, frac, ceiling, k = top
             fig = dict(workload='nbody', device=dev['id'], name='interactions_per_s_f32', value=ips, unit='1/s',
-                       size=key[2], gflops=20 * ips / 1e9, ceiling=ceiling,
-                       ceiling_kind='FP32 (hc-ceilings)' if measured_peak else 'FP32 peak (device record)',
-                       fraction=20 * ips / 1e9 / ceiling if ceiling else None)
-            if cuda and key[2] >= (1 << 18):
+                       size=n, gflops=20 * ips / 1e9, slots_per_interaction=k, gslots=ips * k / 1e9,
+                       ceiling=ceiling, ceiling_kind='FMA lane slots/s in G (hc-ceilings FP32 GFLOP/s / 2)',
+                       fraction=frac)
+            if dev['id'].startswith('cuda') and n >= (1 << 18):
                 fig.update(target=H100_TARGET_IPS, met=ips >= H100_TARGET_IPS,
                            target_note='the issue\'s H100 target (f32, N >= 2^18)')
             b.figure(**fig)
-    b.table('nbody: large N, interactions/s against the peak (Euler, Plummer sphere)',
-            ['device', 'dtype', 'N', 'steps', 'FPS', 'interactions/s', 'GFLOP/s', 'peak GFLOP/s (record)',
-             'fraction of peak', 'ceiling GFLOP/s (hc-ceilings)', 'fraction of ceiling'],
-            rows, notes=notes2 + ['fraction = GFLOP/s at 20 flops per interaction / peak (2 flops per FMA lane); '
-                                  'the GPU kernel issues 12 FP32 instructions and one rsqrt per interaction (13 '
-                                  'issue slots of 2 peak flops each), so about 20/26 = 0.77 of the peak is the '
-                                  'ceiling of this count'])
+    b.table('nbody: large N against the FMA ceiling, in FMA-pipe issue slots (Euler, Plummer sphere)',
+            ['device', 'dtype', 'N', 'steps', 'FPS', 'interactions/s', 'GFLOP/s (20/interaction)',
+             'slots / interaction', 'G slots/s', 'record peak G slots/s', 'fraction of record peak',
+             'ceiling G slots/s (hc-ceilings)', 'fraction of ceiling'],
+            rows, notes=notes2 + [
+                'unit: FMA-pipe issue slots, the unit the ceiling is measured in. hc-ceilings runs independent FMA '
+                'chains with the widest vectors on every core (GPU: every SM); its GFLOP/s counts 2 flops per FMA '
+                'lane, so GFLOP/s / 2 is the FMA lane slots per second, and the record peak likewise. The work '
+                'is interactions/s x the slots the device\'s field kernel issues per interaction: multiplies, '
+                'FMAs and an rsqrt estimate (one slot); subtracts and adds are not counted (separate adder pipes '
+                'on AMD Zen; on Intel they share the FMA ports, so there the fraction is an underestimate), nor '
+                'integer ops or a divider\'s sqrt/divide. GFLOP/s keeps the paper\'s 20 flops per interaction '
+                'and is not compared with any ceiling',
+                'the ceiling is the higher of two hc-ceilings samples taken just before and just after the '
+                'device\'s runs (see "Ceilings around the runs they bound" for both and their spread); '
+                '"ceiling too low": the work measured above it, so it is no ceiling and the run failed'] +
+            ['%d slots: %s' % (k, how) for how, k in counted.items()])
 
     # NVIDIA OpenCL against CUDA on the same GPU.
     by_name = {}

@@ -8,8 +8,12 @@ Tables:
      integration (the paper's "total time"), device = the device's own span.
   2. large inputs (>= 1 GiB; a 128 MiB stand-in in quick mode): every
      variant, GB/s of the samples read, and the fused variant's fraction of
-     the ceiling measured in the same run (the CPU's read bandwidth; a GPU's
-     device-to-device copy bandwidth).
+     the ceiling measured just before and just after that input's runs (a
+     CPU's read bandwidth, PoCL's too as it runs on the same cores; a GPU's
+     device-to-device copy bandwidth). The read ceiling reads as many bytes
+     as the input when the input is not well beyond the last-level cache
+     (the report then says "in cache"), so that both stream from the same
+     level of the memory hierarchy.
   3. SciPy's simpson() applied axis by axis on the same data, on the CPU
      (when the cpu backend is benchmarked), beside the cpu backend.
   4. CuPy's sum(weights * samples) on the large inputs (bench/peers.py),
@@ -21,6 +25,7 @@ Figures: fused / ceiling per device (targets: cpu backend >= 0.85 of the
 read bandwidth, GPU >= 0.90 of the copy bandwidth), and NVIDIA OpenCL
 against CUDA on the same GPU (target >= 0.90).
 """
+import contextlib
 import json
 import os
 import subprocess
@@ -136,6 +141,16 @@ def _ceiling(b, dev, py, notes):
     return None, 'none'
 
 
+def _in_cache_bytes(b, dev, nbytes):
+    """nbytes when an input of that size is not well beyond dev's last-level
+    cache (4x: hc-ceilings' default read size at least), so that its read
+    ceiling must be measured at the same working set; else None."""
+    if dev.get('type') == 'gpu':
+        return None
+    llc = b.ceilings(dev['id']).get('llc_bytes') or 0
+    return int(nbytes) if nbytes and nbytes < 4 * llc else None
+
+
 def run(b):
     devs = b.devices()
     repeat = 3 if b.quick else 10
@@ -174,31 +189,61 @@ def run(b):
     rows = []
     fused = {}
     fused_runs = {}
+    measured = os.path.exists(os.path.join(b.build, 'bin', 'hc-ceilings'))
     for dev in devs:
-        ceil, what = _ceiling(b, dev, py, notes)
+        gpu = dev.get('type') == 'gpu'
+        key = 'copy_gbs' if gpu else 'read_gbs'
+        target = 0.90 if gpu else 0.85
+        if not measured:
+            ceil, what = _ceiling(b, dev, py, notes)
         for shape, dtype in large:
             if dtype == 'f64' and not dev.get('fp64', True):
                 continue
-            for v in VARIANTS:
-                try:
-                    r = _run(b, dev, shape, dtype, v, 3 if v == 'fused' else 2)
-                except BenchError as e:
-                    b.log('simpson %s %s %s: %s' % (dev['id'], v, shape, e))
-                    continue
-                frac = r['gbs'] / ceil if ceil else None
-                rows.append([dev['id'], v, dtype, shape, r['bytes'] / 1e9, r['total_ms'], r['compute_ms'],
-                             r['device_ms'], r['gbs'], ceil, frac if v == 'fused' else None])
-                if v == 'fused':
-                    fused[(dev['id'], dtype)] = r['gbs']
-                    fused_runs[(dev['id'], shape, dtype)] = r
-                    b.point('simpson_large', 'simpson: GB/s of samples read, large inputs (fused)', dev['id'], dtype,
-                            shape, 'shape', r['gbs'], 'GB/s', 'higher', headline=True, plot=False)
-                    gpu = dev.get('type') == 'gpu'
-                    b.figure(workload='simpson', device=dev['id'], name='fused_fraction_of_ceiling_%s' % dtype,
-                             value=r['gbs'], unit='GB/s', ceiling=ceil, ceiling_kind=what, fraction=frac,
-                             target=0.90 if gpu else 0.85, fraction_target=0.90 if gpu else 0.85, size=shape,
-                             bytes=r['bytes'],
-                             met=(frac is not None and frac >= (0.90 if gpu else 0.85)))
+            nbytes = 1
+            for k in shape.split('x'):
+                nbytes *= int(k)
+            nbytes *= 8 if dtype == 'f64' else 4
+            same = None if not measured else _in_cache_bytes(b, dev, nbytes)
+            label = 'simpson %s %s%s' % (shape, dtype, ', read at the input\'s size' if same else '')
+            with b.bracket(dev['id'], [key], nbytes=same, label=label) if measured else contextlib.nullcontext() \
+                    as br:
+                if br:
+                    what = ('device-to-device copy (hc-ceilings)' if gpu else
+                            'read loop over %s (hc-ceilings%s)' % ('the input\'s size' if same else
+                                                                    '4x the LLC at least',
+                                                                    ', host cores' if dev['id'] != br.ceiling_dev
+                                                                    else ''))
+                for v in VARIANTS:
+                    try:
+                        r = _run(b, dev, shape, dtype, v, 3 if v == 'fused' else 2)
+                    except BenchError as e:
+                        b.log('simpson %s %s %s: %s' % (dev['id'], v, shape, e))
+                        continue
+                    frac = None
+                    if v == 'fused':
+                        frac = (br.fraction(key, r['gbs'], '%s %s fused, GB/s of samples read' % (shape, dtype))
+                                if br else b.static_fraction(r['gbs'], ceil, '%s %s %s fused GB/s'
+                                                             % (dev['id'], shape, dtype)))
+                    rows.append([dev['id'], v, dtype, shape, r['bytes'] / 1e9, r['total_ms'], r['compute_ms'],
+                                 r['device_ms'], r['gbs'], br.ceiling(key) if br else ceil, frac])
+                    if v == 'fused':
+                        fused[(dev['id'], dtype)] = r['gbs']
+                        fused_runs[(dev['id'], shape, dtype)] = r
+                        b.point('simpson_large', 'simpson: GB/s of samples read, large inputs (fused)', dev['id'],
+                                dtype, shape, 'shape', r['gbs'], 'GB/s', 'higher', headline=True, plot=False)
+                        b.figure(workload='simpson', device=dev['id'], name='fused_fraction_of_ceiling_%s' % dtype,
+                                 value=r['gbs'], unit='GB/s', ceiling=br.ceiling(key) if br else ceil,
+                                 ceiling_kind=what, fraction=frac, target=target, fraction_target=target, size=shape,
+                                 bytes=r['bytes'], in_cache=bool(same and same <= (b.ceilings(dev['id']).get(
+                                     'llc_bytes') or 0)),
+                                 met=isinstance(frac, float) and frac >= target)
+    notes.append('fused / ceiling: GB/s of the samples read by the fused variant (bytes of the samples / compute '
+                 'time) over the ceiling measured just before and just after that input\'s runs (the higher of the '
+                 'two): on a CPU (PoCL too: the same cores) hc-ceilings\' read loop, vector loads on every core; '
+                 'on a GPU its device-to-device copy (read + write). The read loop reads 4x the last-level cache at '
+                 'least, unless the input is smaller than that: then it reads the input\'s size, and where that '
+                 'fits the LLC both figures are in-cache bandwidth (see "Ceilings around the runs they bound"). '
+                 '"ceiling too low": measured above the ceiling, so that ceiling is none and the run failed')
     b.table('simpson: %s inputs, GB/s of samples read against the device\'s ceiling'
             % ('128 MiB (quick)' if b.quick else '>= 1 GiB'),
             ['device', 'variant', 'dtype', 'shape', 'GB', 'total ms', 'compute ms', 'device ms', 'GB/s',
