@@ -92,6 +92,11 @@ struct hc_context {
   hc_transfer_stats_t transfers;
   char why[512];
   uint64_t live_buffers; /* atomic: buffers created, not yet destroyed */
+  /* Tracing (trace.c): the running trace or NULL (atomic), its holders,
+   * and the usage the last stopped one left. */
+  struct hc__trace *trace;
+  uint64_t trace_users;
+  struct hc__trace_result *trace_result;
 };
 
 struct hc_buffer {
@@ -103,6 +108,7 @@ struct hc_buffer {
 
 struct hc_kernel {
   hc_device_t *dev;
+  char name[64]; /* the desc's, for traces */
   hc_language_t lang;
   void *handle;
   hc__program_t *program; /* NULL for host kernels */

@@ -15,4 +15,60 @@
  * size), NULL when the context has none of that name. */
 const hc_workload_ops_t *hc__workload_ops(const hc_context_t *ctx, const char *name);
 
+/* ---- tracing (runtime/trace.c, docs/trace.md): the event API for the
+ * layers inside libhc (pipeline stages now; the partition layer's halo
+ * exchanges and collectives, which call hc__trace_command with
+ * HC__TRACE_HALO / HC__TRACE_COLLECTIVE on each device of the exchange).
+ *
+ *   hc__trace_t *tr = hc__trace_enter(ctx);      // NULL: off (one branch)
+ *   double t0 = tr ? hc_now() : 0;
+ *   ... queue the command on dev ...
+ *   if (tr) { hc__trace_command(tr, dev, HC__TRACE_HALO, "halo up", t0, bytes, "cpu:1");
+ *             hc__trace_leave(tr); }
+ *
+ * Every kind: name in the file's "cat", and what it counts as in the
+ * per-device usage (compute, transfer) or host (host-track spans). */
+#define HC__TRACE_KINDS(X)                   \
+  X(KERNEL, "kernel", COMPUTE)               \
+  X(FILL, "fill", TRANSFER)                  \
+  X(COPY, "copy", TRANSFER)                  \
+  X(TO_DEVICE, "host_to_device", TRANSFER)   \
+  X(TO_HOST, "device_to_host", TRANSFER)     \
+  X(PEER, "device_to_device", TRANSFER)      \
+  X(HALO, "halo", TRANSFER)                  \
+  X(COLLECTIVE, "collective", TRANSFER)      \
+  X(JOB, "job", HOST)                        \
+  X(STAGE, "stage", HOST)                    \
+  X(BUILD, "build", HOST)                    \
+  X(VALIDATE, "validate", HOST)              \
+  X(PLAN, "plan", HOST)                      \
+  X(OUTPUT, "output", HOST)                  \
+  X(RANGE, "range", HOST)
+typedef enum hc__trace_kind {
+#define HC__TRACE_ENUM_(id, name, cls) HC__TRACE_##id,
+  HC__TRACE_KINDS(HC__TRACE_ENUM_)
+#undef HC__TRACE_ENUM_
+  HC__TRACE_KIND_COUNT_
+} hc__trace_kind_t;
+
+typedef struct hc__trace hc__trace_t;
+/* The context's trace, held until hc__trace_leave (hc_trace_stop waits for
+ * holders), or NULL when it is not tracing. */
+hc__trace_t *hc__trace_enter(hc_context_t *ctx);
+void hc__trace_leave(hc__trace_t *tr);
+/* A command queued on dev at t0 (hc_now): waits for the device's queue, so
+ * that the event ends when the device finished, and records it on dev's
+ * track named "<scope>/<what>" with bytes (0: none) and the peer device's
+ * name (NULL: none). */
+void hc__trace_command(hc__trace_t *tr, hc_device_t *dev, hc__trace_kind_t kind, const char *what, double t0,
+                       uint64_t bytes, const char *peer);
+/* A host span from t0 to now on the calling thread's track; key/value: one
+ * string argument (NULL: none). */
+void hc__trace_host(hc__trace_t *tr, hc__trace_kind_t kind, const char *name, double t0, const char *key,
+                    const char *value);
+/* Sets the calling thread's scope, the prefix of its device events' names
+ * (a pipeline stage, else the job's workload), and returns the one it
+ * replaces, for the caller to restore. label is copied. */
+void hc__trace_scope_swap(const char *label, char *previous, size_t n);
+
 #endif

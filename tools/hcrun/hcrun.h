@@ -34,6 +34,11 @@ void hcrun_print_job(json_t *jobdoc, const char *device_id);
 hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefix, json_t *files);
 /* mkdir -p; 0 on success. */
 int hcrun_mkdirs(const char *dir);
+/* The per-device utilisation over the trace's window (--trace): a JSON
+ * array of the devices that did traced work, NULL when ctx is not tracing;
+ * and the same as report lines. */
+json_t *hcrun_usage_json(hc_context_t *ctx);
+void hcrun_print_usage(hc_context_t *ctx);
 /* Prints json to stdout (indented) followed by a newline. */
 void hcrun_print_json(json_t *doc);
 
