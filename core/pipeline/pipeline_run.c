@@ -130,12 +130,12 @@ static void drop_moves(hc_pipeline_t *p) {
 HC_API hc_status_t hc_pipeline_run(hc_pipeline_t *p, uint32_t flags) {
   if (!p) return hc_error(HC_ERR_INVALID_ARG, "hc_pipeline_run: NULL pipeline");
   hc__pl_reset_run(p);
-  hc__trace_t *tr = hc__trace_enter(p->ctx);
-  const double tv = tr ? hc_now() : 0;
+  hc__trace_t *tv_tr = hc__trace_enter(p->ctx);
+  const double tv = tv_tr ? hc_now() : 0;
   hc_status_t result = hc_pipeline_validate(p);
-  if (tr) {
-    hc__trace_host(tr, HC__TRACE_VALIDATE, "validate pipeline", tv, "status", hc_status_name(result));
-    hc__trace_leave(tr);
+  if (tv_tr) {
+    hc__trace_host(tv_tr, HC__TRACE_VALIDATE, "validate pipeline", tv, "status", hc_status_name(result));
+    hc__trace_leave(tv_tr);
   }
   if (result != HC_OK) {
     p->report.status = result;

@@ -125,6 +125,9 @@ struct hc_field {
   char name[64];
 };
 
+/* The one test of a device command when tracing is off (trace.c). */
+#define HC__TRACING(ctx) (__atomic_load_n(&(ctx)->trace, __ATOMIC_RELAXED) != NULL)
+
 /* --- internal functions --- */
 /* Buffers and kernels hold a reference on their device, so a device closed
  * by its opener stays alive until the last of them is destroyed. */

@@ -215,6 +215,7 @@ HC_API hc_status_t hc_job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags) {
   if (tr && scope[0]) hc__trace_scope_swap(scope, NULL, 0); /* a pipeline stage names it */
   hc_status_t st = job_run(j, dev, flags, tr);
   if (tr) {
+    hc__trace_device_sync(dev); /* its commands inside the job's span */
     char what[128];
     snprintf(what, sizeof what, "%s on %s", hc_job_workload(j), dev->id);
     hc__trace_host(tr, HC__TRACE_JOB, what, tj, "status", hc_status_name(st));

@@ -107,7 +107,7 @@ HC_API hc_status_t hc_kernel_create(hc_device_t *d, const hc_kernel_desc_t *desc
   if (!k) return hc_error(HC_ERR_NO_MEMORY, "hc_kernel_create: out of memory");
   k->dev = d;
   snprintf(k->name, sizeof k->name, "%s", desc->name);
-  hc__trace_t *tr = hc__trace_enter(d->ctx);
+  hc__trace_t *tr = HC__TRACING(d->ctx) ? hc__trace_enter(d->ctx) : NULL;
   const double t0 = tr ? hc_now() : 0;
   int cached = 0; /* the device's program cache had it */
   hc_status_t st;
@@ -209,12 +209,9 @@ HC_API hc_status_t hc_kernel_launch(hc_kernel_t *k, uint32_t dims, const size_t 
   l.args = la;
   hc_status_t st = hc__timer_mark(k->dev);
   if (st != HC_OK) return st;
-  hc__trace_t *tr = hc__trace_enter(k->dev->ctx);
-  const double t0 = tr ? hc_now() : 0;
+  hc__trace_cmd_t tc;
+  const int traced = HC__TRACING(k->dev->ctx) && hc__trace_cmd_begin(k->dev->ctx, k->dev, &tc);
   st = k->dev->backend->ops.launch(k->dev->handle, k->handle, &l);
-  if (tr) {
-    if (st == HC_OK) hc__trace_command(tr, k->dev, HC__TRACE_KERNEL, k->name, t0, 0, NULL);
-    hc__trace_leave(tr);
-  }
+  if (traced) hc__trace_cmd_end(&tc, st, HC__TRACE_KERNEL, k->name, 0, NULL);
   return st;
 }

@@ -57,6 +57,25 @@ typedef struct {
   uint64_t events, compute_ns, transfer_ns; /* atomics */
 } dev_usage_t;
 
+/* Commands of a device whose backend keeps their times, queued and not
+ * yet turned into events (hc__trace_device_sync). */
+#define PENDING_MAX 256
+typedef struct {
+  void *record;
+  double t0, t1; /* the host's view: before queueing, after */
+  uint32_t kind;
+  uint64_t bytes;
+  char name[96];
+  char peer[48];
+} pending_cmd_t;
+typedef struct {
+  pthread_mutex_t lock;
+  hc_device_t *dev; /* the open device the records belong to */
+  uint32_t n;
+  int64_t last_end;
+  pending_cmd_t cmd[PENDING_MAX];
+} pending_t;
+
 struct hc__trace {
   hc_context_t *ctx;
   uint64_t gen;
@@ -70,6 +89,7 @@ struct hc__trace {
   int32_t nthreads;
   uint32_t ndevices;
   dev_usage_t *usage;
+  pending_t *pending; /* one per device */
   int io_error;
   int first_written; /* a comma goes before every event but the first */
 };
@@ -202,36 +222,116 @@ void hc__trace_scope_swap(const char *label, char *previous, size_t n) {
   snprintf(tl_scope, sizeof tl_scope, "%s", label ? label : "");
 }
 
-void hc__trace_command(hc__trace_t *t, hc_device_t *d, hc__trace_kind_t kind, const char *what, double t0,
-                       uint64_t bytes, const char *peer) {
-  /* The device's queue finished: the event ends when the device did. A
-   * failure shows again at the next command, where the caller sees it. */
-  (void)d->backend->ops.finish(d->handle);
-  const double t1 = hc_now();
-  const uint32_t dev = d->index;
+/* Adds a device event: the usage, then the event itself. */
+static void device_event(hc__trace_t *t, uint32_t dev, hc__trace_kind_t kind, const char *name, int64_t t0,
+                         int64_t t1, int64_t dev_ns, uint64_t bytes, const char *peer) {
   if (dev < t->ndevices) {
     dev_usage_t *u = &t->usage[dev];
-    const uint64_t ns = (uint64_t)(rel_ns(t, t1) - rel_ns(t, t0));
     __atomic_add_fetch(&u->events, 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(kinds[kind].cls == CLS_COMPUTE ? &u->compute_ns : &u->transfer_ns, ns, __ATOMIC_RELAXED);
+    __atomic_add_fetch(kinds[kind].cls == CLS_COMPUTE ? &u->compute_ns : &u->transfer_ns, (uint64_t)(t1 - t0),
+                       __ATOMIC_RELAXED);
   }
   tbuf_t *b;
   ev_t *e = new_event(t, &b);
   if (!e) return;
-  e->t0 = rel_ns(t, t0);
-  e->t1 = rel_ns(t, t1);
-  e->dev_ns = e->t1 - e->t0;
+  e->t0 = t0;
+  e->t1 = t1;
+  e->dev_ns = dev_ns;
   e->bytes = bytes;
   e->tid = DEVICE_TID0 + (int32_t)dev;
   e->kind = kind;
-  if (tl_scope[0]) snprintf(e->name, sizeof e->name, "%s/%s", tl_scope, what);
-  else snprintf(e->name, sizeof e->name, "%s", what);
+  snprintf(e->name, sizeof e->name, "%s", name);
   e->key[0] = '\0';
   if (peer) {
     snprintf(e->key, sizeof e->key, "%s", "peer");
     snprintf(e->value, sizeof e->value, "%s", peer);
   }
   b->n++;
+}
+
+static void full_name(char *out, size_t n, const char *what) {
+  if (tl_scope[0]) snprintf(out, n, "%s/%s", tl_scope, what);
+  else snprintf(out, n, "%s", what);
+}
+
+int hc__trace_cmd_begin(hc_context_t *ctx, hc_device_t *d, hc__trace_cmd_t *c) {
+  if (!(c->tr = hc__trace_enter(ctx))) return 0;
+  c->dev = d;
+  c->record = d->backend->ops.trace_command_begin ? d->backend->ops.trace_command_begin(d->handle) : NULL;
+  c->t0 = hc_now();
+  return 1;
+}
+
+/* Resolves dev's pending commands into events; called with p->lock held. */
+static void resolve_locked(hc__trace_t *t, hc_device_t *d, pending_t *p) {
+  for (uint32_t i = 0; i < p->n; i++) {
+    pending_cmd_t *pc = &p->cmd[i];
+    double s = 0, e = 0;
+    if (d->backend->ops.trace_time(d->handle, pc->record, &s, &e) != HC_OK || e < s) {
+      /* the device's clock failed us: the host's view of the command */
+      s = pc->t0;
+      e = pc->t1;
+    }
+    int64_t t0 = rel_ns(t, s), t1 = rel_ns(t, e);
+    const int64_t dev_ns = t1 - t0;
+    /* The mapping onto the host clock is good to its error (microseconds):
+     * a command starts neither before it was queued nor, on an in-order
+     * queue, before the one before it ended. */
+    const int64_t queued = rel_ns(t, pc->t0);
+    if (t0 < queued) t1 += queued - t0, t0 = queued;
+    if (t0 < p->last_end) t1 += p->last_end - t0, t0 = p->last_end;
+    p->last_end = t1;
+    device_event(t, d->index, pc->kind, pc->name, t0, t1, dev_ns, pc->bytes, pc->peer[0] ? pc->peer : NULL);
+  }
+  p->n = 0;
+}
+
+void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind, const char *what,
+                       uint64_t bytes, const char *peer) {
+  hc__trace_t *t = c->tr;
+  hc_device_t *d = c->dev;
+  if (st != HC_OK) {
+    if (c->record) {
+      if (d->backend->ops.trace_discard) d->backend->ops.trace_discard(d->handle, c->record);
+    }
+  } else if (c->record && d->index < t->ndevices) {
+    d->backend->ops.trace_command_end(d->handle, c->record);
+    pending_t *p = &t->pending[d->index];
+    pthread_mutex_lock(&p->lock);
+    p->dev = d; /* (a device closing resolves its records first) */
+    if (p->n == PENDING_MAX) resolve_locked(t, d, p);
+    pending_cmd_t *pc = &p->cmd[p->n++];
+    pc->record = c->record;
+    pc->t0 = c->t0;
+    pc->t1 = hc_now();
+    pc->kind = kind;
+    pc->bytes = bytes;
+    full_name(pc->name, sizeof pc->name, what);
+    snprintf(pc->peer, sizeof pc->peer, "%s", peer ? peer : "");
+    pthread_mutex_unlock(&p->lock);
+  } else {
+    if (c->record && d->backend->ops.trace_discard) d->backend->ops.trace_discard(d->handle, c->record);
+    /* The device's queue finished: the event ends when the device did. A
+     * failure shows again at the next command, where the caller sees it. */
+    (void)d->backend->ops.finish(d->handle);
+    const int64_t t0 = rel_ns(t, c->t0), t1 = rel_ns(t, hc_now());
+    char name[96];
+    full_name(name, sizeof name, what);
+    device_event(t, d->index, kind, name, t0, t1, t1 - t0, bytes, peer);
+  }
+  hc__trace_leave(t);
+}
+
+void hc__trace_device_sync(hc_device_t *d) {
+  hc__trace_t *t = hc__trace_enter(d->ctx);
+  if (!t) return;
+  if (d->index < t->ndevices) {
+    pending_t *p = &t->pending[d->index];
+    pthread_mutex_lock(&p->lock);
+    if (p->n && p->dev == d) resolve_locked(t, d, p);
+    pthread_mutex_unlock(&p->lock);
+  }
+  hc__trace_leave(t);
 }
 
 void hc__trace_host(hc__trace_t *t, hc__trace_kind_t kind, const char *name, double t0, const char *key,
@@ -264,14 +364,16 @@ HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_
     return hc_error(HC_ERR_INVALID_ARG, "hc_trace_start: the context is already tracing");
   hc__trace_t *t = calloc(1, sizeof *t);
   if (t) t->usage = calloc(ctx->ndevices ? ctx->ndevices : 1, sizeof *t->usage);
+  if (t) t->pending = calloc(ctx->ndevices ? ctx->ndevices : 1, sizeof *t->pending);
   if (t) t->path = hc__strdup(path);
-  if (!t || !t->usage || !t->path) {
-    if (t) free(t->usage), free(t->path);
+  if (!t || !t->usage || !t->pending || !t->path) {
+    if (t) free(t->usage), free(t->pending), free(t->path);
     free(t);
     return hc_error(HC_ERR_NO_MEMORY, "hc_trace_start: out of memory");
   }
   if (!(t->f = fopen(path, "w"))) {
     int err = errno;
+    free(t->pending);
     free(t->usage);
     free(t->path);
     free(t);
@@ -282,6 +384,7 @@ HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_
   t->max_events = o.max_events ? o.max_events : DEFAULT_MAX_EVENTS;
   t->ndevices = ctx->ndevices;
   pthread_mutex_init(&t->lock, NULL);
+  for (uint32_t i = 0; i < t->ndevices; i++) pthread_mutex_init(&t->pending[i].lock, NULL);
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", t->f);
   t->start = hc_now();
   hc__trace_t *none = NULL;
@@ -289,6 +392,8 @@ HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_
     fclose(t->f);
     remove(path);
     pthread_mutex_destroy(&t->lock);
+    for (uint32_t i = 0; i < t->ndevices; i++) pthread_mutex_destroy(&t->pending[i].lock);
+    free(t->pending);
     free(t->usage);
     free(t->path);
     free(t);
@@ -312,8 +417,10 @@ HC_API hc_status_t hc_trace_stop(hc_context_t *ctx) {
   hc__trace_t *t = __atomic_exchange_n(&ctx->trace, NULL, __ATOMIC_SEQ_CST);
   if (!t) return hc_error(HC_ERR_INVALID_ARG, "hc_trace_stop: the context is not tracing");
   while (__atomic_load_n(&ctx->trace_users, __ATOMIC_SEQ_CST)) sched_yield();
-  const double window = hc_now() - t->start;
   /* Nothing records into t from here on: its buffers are this thread's. */
+  for (uint32_t i = 0; i < t->ndevices; i++)
+    if (t->pending[i].n) resolve_locked(t, t->pending[i].dev, &t->pending[i]);
+  const double window = hc_now() - t->start;
   for (tbuf_t *b = t->threads; b; b = b->next) write_events(t, b->ev, b->n);
   char name[96];
   snprintf(name, sizeof name, "hc (pid %d)", (int)getpid());
@@ -360,6 +467,8 @@ HC_API hc_status_t hc_trace_stop(hc_context_t *ctx) {
     free(b);
   }
   pthread_mutex_destroy(&t->lock);
+  for (uint32_t i = 0; i < t->ndevices; i++) pthread_mutex_destroy(&t->pending[i].lock);
+  free(t->pending);
   free(t->usage);
   free(t->path);
   free(t);
@@ -404,6 +513,10 @@ HC_API hc_status_t hc_trace_usage(const hc_context_t *ctx, uint32_t device, hc_t
     return hc_error(HC_ERR_INVALID_ARG, "hc_trace_usage: device index %u out of range", device);
   hc__trace_t *t = hc__trace_enter(c);
   if (t) {
+    pending_t *p = &t->pending[device];
+    pthread_mutex_lock(&p->lock);
+    if (p->n) resolve_locked(t, p->dev, p);
+    pthread_mutex_unlock(&p->lock);
     const dev_usage_t *u = &t->usage[device];
     out->window_s = hc_now() - t->start;
     out->events = __atomic_load_n(&u->events, __ATOMIC_RELAXED);
