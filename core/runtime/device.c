@@ -206,6 +206,7 @@ HC_API hc_status_t hc_device_finish(hc_device_t *d) {
 HC_API hc_status_t hc_device_timer_begin(hc_device_t *d) {
   if (!d) return hc_error(HC_ERR_INVALID_ARG, "hc_device_timer_begin: NULL device");
   d->timer = 1; /* a new span replaces one left open */
+  d->timer_t0 = HC__TRACING(d->ctx) ? hc_now() : 0;
   return HC_OK;
 }
 
@@ -226,7 +227,11 @@ HC_API hc_status_t hc_device_timer_end(hc_device_t *d, double *seconds) {
                     d->id);
   if (state == 1) return HC_OK; /* nothing was queued: an empty span */
   hc_status_t st = d->backend->ops.timer_end(d->handle, seconds);
-  if (HC__TRACING(d->ctx)) hc__trace_device_sync(d); /* the span's end waited for the queue */
+  if (HC__TRACING(d->ctx)) {
+    hc__trace_device_sync(d); /* the span's end waited for the queue */
+    if (st == HC_OK && d->timer_t0 > 0) hc__trace_timer(d, d->timer_t0, *seconds);
+  }
+  d->timer_t0 = 0;
   return st;
 }
 

@@ -59,6 +59,7 @@ struct hc_device {
   /* Device timer span: 0 none; 1 begun, no command yet; 2 the backend's
    * span is open (hc__timer_mark). */
   int timer;
+  double timer_t0; /* hc_now() at hc_device_timer_begin, for traces */
 };
 
 typedef struct hc__device_slot {
@@ -125,6 +126,9 @@ struct hc_field {
   char name[64];
 };
 
+/* A device timer span, begun at t0 on the host clock and measured as
+ * seconds by the device: a span on the host track (trace.c). */
+void hc__trace_timer(hc_device_t *d, double t0, double seconds);
 /* The one test of a device command when tracing is off (trace.c). */
 #define HC__TRACING(ctx) (__atomic_load_n(&(ctx)->trace, __ATOMIC_RELAXED) != NULL)
 

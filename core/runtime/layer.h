@@ -49,7 +49,8 @@ const hc_workload_ops_t *hc__workload_ops(const hc_context_t *ctx, const char *n
   X(VALIDATE, "validate", HOST)              \
   X(PLAN, "plan", HOST)                      \
   X(OUTPUT, "output", HOST)                  \
-  X(RANGE, "range", HOST)
+  X(RANGE, "range", HOST)                    \
+  X(TIMER, "device_timer", HOST)
 typedef enum hc__trace_kind {
 #define HC__TRACE_ENUM_(id, name, cls) HC__TRACE_##id,
   HC__TRACE_KINDS(HC__TRACE_ENUM_)

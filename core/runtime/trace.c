@@ -355,6 +355,26 @@ void hc__trace_host(hc__trace_t *t, hc__trace_kind_t kind, const char *name, dou
   b->n++;
 }
 
+void hc__trace_timer(hc_device_t *d, double t0, double seconds) {
+  hc__trace_t *t = hc__trace_enter(d->ctx);
+  if (!t) return;
+  tbuf_t *b;
+  ev_t *e = new_event(t, &b);
+  if (e) {
+    e->t0 = rel_ns(t, t0 < t->start ? t->start : t0);
+    e->t1 = rel_ns(t, hc_now());
+    e->dev_ns = (int64_t)llround(seconds * 1e9);
+    e->bytes = 0;
+    e->tid = b->tid;
+    e->kind = HC__TRACE_TIMER;
+    snprintf(e->name, sizeof e->name, "device time on %s", d->id);
+    snprintf(e->key, sizeof e->key, "%s", "device");
+    snprintf(e->value, sizeof e->value, "%s", d->id);
+    b->n++;
+  }
+  hc__trace_leave(t);
+}
+
 HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_trace_options_t *opts) {
   if (!ctx || !path || !*path) return hc_error(HC_ERR_INVALID_ARG, "hc_trace_start: NULL argument");
   if (opts && opts->size < sizeof(uint32_t)) return hc_error(HC_ERR_INVALID_ARG, "hc_trace_start: opts->size not set");
