@@ -158,6 +158,7 @@ HC_API hc_status_t hc_pipeline_run(hc_pipeline_t *p, uint32_t flags) {
     char label[64], scope[64];
     snprintf(label, sizeof label, "stage %u %s", k + 1, s->workload);
     if (tr) hc__trace_scope_swap(label, scope, sizeof scope);
+    hc__profiler_push(p->ctx, label);
     hc_transfer_stats_t a = stats_now(p);
     double h0 = hc_now();
     hc_status_t st = hand_over(p, k);
@@ -190,6 +191,7 @@ HC_API hc_status_t hc_pipeline_run(hc_pipeline_t *p, uint32_t flags) {
       free(verify_msg);
       verify_msg = strdup(hc_last_error());
     }
+    hc__profiler_pop(p->ctx);
     if (tr) {
       char where[64];
       snprintf(where, sizeof where, "%s", hc_device_name(s->dev));

@@ -213,12 +213,14 @@ HC_API hc_status_t hc_job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags) {
   char scope[64] = "";
   if (tr) hc__trace_scope_swap(hc_job_workload(j), scope, sizeof scope);
   if (tr && scope[0]) hc__trace_scope_swap(scope, NULL, 0); /* a pipeline stage names it */
+  char range[128];
+  snprintf(range, sizeof range, "%s on %s", hc_job_workload(j), dev->id);
+  hc__profiler_push(j->ctx, range);
   hc_status_t st = job_run(j, dev, flags, tr);
+  hc__profiler_pop(j->ctx);
   if (tr) {
     hc__trace_device_sync(dev); /* its commands inside the job's span */
-    char what[128];
-    snprintf(what, sizeof what, "%s on %s", hc_job_workload(j), dev->id);
-    hc__trace_host(tr, HC__TRACE_JOB, what, tj, "status", hc_status_name(st));
+    hc__trace_host(tr, HC__TRACE_JOB, range, tj, "status", hc_status_name(st));
     hc__trace_scope_swap(scope, NULL, 0);
     hc__trace_leave(tr);
   }

@@ -88,6 +88,11 @@ void hc__trace_device_sync(hc_device_t *dev);
  * string argument (NULL: none). */
 void hc__trace_host(hc__trace_t *tr, hc__trace_kind_t kind, const char *name, double t0, const char *key,
                     const char *value);
+/* A named range for a profiler attached to the process (NVTX under Nsight
+ * Systems, through the backends' range_push/range_pop): around jobs and
+ * stages whether tracing is on or not. Pushes and pops pair per thread. */
+void hc__profiler_push(hc_context_t *ctx, const char *name);
+void hc__profiler_pop(hc_context_t *ctx);
 /* Sets the calling thread's scope, the prefix of its device events' names
  * (a pipeline stage, else the job's workload), and returns the one it
  * replaces, for the caller to restore. label is copied. */

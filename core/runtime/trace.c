@@ -495,12 +495,23 @@ HC_API hc_status_t hc_trace_stop(hc_context_t *ctx) {
   return st;
 }
 
+void hc__profiler_push(hc_context_t *ctx, const char *name) {
+  for (uint32_t i = 0; i < ctx->nbackends; i++)
+    if (ctx->backends[i].ops.range_push) ctx->backends[i].ops.range_push(ctx->backends[i].state, name);
+}
+
+void hc__profiler_pop(hc_context_t *ctx) {
+  for (uint32_t i = ctx->nbackends; i-- > 0;)
+    if (ctx->backends[i].ops.range_pop) ctx->backends[i].ops.range_pop(ctx->backends[i].state);
+}
+
 HC_API int hc_trace_active(const hc_context_t *ctx) {
   return ctx && __atomic_load_n(&ctx->trace, __ATOMIC_SEQ_CST) != NULL;
 }
 
 HC_API void hc_trace_range_begin(hc_context_t *ctx, const char *name) {
   if (!ctx) return;
+  hc__profiler_push(ctx, name ? name : "");
   hc__trace_t *t = hc__trace_enter(ctx);
   if (!t) return;
   tbuf_t *b = thread_buf(t);
@@ -514,6 +525,7 @@ HC_API void hc_trace_range_begin(hc_context_t *ctx, const char *name) {
 
 HC_API void hc_trace_range_end(hc_context_t *ctx) {
   if (!ctx) return;
+  hc__profiler_pop(ctx);
   hc__trace_t *t = hc__trace_enter(ctx);
   if (!t) return;
   tbuf_t *b = thread_buf(t);

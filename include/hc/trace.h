@@ -40,9 +40,10 @@ hc_status_t hc_trace_stop(hc_context_t *ctx);
 /* 1 while ctx is tracing. */
 int hc_trace_active(const hc_context_t *ctx);
 
-/* A range of the caller's own on the calling thread's host track (and an
- * NVTX range in a profiler, where the backend offers one): begin and end
- * nest per thread. name is copied. No-ops when tracing is off. */
+/* A range of the caller's own on the calling thread's host track while
+ * tracing, and a range for a profiler attached to the process (NVTX under
+ * Nsight Systems, through the cuda backend) whether tracing or not: begin
+ * and end nest per thread. name is copied. */
 void hc_trace_range_begin(hc_context_t *ctx, const char *name);
 void hc_trace_range_end(hc_context_t *ctx);
 
