@@ -4,8 +4,10 @@
  *
  * The hot path: hc__trace_enter is one load and a branch when tracing is
  * off; on, an event is a few atomics and a copy into the thread's own
- * buffer (no lock), which is written to the file under the file's lock
- * when it fills and at stop. */
+ * buffer (no lock). A full buffer goes as it is, binary, to an anonymous
+ * spill file under the trace's lock (a few microseconds per buffer); the
+ * JSON is written at stop, from the spill file and the buffers, so no
+ * formatting happens while the traced work runs. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -39,8 +41,8 @@ typedef struct {
   uint64_t bytes;
   int32_t tid;
   uint32_t kind;
-  char name[96];
-  char key[16], value[48];
+  char name[80];
+  char key[8], value[48];
 } ev_t;
 
 typedef struct tbuf {
@@ -65,7 +67,7 @@ typedef struct {
   double t0, t1; /* the host's view: before queueing, after */
   uint32_t kind;
   uint64_t bytes;
-  char name[96];
+  char name[80];
   char peer[48];
 } pending_cmd_t;
 typedef struct {
@@ -83,6 +85,7 @@ struct hc__trace {
   uint64_t max_events;
   uint64_t recorded, dropped; /* atomics */
   FILE *f;
+  FILE *spill; /* full thread buffers, binary (tmpfile) */
   char *path;
   pthread_mutex_t lock; /* the file, the thread list */
   tbuf_t *threads;
@@ -195,7 +198,7 @@ static ev_t *new_event(hc__trace_t *t, tbuf_t **bp) {
   }
   if (b->n == CHUNK) {
     pthread_mutex_lock(&t->lock);
-    write_events(t, b->ev, b->n);
+    if (fwrite(b->ev, sizeof b->ev[0], b->n, t->spill) != b->n) t->io_error = 1;
     pthread_mutex_unlock(&t->lock);
     b->n = 0;
   }
@@ -222,6 +225,16 @@ void hc__trace_scope_swap(const char *label, char *previous, size_t n) {
   snprintf(tl_scope, sizeof tl_scope, "%s", label ? label : "");
 }
 
+/* Copies src after out[at], truncated to n; returns the new length (the
+ * hot path's string copy: snprintf costs more than the rest of an event). */
+static size_t put(char *out, size_t n, size_t at, const char *src) {
+  size_t l = strlen(src);
+  if (at + l >= n) l = at < n - 1 ? n - 1 - at : 0;
+  memcpy(out + at, src, l);
+  out[at + l] = '\0';
+  return at + l;
+}
+
 /* Adds a device event: the usage, then the event itself. */
 static void device_event(hc__trace_t *t, uint32_t dev, hc__trace_kind_t kind, const char *name, int64_t t0,
                          int64_t t1, int64_t dev_ns, uint64_t bytes, const char *peer) {
@@ -240,18 +253,19 @@ static void device_event(hc__trace_t *t, uint32_t dev, hc__trace_kind_t kind, co
   e->bytes = bytes;
   e->tid = DEVICE_TID0 + (int32_t)dev;
   e->kind = kind;
-  snprintf(e->name, sizeof e->name, "%s", name);
+  put(e->name, sizeof e->name, 0, name);
   e->key[0] = '\0';
   if (peer) {
-    snprintf(e->key, sizeof e->key, "%s", "peer");
-    snprintf(e->value, sizeof e->value, "%s", peer);
+    put(e->key, sizeof e->key, 0, "peer");
+    put(e->value, sizeof e->value, 0, peer);
   }
   b->n++;
 }
 
 static void full_name(char *out, size_t n, const char *what) {
-  if (tl_scope[0]) snprintf(out, n, "%s/%s", tl_scope, what);
-  else snprintf(out, n, "%s", what);
+  size_t at = 0;
+  if (tl_scope[0]) at = put(out, n, put(out, n, 0, tl_scope), "/");
+  put(out, n, at, what);
 }
 
 int hc__trace_cmd_begin(hc_context_t *ctx, hc_device_t *d, hc__trace_cmd_t *c) {
@@ -315,7 +329,7 @@ void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind
      * failure shows again at the next command, where the caller sees it. */
     (void)d->backend->ops.finish(d->handle);
     const int64_t t0 = rel_ns(t, c->t0), t1 = rel_ns(t, hc_now());
-    char name[96];
+    char name[sizeof ((ev_t *)0)->name];
     full_name(name, sizeof name, what);
     device_event(t, d->index, kind, name, t0, t1, t1 - t0, bytes, peer);
   }
@@ -391,8 +405,9 @@ HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_
     free(t);
     return hc_error(HC_ERR_NO_MEMORY, "hc_trace_start: out of memory");
   }
-  if (!(t->f = fopen(path, "w"))) {
+  if (!(t->f = fopen(path, "w")) || !(t->spill = tmpfile())) {
     int err = errno;
+    if (t->f) fclose(t->f), remove(path);
     free(t->pending);
     free(t->usage);
     free(t->path);
@@ -410,6 +425,7 @@ HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_
   hc__trace_t *none = NULL;
   if (!__atomic_compare_exchange_n(&ctx->trace, &none, t, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
     fclose(t->f);
+    fclose(t->spill);
     remove(path);
     pthread_mutex_destroy(&t->lock);
     for (uint32_t i = 0; i < t->ndevices; i++) pthread_mutex_destroy(&t->pending[i].lock);
@@ -441,6 +457,13 @@ HC_API hc_status_t hc_trace_stop(hc_context_t *ctx) {
   for (uint32_t i = 0; i < t->ndevices; i++)
     if (t->pending[i].n) resolve_locked(t, t->pending[i].dev, &t->pending[i]);
   const double window = hc_now() - t->start;
+  if (fflush(t->spill) != 0 || fseek(t->spill, 0, SEEK_SET) != 0) t->io_error = 1;
+  for (ev_t chunk[64];;) {
+    const size_t got = t->io_error ? 0 : fread(chunk, sizeof chunk[0], 64, t->spill);
+    write_events(t, chunk, (uint32_t)got);
+    if (got < 64) break;
+  }
+  fclose(t->spill);
   for (tbuf_t *b = t->threads; b; b = b->next) write_events(t, b->ev, b->n);
   char name[96];
   snprintf(name, sizeof name, "hc (pid %d)", (int)getpid());
