@@ -228,7 +228,7 @@ static void test_cap(void) {
   CU_ASSERT(note);
   json_decref(doc);
   hc_buffer_destroy(b);
-  hc_device_close(d);
+
 }
 
 static void test_api_errors(void) {
@@ -381,7 +381,7 @@ static void test_threads(void) {
   /* THREADS x (a build + ROUNDS rounds) on the host tracks */
   CU_ASSERT_EQUAL(r.complete, n + THREADS * (1 + ROUNDS));
   json_decref(doc);
-  hc_device_close(mt_dev);
+
 }
 
 static void register_tests(void) {
