@@ -311,6 +311,15 @@ static void test_hcrun_trace(void) {
   snprintf(args, sizeof args, "--trace=%s --workload=simpson n=33x33x33 --device=cpu", path);
   CU_ASSERT_EQUAL(hcrun(args), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "utilisation    cpu:0 busy "));
+  /* a grid-expression workload: its planning on the host track */
+  snprintf(args, sizeof args, "--trace=%s --workload=multigrid --device=cpu", path);
+  CU_ASSERT_EQUAL(hcrun(args), 0);
+  doc = trace_check_file(path, &r);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  CU_ASSERT_EQUAL(r.problems, 0);
+  CU_ASSERT_PTR_NOT_NULL(find_event(doc, "range", "plan hc_grid_assign"));
+  CU_ASSERT_PTR_NOT_NULL(find_event(doc, "device_timer", "device time on cpu:0"));
+  json_decref(doc);
   /* without --trace, no line */
   CU_ASSERT_EQUAL(hcrun("--workload=simpson n=33x33x33 --device=cpu"), 0);
   CU_ASSERT_PTR_NULL(strstr(out, "utilisation"));
