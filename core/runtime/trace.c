@@ -229,7 +229,10 @@ void hc__trace_scope_swap(const char *label, char *previous, size_t n) {
  * hot path's string copy: snprintf costs more than the rest of an event). */
 static size_t put(char *out, size_t n, size_t at, const char *src) {
   size_t l = strlen(src);
-  if (at + l >= n) l = at < n - 1 ? n - 1 - at : 0;
+  if (at + l >= n) {
+    l = at < n - 1 ? n - 1 - at : 0;
+    while (l > 0 && ((unsigned char)src[l] & 0xC0) == 0x80) l--; /* a whole UTF-8 character, or none */
+  }
   memcpy(out + at, src, l);
   out[at + l] = '\0';
   return at + l;
@@ -360,11 +363,11 @@ void hc__trace_host(hc__trace_t *t, hc__trace_kind_t kind, const char *name, dou
   e->bytes = 0;
   e->tid = b->tid;
   e->kind = kind;
-  snprintf(e->name, sizeof e->name, "%s", name);
+  put(e->name, sizeof e->name, 0, name);
   e->key[0] = '\0';
   if (key) {
-    snprintf(e->key, sizeof e->key, "%s", key);
-    snprintf(e->value, sizeof e->value, "%s", value ? value : "");
+    put(e->key, sizeof e->key, 0, key);
+    put(e->value, sizeof e->value, 0, value ? value : "");
   }
   b->n++;
 }
@@ -540,7 +543,7 @@ HC_API void hc_trace_range_begin(hc_context_t *ctx, const char *name) {
   tbuf_t *b = thread_buf(t);
   if (b && b->depth < MAX_DEPTH) {
     b->range_t0[b->depth] = hc_now();
-    snprintf(b->range_name[b->depth], sizeof b->range_name[0], "%s", name ? name : "");
+    put(b->range_name[b->depth], sizeof b->range_name[0], 0, name ? name : "");
   }
   if (b) b->depth++; /* counted beyond MAX_DEPTH too, so ends pair up */
   hc__trace_leave(t);

@@ -250,13 +250,22 @@ static void test_api_errors(void) {
   hc_trace_range_begin(ctx, "inner");
   hc_trace_range_end(ctx);
   hc_trace_range_end(ctx);
+  /* a name longer than an event keeps: cut at a whole UTF-8 character */
+  char accents[128] = "";
+  for (int i = 0; i < 40; i++) strcat(accents, "\xc3\xa9"); /* é */
+  hc_trace_range_begin(ctx, accents);
+  hc_trace_range_end(ctx);
   hc_context_destroy(ctx);
   trace_check_t r;
   json_t *doc = trace_check_file(path, &r);
   CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
   CU_ASSERT_EQUAL(r.problems, 0);
-  CU_ASSERT_EQUAL(r.complete, 2);
+  CU_ASSERT_EQUAL(r.complete, 3);
   CU_ASSERT_PTR_NOT_NULL(find_event(doc, "range", "inner"));
+  const json_t *cut = find_event(doc, "range", "\xc3\xa9");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(cut);
+  const size_t len = strlen(json_string_value(json_object_get(cut, "name")));
+  CU_ASSERT(len > 0 && len < 64 && len % 2 == 0);
   json_decref(doc);
 }
 
