@@ -9,6 +9,14 @@
 /* Header-only NVTX v3: each call is a no-op until a profiler's injection
  * library is attached (nsys sets it up); nothing is loaded otherwise. */
 #include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+
+/* NVTX fills its function table on first use with plain stores that the
+ * other threads' calls read: initialised once, before any range, the
+ * table is published to every thread (ThreadSanitizer sees the race
+ * otherwise). */
+static pthread_once_t nvtx_once = PTHREAD_ONCE_INIT;
+static void nvtx_init(void) { nvtxInitialize(NULL); }
 #endif
 
 typedef struct {
@@ -99,18 +107,25 @@ void cuda_trace_teardown(cuda_dev_t *d) {
   d->trace_ref = NULL;
 }
 
+/* Ranges only where there is a CUDA device for Nsight Systems to show
+ * them beside. */
 void cuda_range_push(void *state, const char *name) {
-  (void)state;
 #ifdef HC_CUDA_NVTX
+  if (!((cuda_state_t *)state)->ndevices) return;
+  pthread_once(&nvtx_once, nvtx_init);
   nvtxRangePushA(name);
 #else
+  (void)state;
   (void)name;
 #endif
 }
 
 void cuda_range_pop(void *state) {
-  (void)state;
 #ifdef HC_CUDA_NVTX
+  if (!((cuda_state_t *)state)->ndevices) return;
+  pthread_once(&nvtx_once, nvtx_init);
   nvtxRangePop();
+#else
+  (void)state;
 #endif
 }
