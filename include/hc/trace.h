@@ -22,7 +22,7 @@ extern "C" {
 typedef struct hc_trace_options {
   uint32_t size;       /* sizeof(hc_trace_options_t) */
   uint32_t reserved_;
-  /* Events kept at most (0: 1,000,000, about 200 MB of JSON). Events
+  /* Events kept at most (0: 1,000,000, about 150 MB of JSON). Events
    * beyond it are counted and dropped; the file and the log say so. */
   uint64_t max_events;
 } hc_trace_options_t;
