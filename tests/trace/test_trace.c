@@ -284,10 +284,15 @@ static void test_hcrun_unwritable(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "--trace=/nonexistent-dir/t.json"));
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot be written"));
   CU_ASSERT_PTR_NULL(strstr(out, "simpson on"));
-  /* a directory */
+  /* a directory; with --json, the error document */
   snprintf(args, sizeof args, "--trace=%s --workload=simpson n=17x17x17 --device=cpu --json", th_tmpdir());
   CU_ASSERT_EQUAL(hcrun(args), 2);
-  CU_ASSERT_EQUAL(out[0], '\0');
+  json_error_t je;
+  json_t *edoc = json_loads(out, 0, &je);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(edoc);
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(edoc, "error"), "exit_code")), 2);
+  CU_ASSERT_PTR_NULL(json_object_get(edoc, "workload"));
+  json_decref(edoc);
   CU_ASSERT_EQUAL(hcrun("--trace= --workload=simpson"), 2);
   CU_ASSERT_EQUAL(hcrun("--trace=x.json --list"), 2);
 }

@@ -196,6 +196,15 @@ int main(int argc, char **argv) {
    * written is a usage error, not a run lost at its end. */
   if (o.trace && !o.help && (st = hc_trace_start(ctx, o.trace, NULL)) != HC_OK) {
     fprintf(stderr, "hcrun: --trace=%s: %s\n", o.trace, hc_last_error());
+    if (o.json) {
+      json_t *doc = json_object(), *e = json_object();
+      json_object_set_new(e, "status", json_string(hc_status_name(st)));
+      json_object_set_new(e, "message", json_string(hc_last_error()));
+      json_object_set_new(e, "exit_code", json_integer(HCRUN_USAGE));
+      json_object_set_new(doc, "error", e);
+      hcrun_print_json(doc);
+      json_decref(doc);
+    }
     hc_context_destroy(ctx);
     hcrun_free_options(&o);
     return HCRUN_USAGE;
