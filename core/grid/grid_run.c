@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "grid_internal.h"
+#include "hc/trace.h"
 
 struct gk_entry {
   gk_entry_t *next;
@@ -466,11 +467,17 @@ static hc_status_t execute(hc_grid_t *g, hc_field_t *dst, const hc_field_t *grid
   hc_status_t st = hcg_options(g, opts, &o);
   if (st != HC_OK) return st;
   gp_plan_t *p = NULL;
-  if ((st = gp_plan_build(g, dst, grid_of, e, range, &p)) != HC_OK) return st;
+  /* the planning, a span on the host track of a trace (docs/trace.md) */
+  hc_context_t *ctx = hc_device_context(g->dev);
+  hc_trace_range_begin(ctx, mode == GK_ASSIGN ? "plan hc_grid_assign" : "plan hc_grid_reduce");
   hc_language_t lang = HC_LANG_HOST;
   int eval = 0;
-  if ((st = choose_language(g, p, &o, &lang, &eval)) != HC_OK) goto done;
-  if ((st = gp_plan_decide(p, (hc_grid_fuse_t)o.fuse, lang)) != HC_OK) goto done;
+  st = gp_plan_build(g, dst, grid_of, e, range, &p);
+  if (st == HC_OK) st = choose_language(g, p, &o, &lang, &eval);
+  if (st == HC_OK) st = gp_plan_decide(p, (hc_grid_fuse_t)o.fuse, lang);
+  hc_trace_range_end(ctx);
+  if (st != HC_OK && !p) return st;
+  if (st != HC_OK) goto done;
   int empty = p->cnt[0] == 0 || p->cnt[1] == 0 || p->cnt[2] == 0;
   reduce_out_t red = {op, 0};
   if (!empty) {

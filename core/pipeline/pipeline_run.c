@@ -130,7 +130,13 @@ static void drop_moves(hc_pipeline_t *p) {
 HC_API hc_status_t hc_pipeline_run(hc_pipeline_t *p, uint32_t flags) {
   if (!p) return hc_error(HC_ERR_INVALID_ARG, "hc_pipeline_run: NULL pipeline");
   hc__pl_reset_run(p);
+  hc__trace_t *tv_tr = hc__trace_enter(p->ctx);
+  const double tv = tv_tr ? hc_now() : 0;
   hc_status_t result = hc_pipeline_validate(p);
+  if (tv_tr) {
+    hc__trace_host(tv_tr, HC__TRACE_VALIDATE, "validate pipeline", tv, "status", hc_status_name(result));
+    hc__trace_leave(tv_tr);
+  }
   if (result != HC_OK) {
     p->report.status = result;
     p->message = strdup(hc_last_error());
@@ -146,6 +152,13 @@ HC_API hc_status_t hc_pipeline_run(hc_pipeline_t *p, uint32_t flags) {
       s->state = HC_STAGE_SKIPPED;
       continue;
     }
+    /* The stage's span and the prefix of its device events' names. */
+    hc__trace_t *tr = hc__trace_enter(p->ctx);
+    const double ts0 = tr ? hc_now() : 0;
+    char label[64], scope[64];
+    snprintf(label, sizeof label, "stage %u %s", k + 1, s->workload);
+    if (tr) hc__trace_scope_swap(label, scope, sizeof scope);
+    hc__profiler_push(p->ctx, label);
     hc_transfer_stats_t a = stats_now(p);
     double h0 = hc_now();
     hc_status_t st = hand_over(p, k);
@@ -177,6 +190,14 @@ HC_API hc_status_t hc_pipeline_run(hc_pipeline_t *p, uint32_t flags) {
       result = hc_error_prefix(st, "pipeline: stage %u (%s) failed: ", k + 1, s->workload);
       free(verify_msg);
       verify_msg = strdup(hc_last_error());
+    }
+    hc__profiler_pop(p->ctx);
+    if (tr) {
+      char where[64];
+      snprintf(where, sizeof where, "%s", hc_device_name(s->dev));
+      hc__trace_host(tr, HC__TRACE_STAGE, label, ts0, "device", where);
+      hc__trace_scope_swap(scope, NULL, 0);
+      hc__trace_leave(tr);
     }
   }
   drop_moves(p);

@@ -101,9 +101,12 @@ HC_API hc_status_t hc_buffer_write(hc_buffer_t *b, size_t off, const void *src, 
   if (!bytes) return HC_OK;
   if (!src) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_write: NULL source");
   if ((st = hc__timer_mark(b->dev)) != HC_OK) return st;
+  hc__trace_cmd_t tc;
+  const int traced = HC__TRACING(b->dev->ctx) && hc__trace_cmd_begin(b->dev->ctx, b->dev, &tc);
   double t0 = hc_now();
   st = b->dev->backend->ops.mem_write(b->dev->handle, b->mem, off, src, bytes);
   if (st == HC_OK) hc__count_transfer(b->dev->ctx, HC__TO_DEVICE, bytes, hc_now() - t0);
+  if (traced) hc__trace_cmd_end(&tc, st, HC__TRACE_TO_DEVICE, "write", bytes, NULL);
   return st;
 }
 
@@ -113,11 +116,26 @@ HC_API hc_status_t hc_buffer_read(const hc_buffer_t *b, size_t off, void *dst, s
   if (!bytes) return HC_OK;
   if (!dst) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_read: NULL destination");
   if ((st = hc__timer_mark(b->dev)) != HC_OK) return st;
+  hc__trace_cmd_t tc;
+  const int traced = HC__TRACING(b->dev->ctx) && hc__trace_cmd_begin(b->dev->ctx, b->dev, &tc);
   double t0 = hc_now();
   st = b->dev->backend->ops.mem_read(b->dev->handle, b->mem, off, dst, bytes);
   if (st == HC_OK) hc__count_transfer(b->dev->ctx, HC__TO_HOST, bytes, hc_now() - t0);
+  if (traced) {
+    hc__trace_cmd_end(&tc, st, HC__TRACE_TO_HOST, "read", bytes, NULL);
+    hc__trace_device_sync(b->dev); /* a read waits for the queue anyway */
+  }
   return st;
 }
+
+/* One backend command of a copy, traced on dev's track. */
+#define TRACED_(dev, kind, what, peer, call)                                                                   \
+  do {                                                                                                         \
+    hc__trace_cmd_t tc_;                                                                                       \
+    const int traced_ = HC__TRACING((dev)->ctx) && hc__trace_cmd_begin((dev)->ctx, (dev), &tc_);              \
+    st = (call);                                                                                               \
+    if (traced_) hc__trace_cmd_end(&tc_, st, (kind), (what), bytes, (peer));                                   \
+  } while (0)
 
 HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer_t *src,
                                   size_t soff, size_t bytes) {
@@ -125,26 +143,35 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
   if (st == HC_OK) st = check_range("hc_buffer_copy (source)", src, soff, bytes);
   if (st != HC_OK || !bytes) return st;
   if ((st = hc__timer_mark(dst->dev)) != HC_OK || (st = hc__timer_mark(src->dev)) != HC_OK) return st;
-  if (dst->dev == src->dev)
-    return dst->dev->backend->ops.mem_copy(dst->dev->handle, dst->mem, doff, src->mem, soff, bytes);
+  hc_device_t *dd = dst->dev, *sd = src->dev;
+  if (dd == sd) {
+    TRACED_(dd, HC__TRACE_COPY, "copy", NULL, dd->backend->ops.mem_copy(dd->handle, dst->mem, doff, src->mem, soff, bytes));
+    return st;
+  }
   double t0 = hc_now();
-  if (dst->dev->backend == src->dev->backend && dst->dev->backend->ops.peer_copy) {
-    st = dst->dev->backend->ops.peer_copy(dst->dev->handle, dst->mem, doff, src->dev->handle,
-                                          src->mem, soff, bytes);
+  if (dd->backend == sd->backend && dd->backend->ops.peer_copy) {
+    TRACED_(dd, HC__TRACE_PEER, "peer copy", sd->id,
+            dd->backend->ops.peer_copy(dd->handle, dst->mem, doff, sd->handle, src->mem, soff, bytes));
   } else {
-    /* Stage through the host; a host-addressable side is used directly. */
+    /* Stage through the host; a host-addressable side is used directly.
+     * Each side's command is an event on its own track. */
     void *sp = hc_buffer_host_ptr(src), *dp = hc_buffer_host_ptr(dst);
-    if (sp) st = dst->dev->backend->ops.mem_write(dst->dev->handle, dst->mem, doff, (char *)sp + soff, bytes);
-    else if (dp) st = src->dev->backend->ops.mem_read(src->dev->handle, src->mem, soff, (char *)dp + doff, bytes);
+    if (sp)
+      TRACED_(dd, HC__TRACE_PEER, "receive", sd->id,
+              dd->backend->ops.mem_write(dd->handle, dst->mem, doff, (char *)sp + soff, bytes));
+    else if (dp)
+      TRACED_(sd, HC__TRACE_PEER, "send", dd->id,
+              sd->backend->ops.mem_read(sd->handle, src->mem, soff, (char *)dp + doff, bytes));
     else {
       void *tmp = malloc(bytes);
       if (!tmp) return hc_error(HC_ERR_NO_MEMORY, "hc_buffer_copy: cannot stage %zu bytes", bytes);
-      st = src->dev->backend->ops.mem_read(src->dev->handle, src->mem, soff, tmp, bytes);
-      if (st == HC_OK) st = dst->dev->backend->ops.mem_write(dst->dev->handle, dst->mem, doff, tmp, bytes);
+      TRACED_(sd, HC__TRACE_PEER, "send", dd->id, sd->backend->ops.mem_read(sd->handle, src->mem, soff, tmp, bytes));
+      if (st == HC_OK)
+        TRACED_(dd, HC__TRACE_PEER, "receive", sd->id, dd->backend->ops.mem_write(dd->handle, dst->mem, doff, tmp, bytes));
       free(tmp);
     }
   }
-  if (st == HC_OK) hc__count_transfer(dst->dev->ctx, HC__CROSS_DEVICE, bytes, hc_now() - t0);
+  if (st == HC_OK) hc__count_transfer(dd->ctx, HC__CROSS_DEVICE, bytes, hc_now() - t0);
   return st;
 }
 
@@ -159,5 +186,6 @@ HC_API hc_status_t hc_buffer_fill(hc_buffer_t *b, size_t off, const void *patter
                     off, bytes, psize);
   if (!bytes) return HC_OK;
   if ((st = hc__timer_mark(b->dev)) != HC_OK) return st;
-  return b->dev->backend->ops.mem_fill(b->dev->handle, b->mem, off, pattern, psize, bytes);
+  TRACED_(b->dev, HC__TRACE_FILL, "fill", NULL, b->dev->backend->ops.mem_fill(b->dev->handle, b->mem, off, pattern, psize, bytes));
+  return st;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "hc_config.h"
+#include "hc/trace.h"
 #include "internal.h"
 
 static void add_dir(hc_context_t *ctx, const char *dir) {
@@ -132,6 +133,10 @@ HC_API hc_status_t hc_context_create(const hc_context_options_t *opts,
 
 HC_API void hc_context_destroy(hc_context_t *ctx) {
   if (!ctx) return;
+  /* A trace still running is completed, so its file is whole. */
+  if (hc_trace_active(ctx) && hc_trace_stop(ctx) != HC_OK)
+    hc_log(ctx, HC_LOG_WARN, "at context destroy: %s", hc_last_error());
+  free(ctx->trace_result);
   for (uint32_t i = 0; i < ctx->ndevices; i++) {
     hc_device_t *d = ctx->devices[i].open;
     if (d) {

@@ -165,6 +165,7 @@ HC_API void hc_device_close(hc_device_t *d) {
   }
   ctx->devices[d->index].open = NULL;
   pthread_mutex_unlock(&ctx->lock);
+  hc__trace_device_sync(d); /* its commands' records go before it does */
   for (hc__program_t *p = d->programs, *next; p; p = next) {
     next = p->next;
     if (p->refs > 0)
@@ -192,7 +193,9 @@ HC_API void hc_device_unlock(hc_device_t *d) {
 
 HC_API hc_status_t hc_device_finish(hc_device_t *d) {
   if (!d) return hc_error(HC_ERR_INVALID_ARG, "hc_device_finish: NULL device");
-  return d->backend->ops.finish(d->handle);
+  hc_status_t st = d->backend->ops.finish(d->handle);
+  if (HC__TRACING(d->ctx)) hc__trace_device_sync(d);
+  return st;
 }
 
 /* The backend's span begins at the span's first command (hc__timer_mark):
@@ -203,6 +206,7 @@ HC_API hc_status_t hc_device_finish(hc_device_t *d) {
 HC_API hc_status_t hc_device_timer_begin(hc_device_t *d) {
   if (!d) return hc_error(HC_ERR_INVALID_ARG, "hc_device_timer_begin: NULL device");
   d->timer = 1; /* a new span replaces one left open */
+  d->timer_t0 = HC__TRACING(d->ctx) ? hc_now() : 0;
   return HC_OK;
 }
 
@@ -222,7 +226,13 @@ HC_API hc_status_t hc_device_timer_end(hc_device_t *d, double *seconds) {
     return hc_error(HC_ERR_INVALID_ARG, "hc_device_timer_end: no span is open on %s (call hc_device_timer_begin first)",
                     d->id);
   if (state == 1) return HC_OK; /* nothing was queued: an empty span */
-  return d->backend->ops.timer_end(d->handle, seconds);
+  hc_status_t st = d->backend->ops.timer_end(d->handle, seconds);
+  if (HC__TRACING(d->ctx)) {
+    hc__trace_device_sync(d); /* the span's end waited for the queue */
+    if (st == HC_OK && d->timer_t0 > 0) hc__trace_timer(d, d->timer_t0, *seconds);
+  }
+  d->timer_t0 = 0;
+  return st;
 }
 
 HC_API hc_status_t hc_device_check_memory(hc_device_t *d, uint64_t bytes, const char *what) {

@@ -169,8 +169,24 @@ HC_API hc_status_t hc_field_load_npy(hc_device_t *d, const char *path, hc_field_
   return HC_OK;
 }
 
+static hc_status_t save_npy(const hc_field_t *f, const char *path);
+
 HC_API hc_status_t hc_field_save_npy(const hc_field_t *f, const char *path) {
   if (!f || !path) return hc_error(HC_ERR_INVALID_ARG, "hc_field_save_npy: NULL argument");
+  hc__trace_t *tr = hc__trace_enter(f->dev->ctx);
+  const double t0 = tr ? hc_now() : 0;
+  hc_status_t st = save_npy(f, path);
+  if (tr) {
+    const char *base = strrchr(path, '/');
+    char what[96];
+    snprintf(what, sizeof what, "write %s", base ? base + 1 : path);
+    hc__trace_host(tr, HC__TRACE_OUTPUT, what, t0, "status", hc_status_name(st));
+    hc__trace_leave(tr);
+  }
+  return st;
+}
+
+static hc_status_t save_npy(const hc_field_t *f, const char *path) {
   size_t bytes = hc_field_bytes(f);
   void *host = hc_buffer_host_ptr(f->buf);
   void *tmp = NULL;

@@ -59,6 +59,7 @@ struct hc_device {
   /* Device timer span: 0 none; 1 begun, no command yet; 2 the backend's
    * span is open (hc__timer_mark). */
   int timer;
+  double timer_t0; /* hc_now() at hc_device_timer_begin, for traces */
 };
 
 typedef struct hc__device_slot {
@@ -92,6 +93,11 @@ struct hc_context {
   hc_transfer_stats_t transfers;
   char why[512];
   uint64_t live_buffers; /* atomic: buffers created, not yet destroyed */
+  /* Tracing (trace.c): the running trace or NULL (atomic), its holders,
+   * and the usage the last stopped one left. */
+  struct hc__trace *trace;
+  uint64_t trace_users;
+  struct hc__trace_result *trace_result;
 };
 
 struct hc_buffer {
@@ -103,6 +109,7 @@ struct hc_buffer {
 
 struct hc_kernel {
   hc_device_t *dev;
+  char name[64]; /* the desc's, for traces */
   hc_language_t lang;
   void *handle;
   hc__program_t *program; /* NULL for host kernels */
@@ -118,6 +125,12 @@ struct hc_field {
   double origin[HC_MAX_DIMS];
   char name[64];
 };
+
+/* A device timer span, begun at t0 on the host clock and measured as
+ * seconds by the device: a span on the host track (trace.c). */
+void hc__trace_timer(hc_device_t *d, double t0, double seconds);
+/* The one test of a device command when tracing is off (trace.c). */
+#define HC__TRACING(ctx) (__atomic_load_n(&(ctx)->trace, __ATOMIC_RELAXED) != NULL)
 
 /* --- internal functions --- */
 /* Buffers and kernels hold a reference on their device, so a device closed

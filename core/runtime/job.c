@@ -204,9 +204,32 @@ static hc_status_t check_field_port(const hc_job_t *j, const hc_port_spec_t *p, 
   return HC_OK;
 }
 
+static hc_status_t job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags, hc__trace_t *tr);
+
 HC_API hc_status_t hc_job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags) {
   if (!j || !dev) return hc_error(HC_ERR_INVALID_ARG, "hc_job_run: NULL argument");
+  hc__trace_t *tr = hc__trace_enter(j->ctx);
+  const double tj = tr ? hc_now() : 0;
+  char scope[64] = "";
+  if (tr) hc__trace_scope_swap(hc_job_workload(j), scope, sizeof scope);
+  if (tr && scope[0]) hc__trace_scope_swap(scope, NULL, 0); /* a pipeline stage names it */
+  char range[128];
+  snprintf(range, sizeof range, "%s on %s", hc_job_workload(j), dev->id);
+  hc__profiler_push(j->ctx, range);
+  hc_status_t st = job_run(j, dev, flags, tr);
+  hc__profiler_pop(j->ctx);
+  if (tr) {
+    hc__trace_device_sync(dev); /* its commands inside the job's span */
+    hc__trace_host(tr, HC__TRACE_JOB, range, tj, "status", hc_status_name(st));
+    hc__trace_scope_swap(scope, NULL, 0);
+    hc__trace_leave(tr);
+  }
+  return st;
+}
+
+static hc_status_t job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags, hc__trace_t *tr) {
   drop_outputs(j);
+  const double tv = tr ? hc_now() : 0;
   char why[256];
   if (cannot_run(j, &dev->info, why, sizeof why))
     return hc_error(HC_ERR_UNSUPPORTED, "workload '%s' cannot run on %s: %s", hc_job_workload(j), dev->id, why);
@@ -214,12 +237,12 @@ HC_API hc_status_t hc_job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags) {
   hc_field_t *moved[64] = {0};
   hc_field_t *orig[64] = {0};
   hc_status_t st = HC_OK;
+  for (uint32_t i = 0; i < j->wl->ops.ninputs && i < 64 && st == HC_OK; i++)
+    if (j->inputs[i]) st = check_field_port(j, port(j->wl, 0, i), j->inputs[i], "input");
+  if (tr) hc__trace_host(tr, HC__TRACE_VALIDATE, "validate", tv, NULL, NULL);
   for (uint32_t i = 0; i < j->wl->ops.ninputs && i < 64 && st == HC_OK; i++) {
-    const hc_port_spec_t *p = port(j->wl, 0, i);
     hc_field_t *f = j->inputs[i];
-    if (!f) continue;
-    st = check_field_port(j, p, f, "input");
-    if (st == HC_OK && f->dev != dev) {
+    if (f && f->dev != dev) {
       st = hc_field_copy_to(f, dev, &moved[i]);
       if (st == HC_OK) {
         orig[i] = f;

@@ -1,5 +1,6 @@
 /* Kernels: choose the language a device accepts, prepend the dialect
  * prelude, share programs per device, translate launch arguments. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@ const char *hc__dialect_prelude(hc_language_t lang) {
 /* Finds or builds the program for (lang, prelude + source, options);
  * takes a ref. */
 static hc_status_t get_program_with(hc_device_t *d, hc_language_t lang, const char *prelude, const char *source,
-                                    const char *options, hc__program_t **out) {
+                                    const char *options, hc__program_t **out, int *cached) {
   const void *parts[4] = {hc_language_name(lang), prelude, source, options ? options : ""};
   size_t sizes[4] = {0, 0, 0, 0};
   char key[33];
@@ -31,6 +32,7 @@ static hc_status_t get_program_with(hc_device_t *d, hc_language_t lang, const ch
     if (p->lang == lang && !strcmp(p->key, key)) {
       p->refs++;
       *out = p;
+      *cached = 1;
       pthread_mutex_unlock(&d->lock);
       return HC_OK;
     }
@@ -66,7 +68,7 @@ static hc_status_t get_program_with(hc_device_t *d, hc_language_t lang, const ch
 
 /* get_program_with, with the extra options of the environment. */
 static hc_status_t get_program(hc_device_t *d, hc_language_t lang, const char *source,
-                               const char *options, hc__program_t **out) {
+                               const char *options, hc__program_t **out, int *cached) {
   const char *prelude = hc__dialect_prelude(lang);
   /* HC_KERNEL_OPTIONS is appended to every source kernel's options, so a
    * tuning experiment (a -D a kernel reads with #ifndef) needs no rebuild
@@ -81,7 +83,7 @@ static hc_status_t get_program(hc_device_t *d, hc_language_t lang, const char *s
     memcpy(joined + ol + 1, extra, el + 1);
     options = joined;
   }
-  hc_status_t st = get_program_with(d, lang, prelude, source, options, out);
+  hc_status_t st = get_program_with(d, lang, prelude, source, options, out, cached);
   free(joined);
   return st;
 }
@@ -104,6 +106,10 @@ HC_API hc_status_t hc_kernel_create(hc_device_t *d, const hc_kernel_desc_t *desc
   hc_kernel_t *k = calloc(1, sizeof *k);
   if (!k) return hc_error(HC_ERR_NO_MEMORY, "hc_kernel_create: out of memory");
   k->dev = d;
+  snprintf(k->name, sizeof k->name, "%s", desc->name);
+  hc__trace_t *tr = HC__TRACING(d->ctx) ? hc__trace_enter(d->ctx) : NULL;
+  const double t0 = tr ? hc_now() : 0;
+  int cached = 0; /* the device's program cache had it */
   hc_status_t st;
   if (desc->host_fn && (langs & HC_LANG_BIT(HC_LANG_HOST)) && ops->kernel_create_host) {
     k->lang = HC_LANG_HOST;
@@ -111,7 +117,7 @@ HC_API hc_status_t hc_kernel_create(hc_device_t *d, const hc_kernel_desc_t *desc
   } else if (desc->source && ops->program_build && ops->kernel_create &&
              (langs & (HC_LANG_BIT(HC_LANG_OPENCL_C) | HC_LANG_BIT(HC_LANG_CUDA_C)))) {
     k->lang = (langs & HC_LANG_BIT(HC_LANG_CUDA_C)) ? HC_LANG_CUDA_C : HC_LANG_OPENCL_C;
-    st = get_program(d, k->lang, desc->source, desc->options, &k->program);
+    st = get_program(d, k->lang, desc->source, desc->options, &k->program, &cached);
     if (st == HC_OK) {
       st = ops->kernel_create(d->handle, k->program->handle, desc->name, &k->handle);
       if (st != HC_OK) put_program(d, k->program);
@@ -119,12 +125,23 @@ HC_API hc_status_t hc_kernel_create(hc_device_t *d, const hc_kernel_desc_t *desc
     if (st != HC_OK) hc_error_prefix(st, "kernel '%s' on %s: ", desc->name, d->id);
   } else {
     free(k);
+    hc__trace_leave(tr);
     return hc_error(HC_ERR_UNSUPPORTED,
                     "kernel '%s': no kernel in a language %s accepts (offered:%s%s; accepted:%s%s%s)",
                     desc->name, d->id, desc->host_fn ? " host" : "", desc->source ? " portable-source" : "",
                     (langs & HC_LANG_BIT(HC_LANG_HOST)) ? " host" : "",
                     (langs & HC_LANG_BIT(HC_LANG_OPENCL_C)) ? " opencl-c" : "",
                     (langs & HC_LANG_BIT(HC_LANG_CUDA_C)) ? " cuda-c" : "");
+  }
+  if (tr) {
+    char what[96];
+    snprintf(what, sizeof what, "build %s on %s", desc->name, d->id);
+    hc__trace_host(tr, HC__TRACE_BUILD, what, t0, "cache",
+                   st != HC_OK                 ? "failed"
+                   : k->lang == HC_LANG_HOST   ? "host function"
+                   : cached                    ? "hit (device)"
+                                               : "miss (built, or loaded from the disk cache)");
+    hc__trace_leave(tr);
   }
   if (st != HC_OK) {
     free(k);
@@ -192,5 +209,9 @@ HC_API hc_status_t hc_kernel_launch(hc_kernel_t *k, uint32_t dims, const size_t 
   l.args = la;
   hc_status_t st = hc__timer_mark(k->dev);
   if (st != HC_OK) return st;
-  return k->dev->backend->ops.launch(k->dev->handle, k->handle, &l);
+  hc__trace_cmd_t tc;
+  const int traced = HC__TRACING(k->dev->ctx) && hc__trace_cmd_begin(k->dev->ctx, k->dev, &tc);
+  st = k->dev->backend->ops.launch(k->dev->handle, k->handle, &l);
+  if (traced) hc__trace_cmd_end(&tc, st, HC__TRACE_KERNEL, k->name, 0, NULL);
+  return st;
 }

@@ -129,6 +129,25 @@ typedef struct hc_backend_ops {
   hc_status_t (*mem_wrap)(void *dev, const hc_native_mem_t *native,
                           size_t bytes, void **mem);
   void (*mem_unwrap)(void *dev, void *mem);
+  /* ABI 1.2. Timelines (hc/trace.h), all optional. Without the three
+   * trace_command members the core waits for each traced command and
+   * times it on the host. trace_command_begin is called just before a
+   * command is queued and returns a record of it (NULL: none), which
+   * trace_command_end completes just after; trace_time waits for the
+   * command, gives the device's own start and end mapped onto the hc_now()
+   * clock in seconds, and releases the record; trace_discard releases one
+   * without waiting (the command failed to queue). */
+  void *(*trace_command_begin)(void *dev);
+  void (*trace_command_end)(void *dev, void *record);
+  hc_status_t (*trace_time)(void *dev, void *record, double *start,
+                            double *end);
+  void (*trace_discard)(void *dev, void *record);
+  /* A named range around the core's jobs and stages, for a profiler
+   * attached to the process (the cuda backend: NVTX); called whether
+   * tracing is on or not, so it must cost next to nothing when no
+   * profiler is attached. The state is init's. */
+  void (*range_push)(void *state, const char *name);
+  void (*range_pop)(void *state);
 } hc_backend_ops_t;
 
 /* ================================================================ cache */

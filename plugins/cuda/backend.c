@@ -155,6 +155,7 @@ static void cuda_device_close(void *dev) {
   if (cuda_use(d) == HC_OK) {
     if (d->stream) cu->cuStreamSynchronize(d->stream);
     cuda_memory_teardown(d);
+    cuda_trace_teardown(d);
     for (int i = 0; i < 2; i++)
       if (d->timer[i]) cu->cuEventDestroy(d->timer[i]);
     if (d->stream) cu->cuStreamDestroy(d->stream);
@@ -232,6 +233,12 @@ static const hc_backend_ops_t cuda_ops = {
     .peer_copy = cuda_peer_copy,
     .mem_native = cuda_mem_native,
     .mem_wrap = cuda_mem_wrap,
+    .trace_command_begin = cuda_trace_command_begin,
+    .trace_command_end = cuda_trace_command_end,
+    .trace_time = cuda_trace_time,
+    .trace_discard = cuda_trace_discard,
+    .range_push = cuda_range_push,
+    .range_pop = cuda_range_pop,
 };
 
 HC_PLUGIN_DESCRIPTOR = {

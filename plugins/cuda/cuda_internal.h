@@ -53,6 +53,11 @@ typedef struct cuda_dev {
   unsigned stage_threads; /* host threads copying to and from stage */
   hc_cuda_copier_t *copier;
   uint64_t peers;         /* bit i: access to cuda:i enabled or tried */
+  /* Traced commands (trace.c): the reference event, its host time, and
+   * the records not yet read. */
+  CUevent trace_ref;
+  double trace_ref_host;
+  unsigned trace_outstanding;
 } cuda_dev_t;
 
 /* Makes the device's context current on the calling thread (cheap when it
@@ -93,5 +98,14 @@ hc_status_t cuda_kernel_create(void *dev, void *program, const char *name, void 
 void cuda_kernel_release(void *dev, void *kernel);
 size_t cuda_kernel_max_group_size(void *dev, void *kernel);
 hc_status_t cuda_launch(void *dev, void *kernel, const hc_launch_t *l);
+
+/* trace.c: per-command device times for traces, NVTX ranges. */
+void *cuda_trace_command_begin(void *dev);
+void cuda_trace_command_end(void *dev, void *record);
+hc_status_t cuda_trace_time(void *dev, void *record, double *start, double *end);
+void cuda_trace_discard(void *dev, void *record);
+void cuda_trace_teardown(cuda_dev_t *d);
+void cuda_range_push(void *state, const char *name);
+void cuda_range_pop(void *state);
 
 #endif

@@ -207,8 +207,11 @@ hc_status_t cuda_launch(void *dev, void *kernel, const hc_launch_t *l) {
                     "cuda:%u: kernel '%s': range %zux%zux%zu in groups of %ux%ux%u needs %zux%zux%zu groups, over "
                     "CUDA's 2147483647x65535x65535",
                     d->index, k->name, l->global[0], l->global[1], l->global[2], b[0], b[1], b[2], g[0], g[1], g[2]);
+  /* an NVTX range around the launch names it in Nsight Systems */
+  cuda_range_push(d->s, k->name);
   CUresult r = d->cu->cuLaunchKernel(k->fn, (unsigned)g[0], (unsigned)g[1], (unsigned)g[2], b[0], b[1], b[2], 0,
                                      d->stream, params, NULL);
+  cuda_range_pop(d->s);
   if (r != CUDA_SUCCESS)
     return hc_cu_fail(d->cu, HC_ERR_LAUNCH, r, "cuda:%u: launching '%s' (grid %zux%zux%zu, block %ux%ux%u)", d->index,
                       k->name, g[0], g[1], g[2], b[0], b[1], b[2]);

@@ -104,10 +104,15 @@ hc_status_t ocl_finish(void *dev) {
   return HC_OK;
 }
 
-/* Keeps the span's first event (the only one ocl_event_slot hands out). */
+/* Keeps the span's first event, and a traced command's (trace.c). */
 void ocl_event_track(ocl_dev_t *d, cl_event ev) {
   if (!ev) return;
-  if (!d->first) d->first = ev;
+  if (d->trace_slot) {
+    clRetainEvent(ev);
+    *d->trace_slot = ev;
+    d->trace_slot = NULL;
+  }
+  if (d->timing && !d->first) d->first = ev;
   else clReleaseEvent(ev);
 }
 

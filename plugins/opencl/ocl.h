@@ -40,6 +40,11 @@ typedef struct ocl_dev {
    * timer_begin (ocl_event_slot). */
   int timing;
   cl_event first;
+  /* Traced commands (trace.c): where the next command's event goes, and
+   * the device clock's offset from the host's (hc_now), once measured. */
+  cl_event *trace_slot;
+  int clock_mapped;
+  double clock_offset;
 } ocl_dev_t;
 
 #define OCL_NARGS_UNKNOWN ((cl_uint)-1)
@@ -76,7 +81,7 @@ hc_status_t ocl_enumerate(ocl_state_t *s);
  * took an empty launch from 6.1 to 14.1 us of host time. */
 static inline cl_event *ocl_event_slot(ocl_dev_t *d, cl_event *tmp) {
   *tmp = NULL;
-  return d->timing && !d->first ? tmp : NULL;
+  return (d->timing && !d->first) || d->trace_slot ? tmp : NULL;
 }
 void ocl_event_track(ocl_dev_t *d, cl_event ev);
 
@@ -103,5 +108,12 @@ hc_status_t ocl_finish(void *dev);
 hc_status_t ocl_timer_begin(void *dev);
 hc_status_t ocl_timer_end(void *dev, double *seconds);
 void ocl_timer_reset(ocl_dev_t *d);
+
+/* trace.c: per-command device times for traces (hc_backend_ops_t's
+ * trace_command_* members). */
+void *ocl_trace_command_begin(void *dev);
+void ocl_trace_command_end(void *dev, void *record);
+hc_status_t ocl_trace_time(void *dev, void *record, double *start, double *end);
+void ocl_trace_discard(void *dev, void *record);
 
 #endif

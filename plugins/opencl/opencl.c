@@ -118,6 +118,10 @@ static const hc_backend_ops_t ocl_ops = {
     .finish = ocl_finish,
     .timer_begin = ocl_timer_begin,
     .timer_end = ocl_timer_end,
+    .trace_command_begin = ocl_trace_command_begin,
+    .trace_command_end = ocl_trace_command_end,
+    .trace_time = ocl_trace_time,
+    .trace_discard = ocl_trace_discard,
 };
 
 HC_PLUGIN_DESCRIPTOR = {

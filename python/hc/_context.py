@@ -1,6 +1,8 @@
 """hc.Context: the registry of backends, devices and workloads, and single
 runs of a workload (hcrun --workload=...)."""
+import contextlib
 import ctypes
+import os
 import weakref
 from collections import namedtuple
 
@@ -203,6 +205,33 @@ class Context:
         return [name for _, name in sorted(ports, key=lambda t: t[0])]
 
     # -- devices
+    # -- timelines (docs/trace.md)
+    @contextlib.contextmanager
+    def trace(self, path, max_events=0):
+        """Traces what runs on this context inside the with-block to path, a
+        Chrome trace-event JSON file for ui.perfetto.dev (hcrun --trace).
+        The file is created at once (an error if it cannot be) and complete
+        when the block ends:
+
+            with ctx.trace('run.json'):
+                ctx.run('simpson', device='cpu', n=(65, 65, 65))
+        """
+        opts = _lib.TraceOptions(ctypes.sizeof(_lib.TraceOptions), 0, max_events)
+        check(self._lib.hc_trace_start(self._handle(), os.fsencode(path), ctypes.byref(opts)))
+        try:
+            yield self
+        finally:
+            check(self._lib.hc_trace_stop(self._handle()))
+
+    def trace_usage(self, device):
+        """How busy a device was over the current or last trace: a dict of
+        events, window_s, compute_s, transfer_s and idle_s (seconds)."""
+        u = _lib.TraceUsage(ctypes.sizeof(_lib.TraceUsage))
+        check(self._lib.hc_trace_usage(self._handle(), self._index(device), ctypes.byref(u)))
+        busy = u.compute_s + u.transfer_s
+        return {'events': u.events, 'window_s': u.window_s, 'compute_s': u.compute_s, 'transfer_s': u.transfer_s,
+                'idle_s': max(u.window_s - busy, 0.0)}
+
     def _index(self, device, workload=None):
         idx = ctypes.c_uint32()
         if device in (None, 'auto'):

@@ -52,6 +52,15 @@ class NativeMem(Structure):
                 ('reserved_', c_uint32)]
 
 
+class TraceOptions(Structure):
+    _fields_ = [('size', c_uint32), ('reserved_', c_uint32), ('max_events', c_uint64)]
+
+
+class TraceUsage(Structure):
+    _fields_ = [('size', c_uint32), ('device', c_uint32), ('events', c_uint64), ('window_s', c_double),
+                ('compute_s', c_double), ('transfer_s', c_double)]
+
+
 class TransferStats(Structure):
     _fields_ = [('to_device_count', c_uint64), ('to_device_bytes', c_uint64), ('to_host_count', c_uint64),
                 ('to_host_bytes', c_uint64), ('cross_device_count', c_uint64), ('cross_device_bytes', c_uint64),
@@ -167,6 +176,10 @@ LIBHC = {
     'hc_pipeline_transfer_get': (S, [P, c_uint32, POINTER(PipelineTransfer)]),
     'hc_pipeline_report': (None, [P, POINTER(PipelineReport)]),
     'hc_pipeline_set_input': (S, [P, c_uint32, c_char_p, P]),
+    'hc_trace_start': (S, [P, c_char_p, POINTER(TraceOptions)]),
+    'hc_trace_stop': (S, [P]),
+    'hc_trace_active': (c_int, [P]),
+    'hc_trace_usage': (S, [P, c_uint32, POINTER(TraceUsage)]),
 }
 
 # ... and one for libhc-grid.

@@ -183,3 +183,24 @@ def test_cupy_handover_on_cuda(ctx):
     cupy.testing.assert_array_equal(y, 2 * x)
     z = cupy.from_dlpack(field)
     assert z.data.ptr == y.data.ptr
+
+
+def test_trace_context_manager(hc, ctx, tmp_path):
+    import json
+    path = tmp_path / 'run.json'
+    with ctx.trace(str(path)):
+        r = ctx.run('simpson', device='cpu', n=(17, 17, 17))
+        live = ctx.trace_usage('cpu')
+    assert r.times.compute > 0
+    doc = json.loads(path.read_text())
+    names = {e['args']['name'] for e in doc['traceEvents'] if e['ph'] == 'M' and e['name'] == 'thread_name'}
+    assert {'host', 'cpu:0 queue'} <= names
+    kernels = [e for e in doc['traceEvents'] if e.get('cat') == 'kernel']
+    assert kernels and all(e['name'].startswith('simpson/') for e in kernels)
+    usage = ctx.trace_usage('cpu')  # the last trace's, after it stopped
+    assert usage['events'] >= live['events'] > 0
+    assert abs(sum(e['dur'] for e in doc['traceEvents'] if e['ph'] == 'X' and e['tid'] == kernels[0]['tid']) * 1e-6 -
+               (usage['compute_s'] + usage['transfer_s'])) <= 0.01 * (usage['compute_s'] + usage['transfer_s'])
+    with pytest.raises(hc.IoError):
+        with ctx.trace(str(tmp_path / 'missing' / 'x.json')):
+            pass

@@ -42,6 +42,11 @@ int hcrun_mkdirs(const char *dir);
 json_t *hcrun_json_str(const char *s);
 char *hcrun_json_escape_carriers(const char *dumped);
 const char *hcrun_json_bytes(const json_t *v);
+/* The per-device utilisation over the trace's window (--trace): a JSON
+ * array of the devices that did traced work, NULL when ctx is not tracing;
+ * and the same as report lines. */
+json_t *hcrun_usage_json(hc_context_t *ctx);
+void hcrun_print_usage(hc_context_t *ctx);
 /* Prints json to stdout (indented) followed by a newline. */
 void hcrun_print_json(json_t *doc);
 

@@ -4,7 +4,8 @@
  *   hcrun --workload=W --help
  *   hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]
  *         [--verify] [--repeat=N] [--json] [--output=DIR] [--plugin-dir=DIR]
- *   hcrun --pipeline='W1 k=v @dev | W2 ...' | --pipeline-file=FILE
+ *         [--trace=FILE.json]
+ *   hcrun --pipeline='W1 k=v @dev | W2 ...' | --pipeline-file=FILE [--trace=FILE.json]
  *
  * Exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend, device
  * or workload unavailable, 4 runtime error. */
@@ -12,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <hc/trace.h>
 
 #include "hcrun.h"
 #include "options.h"
@@ -21,8 +24,9 @@ static void usage(FILE *f) {
           "usage: hcrun --list [--json]\n"
           "       hcrun --workload=W --help\n"
           "       hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]\n"
-          "             [--verify] [--repeat=N] [--json] [--output=DIR] [--plugin-dir=DIR]\n"
+          "             [--verify] [--repeat=N] [--json] [--output=DIR] [--plugin-dir=DIR] [--trace=FILE.json]\n"
           "       hcrun --pipeline='W1 k=v @device | W2 k=v' [--pipeline-file=FILE] [--json] [--output=DIR]\n"
+          "             [--trace=FILE.json]\n"
           "       hcrun --version\n"
           "exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend/device/workload unavailable,\n"
           "            4 runtime error\n");
@@ -123,11 +127,14 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       json_object_set_new(jt, "to_device_bytes", json_integer((json_int_t)ts.to_device_bytes));
       json_object_set_new(jt, "to_host_bytes", json_integer((json_int_t)ts.to_host_bytes));
       json_object_set_new(doc, "transfers", jt);
+      json_t *usage = hcrun_usage_json(ctx);
+      if (usage) json_object_set_new(doc, "utilisation", usage);
       json_object_set_new(doc, "status", hcrun_json_str(st == HC_OK ? "ok" : "verification failed"));
       hcrun_print_json(doc);
       json_decref(doc);
     } else {
       hcrun_print_job(best_doc, hc_device_name(dev));
+      hcrun_print_usage(ctx);
       if (o->repeat > 1) {
         printf("%-14s %d runs, best compute time reported; compute times:", "repeat", o->repeat);
         size_t i;
@@ -185,10 +192,31 @@ int main(int argc, char **argv) {
     hcrun_free_options(&o);
     return fail(st, o.json, "creating the context");
   }
+  /* The trace file is created before anything runs: a path that cannot be
+   * written is a usage error, not a run lost at its end. */
+  if (o.trace && !o.help && (st = hc_trace_start(ctx, o.trace, NULL)) != HC_OK) {
+    fprintf(stderr, "hcrun: --trace=%s: %s\n", o.trace, hc_last_error());
+    if (o.json) {
+      json_t *doc = json_object(), *e = json_object();
+      json_object_set_new(e, "status", json_string(hc_status_name(st)));
+      json_object_set_new(e, "message", json_string(hc_last_error()));
+      json_object_set_new(e, "exit_code", json_integer(HCRUN_USAGE));
+      json_object_set_new(doc, "error", e);
+      hcrun_print_json(doc);
+      json_decref(doc);
+    }
+    hc_context_destroy(ctx);
+    hcrun_free_options(&o);
+    return HCRUN_USAGE;
+  }
   if (o.list) rc = hcrun_list(ctx, o.json);
   else if (o.help) rc = hcrun_workload_help(ctx, o.workload);
   else if (o.pipeline || o.pipeline_file) rc = hcrun_pipeline(ctx, &o);
   else rc = run_single(ctx, &o);
+  if (hc_trace_active(ctx) && (st = hc_trace_stop(ctx)) != HC_OK) {
+    fprintf(stderr, "hcrun: --trace=%s: %s\n", o.trace, hc_last_error());
+    if (rc == HCRUN_OK) rc = HCRUN_RUNTIME;
+  }
   hc_context_destroy(ctx);
   hcrun_free_options(&o);
   return rc;

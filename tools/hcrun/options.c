@@ -53,6 +53,13 @@ int hcrun_parse_options(int argc, char **argv, hcrun_options_t *o) {
       o->device = v;
     } else if ((v = opt_value(argc, argv, &i, "--output"))) o->output = v;
     else if ((v = opt_value(argc, argv, &i, "--pipeline-file"))) o->pipeline_file = v;
+    else if ((v = opt_value(argc, argv, &i, "--trace"))) {
+      if (!*v) {
+        fprintf(stderr, "hcrun: --trace needs a file name (--trace=FILE.json)\n");
+        return HCRUN_USAGE;
+      }
+      o->trace = v;
+    }
     else if ((v = opt_value(argc, argv, &i, "--pipeline"))) o->pipeline = v;
     else if ((v = opt_value(argc, argv, &i, "--plugin-dir"))) {
       if (!push(&o->plugin_dirs, &o->nplugin_dirs, v)) return HCRUN_RUNTIME;
@@ -86,6 +93,10 @@ int hcrun_parse_options(int argc, char **argv, hcrun_options_t *o) {
   }
   if ((o->pipeline || o->list) && o->nkv) {
     fprintf(stderr, "hcrun: key=value parameters go with --workload (in a pipeline, inside the stage)\n");
+    return HCRUN_USAGE;
+  }
+  if (o->trace && o->list) {
+    fprintf(stderr, "hcrun: --trace records a run (--workload or --pipeline), not --list\n");
     return HCRUN_USAGE;
   }
   if (o->pipeline && o->pipeline_file) {

@@ -12,6 +12,7 @@ typedef struct hcrun_options {
   const char *output;
   const char *pipeline;
   const char *pipeline_file;
+  const char *trace; /* --trace=FILE */
   char **plugin_dirs;
   int nplugin_dirs;
   char **kv; /* key=value arguments */

@@ -303,6 +303,8 @@ int hcrun_pipeline(hc_context_t *ctx, const hcrun_options_t *o) {
     json_object_set_new(doc, "transfers", transfers_json(p));
     json_object_set_new(doc, "totals", totals_json(&r));
     json_object_set_new(doc, "outputs", json_incref(files));
+    json_t *usage = hcrun_usage_json(ctx);
+    if (usage) json_object_set_new(doc, "utilisation", usage);
     const char *status = st == HC_OK ? "ok" : st == HC_ERR_VERIFY ? "verification failed" : "failed";
     json_object_set_new(doc, "status", hcrun_json_str(status));
     if (st != HC_OK && st != HC_ERR_VERIFY) {
@@ -314,6 +316,7 @@ int hcrun_pipeline(hc_context_t *ctx, const hcrun_options_t *o) {
     json_decref(doc);
   } else {
     print_report(p);
+    hcrun_print_usage(ctx);
     size_t i;
     json_t *v;
     json_array_foreach(files, i, v) printf("%-14s %s\n", "wrote", hcrun_json_bytes(v));

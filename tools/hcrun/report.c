@@ -4,6 +4,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <hc/trace.h>
+
 #include "hcrun.h"
 
 int hcrun_exit_code(hc_status_t st) {
@@ -173,4 +175,44 @@ hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefi
     if (files) json_array_append_new(files, hcrun_json_str(path));
   }
   return HC_OK;
+}
+
+json_t *hcrun_usage_json(hc_context_t *ctx) {
+  if (!hc_trace_active(ctx)) return NULL;
+  json_t *a = json_array();
+  for (uint32_t i = 0; i < hc_device_count(ctx); i++) {
+    hc_trace_usage_t u = {.size = sizeof u};
+    if (hc_trace_usage(ctx, i, &u) != HC_OK || !u.events) continue;
+    const double w = u.window_s > 0 ? u.window_s : 1;
+    const double busy = u.compute_s + u.transfer_s;
+    json_t *o = json_object();
+    json_object_set_new(o, "device", json_string(hc_device_id(ctx, i)));
+    json_object_set_new(o, "events", json_integer((json_int_t)u.events));
+    json_object_set_new(o, "window_s", json_real(u.window_s));
+    json_object_set_new(o, "compute_s", json_real(u.compute_s));
+    json_object_set_new(o, "transfer_s", json_real(u.transfer_s));
+    json_object_set_new(o, "idle_s", json_real(u.window_s > busy ? u.window_s - busy : 0));
+    json_object_set_new(o, "busy_fraction", json_real(busy / w));
+    json_object_set_new(o, "compute_fraction", json_real(u.compute_s / w));
+    json_object_set_new(o, "transfer_fraction", json_real(u.transfer_s / w));
+    json_object_set_new(o, "idle_fraction", json_real(busy < w ? 1 - busy / w : 0));
+    json_array_append_new(a, o);
+  }
+  return a;
+}
+
+void hcrun_print_usage(hc_context_t *ctx) {
+  json_t *a = hcrun_usage_json(ctx);
+  size_t i;
+  json_t *o;
+  json_array_foreach(a, i, o) {
+    char w[32];
+    fmt_time(w, sizeof w, json_real_value(json_object_get(o, "window_s")));
+    printf("%-14s %s busy %.1f%% of %s (compute %.1f%%, transfers %.1f%%), idle %.1f%%\n", "utilisation",
+           json_string_value(json_object_get(o, "device")), 100 * json_real_value(json_object_get(o, "busy_fraction")),
+           w, 100 * json_real_value(json_object_get(o, "compute_fraction")),
+           100 * json_real_value(json_object_get(o, "transfer_fraction")),
+           100 * json_real_value(json_object_get(o, "idle_fraction")));
+  }
+  json_decref(a);
 }

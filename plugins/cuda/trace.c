@@ -1,0 +1,131 @@
+/* Timelines: per-command device times for traces (events recorded on the
+ * device's stream around each traced command, read against a reference
+ * event whose host time is known) and NVTX v3 ranges for Nsight Systems. */
+#include <stdlib.h>
+
+#include "cuda_internal.h"
+
+#ifdef HC_CUDA_NVTX
+/* Header-only NVTX v3: each call is a no-op until a profiler's injection
+ * library is attached (nsys sets it up); nothing is loaded otherwise. */
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+
+/* NVTX fills its function table on first use with plain stores that the
+ * other threads' calls read: initialised once, before any range, the
+ * table is published to every thread (ThreadSanitizer sees the race
+ * otherwise). */
+static pthread_once_t nvtx_once = PTHREAD_ONCE_INIT;
+static void nvtx_init(void) { nvtxInitialize(NULL); }
+#endif
+
+typedef struct {
+  CUevent ev[2]; /* recorded before and after the command */
+} cuda_trace_rec_t;
+
+/* The reference event: recorded on the idle stream and waited for, it
+ * completed between the host's times around the wait, whose middle is
+ * its host time; tried again (up to 4 times) while that window is wider
+ * than 20 us. Its elapsed times to later events are floats in ms, so it is
+ * renewed (cuda_trace_command_begin) once it is a second old and no
+ * record depends on it. */
+static int map_clock(cuda_dev_t *d) {
+  const hc_cu_api_t *cu = d->cu;
+  if (!d->trace_ref && cu->cuEventCreate(&d->trace_ref, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+    d->trace_ref = NULL;
+    return 0;
+  }
+  for (int i = 0; i < 4; i++) {
+    if (cu->cuStreamSynchronize(d->stream) != CUDA_SUCCESS) return 0;
+    const double h0 = hc_now();
+    if (cu->cuEventRecord(d->trace_ref, d->stream) != CUDA_SUCCESS ||
+        cu->cuEventSynchronize(d->trace_ref) != CUDA_SUCCESS)
+      return 0;
+    const double h1 = hc_now();
+    d->trace_ref_host = 0.5 * (h0 + h1);
+    if (h1 - h0 < 20e-6) break;
+  }
+  return 1;
+}
+
+void *cuda_trace_command_begin(void *dev) {
+  cuda_dev_t *d = dev;
+  if (cuda_use(d) != HC_OK) return NULL;
+  if ((!d->trace_ref || (__atomic_load_n(&d->trace_outstanding, __ATOMIC_RELAXED) == 0 && hc_now() - d->trace_ref_host > 1.0)) && !map_clock(d))
+    return NULL; /* the core times the command on the host */
+  cuda_trace_rec_t *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  const hc_cu_api_t *cu = d->cu;
+  if (cu->cuEventCreate(&r->ev[0], CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+      cu->cuEventCreate(&r->ev[1], CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+      cu->cuEventRecord(r->ev[0], d->stream) != CUDA_SUCCESS) {
+    if (r->ev[0]) cu->cuEventDestroy(r->ev[0]);
+    if (r->ev[1]) cu->cuEventDestroy(r->ev[1]);
+    free(r);
+    return NULL;
+  }
+  __atomic_add_fetch(&d->trace_outstanding, 1, __ATOMIC_RELAXED); /* (read by another thread) */
+  return r;
+}
+
+void cuda_trace_command_end(void *dev, void *record) {
+  cuda_dev_t *d = dev;
+  cuda_trace_rec_t *r = record;
+  /* a failure shows in trace_time (the event was never recorded) */
+  if (r && cuda_use(d) == HC_OK) (void)d->cu->cuEventRecord(r->ev[1], d->stream);
+}
+
+static void release(cuda_dev_t *d, cuda_trace_rec_t *r) {
+  if (!r) return;
+  d->cu->cuEventDestroy(r->ev[0]);
+  d->cu->cuEventDestroy(r->ev[1]);
+  free(r);
+  __atomic_sub_fetch(&d->trace_outstanding, 1, __ATOMIC_RELAXED);
+}
+
+hc_status_t cuda_trace_time(void *dev, void *record, double *start, double *end) {
+  cuda_dev_t *d = dev;
+  cuda_trace_rec_t *r = record;
+  const hc_cu_api_t *cu = d->cu;
+  float ms0 = 0, ms1 = 0;
+  CUresult e = cuda_use(d) == HC_OK ? cu->cuEventSynchronize(r->ev[1]) : CUDA_ERROR_INVALID_CONTEXT;
+  if (e == CUDA_SUCCESS) e = cu->cuEventElapsedTime(&ms0, d->trace_ref, r->ev[0]);
+  if (e == CUDA_SUCCESS) e = cu->cuEventElapsedTime(&ms1, d->trace_ref, r->ev[1]);
+  release(d, r);
+  /* No message: the core falls back to the host's view of the command
+   * and the caller's last error stays as it was. */
+  if (e != CUDA_SUCCESS) return HC_ERR_DEVICE;
+  *start = d->trace_ref_host + ms0 * 1e-3;
+  *end = d->trace_ref_host + ms1 * 1e-3;
+  return HC_OK;
+}
+
+void cuda_trace_discard(void *dev, void *record) { release(dev, record); }
+
+void cuda_trace_teardown(cuda_dev_t *d) {
+  if (d->trace_ref) d->cu->cuEventDestroy(d->trace_ref);
+  d->trace_ref = NULL;
+}
+
+/* Ranges only where there is a CUDA device for Nsight Systems to show
+ * them beside. */
+void cuda_range_push(void *state, const char *name) {
+#ifdef HC_CUDA_NVTX
+  if (!((cuda_state_t *)state)->ndevices) return;
+  pthread_once(&nvtx_once, nvtx_init);
+  nvtxRangePushA(name);
+#else
+  (void)state;
+  (void)name;
+#endif
+}
+
+void cuda_range_pop(void *state) {
+#ifdef HC_CUDA_NVTX
+  if (!((cuda_state_t *)state)->ndevices) return;
+  pthread_once(&nvtx_once, nvtx_init);
+  nvtxRangePop();
+#else
+  (void)state;
+#endif
+}
