@@ -1,6 +1,8 @@
 /* Jobs: one configured run of a workload (parameters, inputs, outputs,
  * metrics, timings, verification). Both the embedding program and the
  * workload plugin talk to the same object. */
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +206,18 @@ static hc_status_t check_field_port(const hc_job_t *j, const hc_port_spec_t *p, 
   return HC_OK;
 }
 
+/* A verified run whose metrics include a NaN or an infinity has not shown
+ * anything (status.h, "Non-finite values"): the verification fails, naming
+ * the metric, whatever the workload's own check said. Returns 1 then. */
+static int nonfinite_metric(hc_job_t *j) {
+  for (uint32_t i = 0; i < j->nmetrics; i++)
+    if (!isfinite(j->metrics[i].value)) {
+      hc_job_set_verified(j, 0, "metric '%s' is %g", j->metrics[i].name, j->metrics[i].value);
+      return 1;
+    }
+  return 0;
+}
+
 HC_API hc_status_t hc_job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags) {
   if (!j || !dev) return hc_error(HC_ERR_INVALID_ARG, "hc_job_run: NULL argument");
   drop_outputs(j);
@@ -243,7 +257,7 @@ HC_API hc_status_t hc_job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags) {
       if (!*hc_last_error()) hc_error(st, "%s", hc_status_str(st));
       hc_error_prefix(st, "workload '%s' on %s: ", hc_job_workload(j), dev->id);
       drop_outputs(j);
-    } else if ((flags & HC_RUN_VERIFY) && j->verified == 0) {
+    } else if ((flags & HC_RUN_VERIFY) && (j->verified == 0 || nonfinite_metric(j))) {
       st = hc_error(HC_ERR_VERIFY, "workload '%s' on %s: verification failed: %s", hc_job_workload(j), dev->id,
                     j->verify_msg ? j->verify_msg : "");
     }

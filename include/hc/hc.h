@@ -305,6 +305,11 @@ const char *hc_field_name(const hc_field_t *f);
 void hc_field_set_name(hc_field_t *f, const char *name);
 hc_status_t hc_field_read(const hc_field_t *f, void *host);
 hc_status_t hc_field_write(hc_field_t *f, const void *host);
+/* The first non-finite element (NaN, +-Inf; complex: either part) of f as a
+ * flat index in C order, or -1 when every element is finite; *value (may be
+ * NULL) gets the bad value. Reads the field back to the host. */
+hc_status_t hc_field_find_nonfinite(const hc_field_t *f, int64_t *index,
+                                    double *value);
 /* A copy of f on dev (same device: a device-side copy, no host transfer).
  * Caller owns *out. */
 hc_status_t hc_field_copy_to(const hc_field_t *f, hc_device_t *dev,

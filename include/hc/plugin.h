@@ -234,6 +234,13 @@ hc_field_t *hc_job_input(const hc_job_t *job, const char *port);
  * when neither is known. (core/pipeline_validate.c) */
 hc_status_t hc_job_input_info(const hc_job_t *job, const char *port,
                               hc_dtype_t *dtype, uint32_t *rank);
+/* For an input the workload cannot use unless finite (status.h, "Non-finite
+ * values"): HC_OK when f is NULL or finite, else HC_ERR_PARAM naming the
+ * port, the first bad element's index and value. Reads f back to the host:
+ * call it where a cheap check (a norm that came out non-finite) failed, or
+ * on host data anyway. */
+hc_status_t hc_job_check_finite(hc_job_t *job, const char *port,
+                                const hc_field_t *f);
 /* Hands an output to the job (the job owns it from now on). */
 hc_status_t hc_job_set_output(hc_job_t *job, const char *port, hc_field_t *f);
 hc_status_t hc_job_add_metric(hc_job_t *job, const char *name, double value,

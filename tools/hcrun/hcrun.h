@@ -34,6 +34,12 @@ void hcrun_print_job(json_t *jobdoc, const char *device_id);
 hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefix, json_t *files);
 /* mkdir -p; 0 on success. */
 int hcrun_mkdirs(const char *dir);
+/* A number for the JSON document: a real, or for NaN and the infinities
+ * (which JSON has no numbers for, and jansson refuses) the strings "NaN",
+ * "Infinity" and "-Infinity", as JavaScript spells them. */
+json_t *hcrun_json_real(double v);
+/* The inverse: a real, an integer or one of those strings; NaN otherwise. */
+double hcrun_json_double(const json_t *v);
 /* Prints json to stdout (indented) followed by a newline. */
 void hcrun_print_json(json_t *doc);
 

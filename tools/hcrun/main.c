@@ -92,9 +92,9 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
     hc_job_times_t t;
     hc_job_times(job, &t);
     json_t *jr = json_object();
-    json_object_set_new(jr, "wall_s", json_real(t.wall_s));
-    json_object_set_new(jr, "compute_s", json_real(t.compute_s));
-    json_object_set_new(jr, "device_s", json_real(t.device_s));
+    json_object_set_new(jr, "wall_s", hcrun_json_real(t.wall_s));
+    json_object_set_new(jr, "compute_s", hcrun_json_real(t.compute_s));
+    json_object_set_new(jr, "device_s", hcrun_json_real(t.device_s));
     json_array_append_new(runs, jr);
     /* Keep the best run's report (least compute time), as benchmarks do. */
     if (best < 0 || t.compute_s < best) {
@@ -132,7 +132,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
         printf("%-14s %d runs, best compute time reported; compute times:", "repeat", o->repeat);
         size_t i;
         json_t *v;
-        json_array_foreach(runs, i, v) printf(" %.4g", json_real_value(json_object_get(v, "compute_s")));
+        json_array_foreach(runs, i, v) printf(" %.4g", hcrun_json_double(json_object_get(v, "compute_s")));
         printf(" s\n");
       }
       if (o->output) {

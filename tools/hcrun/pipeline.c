@@ -90,7 +90,7 @@ static json_t *stats_json(const hc_transfer_stats_t *t) {
   json_object_set_new(o, "to_host_bytes", json_integer((json_int_t)t->to_host_bytes));
   json_object_set_new(o, "cross_device_count", json_integer((json_int_t)t->cross_device_count));
   json_object_set_new(o, "cross_device_bytes", json_integer((json_int_t)t->cross_device_bytes));
-  json_object_set_new(o, "seconds", json_real(t->seconds));
+  json_object_set_new(o, "seconds", hcrun_json_real(t->seconds));
   return o;
 }
 
@@ -116,7 +116,7 @@ static json_t *stage_json(const hc_pipeline_t *p, uint32_t k) {
     json_array_append_new(ins, jb);
   }
   json_object_set_new(o, "inputs", ins);
-  json_object_set_new(o, "handover_s", json_real(si.handover_s));
+  json_object_set_new(o, "handover_s", hcrun_json_real(si.handover_s));
   json_object_set_new(o, "transfers_during_run", stats_json(&si.run));
   return o;
 }
@@ -134,7 +134,7 @@ static json_t *transfers_json(const hc_pipeline_t *p) {
     json_object_set_new(o, "from_device", json_string(t.from_device));
     json_object_set_new(o, "to_device", json_string(t.to_device));
     json_object_set_new(o, "bytes", json_integer((json_int_t)t.bytes));
-    json_object_set_new(o, "seconds", json_real(t.seconds));
+    json_object_set_new(o, "seconds", hcrun_json_real(t.seconds));
     json_array_append_new(a, o);
   }
   return a;
@@ -142,15 +142,15 @@ static json_t *transfers_json(const hc_pipeline_t *p) {
 
 static json_t *totals_json(const hc_pipeline_report_t *r) {
   json_t *o = json_object();
-  json_object_set_new(o, "wall_s", json_real(r->wall_s));
-  json_object_set_new(o, "compute_s", json_real(r->compute_s));
-  json_object_set_new(o, "device_s", json_real(r->device_s));
+  json_object_set_new(o, "wall_s", hcrun_json_real(r->wall_s));
+  json_object_set_new(o, "compute_s", hcrun_json_real(r->compute_s));
+  json_object_set_new(o, "device_s", hcrun_json_real(r->device_s));
   json_object_set_new(o, "stages_run", json_integer(r->stages_run));
   json_object_set_new(o, "handovers", json_integer(r->handovers));
   json_object_set_new(o, "handovers_on_device", json_integer(r->handovers_on_device));
   json_object_set_new(o, "transfer_count", json_integer(r->transfer_count));
   json_object_set_new(o, "transfer_bytes", json_integer((json_int_t)r->transfer_bytes));
-  json_object_set_new(o, "transfer_s", json_real(r->transfer_s));
+  json_object_set_new(o, "transfer_s", hcrun_json_real(r->transfer_s));
   json_object_set_new(o, "host_transfers_between_stages",
                       json_integer((json_int_t)(r->between.to_host_count + r->between.to_device_count)));
   json_object_set_new(o, "between_stages", stats_json(&r->between));

@@ -1,5 +1,6 @@
 /* hcrun: reporting a job as a human table or as JSON, saving outputs. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,6 +33,20 @@ int hcrun_mkdirs(const char *dir) {
       *p = '/';
     }
   return (mkdir(buf, 0755) == 0 || errno == EEXIST) ? 0 : -1;
+}
+
+json_t *hcrun_json_real(double v) {
+  if (isnan(v)) return json_string("NaN");
+  if (isinf(v)) return json_string(v > 0 ? "Infinity" : "-Infinity");
+  return json_real(v);
+}
+
+double hcrun_json_double(const json_t *v) {
+  if (json_is_number(v)) return json_number_value(v);
+  const char *s = json_string_value(v);
+  if (s && !strcmp(s, "Infinity")) return INFINITY;
+  if (s && !strcmp(s, "-Infinity")) return -INFINITY;
+  return NAN;
 }
 
 void hcrun_print_json(json_t *doc) {
@@ -71,9 +86,9 @@ json_t *hcrun_device_json(const hc_device_info_t *in, const char *id) {
     snprintf(cc, sizeof cc, "%u.%u", in->cc_major, in->cc_minor);
     json_object_set_new(d, "compute_capability", json_string(cc));
   }
-  json_object_set_new(d, "peak_fp32_gflops", json_real(in->peak_fp32_gflops));
-  json_object_set_new(d, "peak_fp64_gflops", json_real(in->peak_fp64_gflops));
-  json_object_set_new(d, "peak_bandwidth_gbs", json_real(in->peak_bandwidth_gbs));
+  json_object_set_new(d, "peak_fp32_gflops", hcrun_json_real(in->peak_fp32_gflops));
+  json_object_set_new(d, "peak_fp64_gflops", hcrun_json_real(in->peak_fp64_gflops));
+  json_object_set_new(d, "peak_bandwidth_gbs", hcrun_json_real(in->peak_bandwidth_gbs));
   return d;
 }
 
@@ -89,9 +104,9 @@ json_t *hcrun_job_json(const hc_job_t *job) {
   hc_job_times_t t;
   hc_job_times(job, &t);
   json_t *times = json_object();
-  json_object_set_new(times, "wall_s", json_real(t.wall_s));
-  json_object_set_new(times, "compute_s", json_real(t.compute_s));
-  json_object_set_new(times, "device_s", json_real(t.device_s));
+  json_object_set_new(times, "wall_s", hcrun_json_real(t.wall_s));
+  json_object_set_new(times, "compute_s", hcrun_json_real(t.compute_s));
+  json_object_set_new(times, "device_s", hcrun_json_real(t.device_s));
   json_object_set_new(o, "times", times);
   json_t *metrics = json_object();
   for (uint32_t i = 0; i < hc_job_metric_count(job); i++) {
@@ -99,7 +114,7 @@ json_t *hcrun_job_json(const hc_job_t *job) {
     double v;
     if (hc_job_metric(job, i, &n, &v, &u) != HC_OK) continue;
     json_t *m = json_object();
-    json_object_set_new(m, "value", json_real(v));
+    json_object_set_new(m, "value", hcrun_json_real(v));
     json_object_set_new(m, "unit", json_string(u));
     json_object_set_new(metrics, n, m);
   }
@@ -139,12 +154,12 @@ void hcrun_print_job(json_t *doc, const char *device_id) {
   printf("\n");
   json_t *t = json_object_get(doc, "times");
   char a[32], b[32], c[32];
-  fmt_time(a, sizeof a, json_real_value(json_object_get(t, "compute_s")));
-  fmt_time(b, sizeof b, json_real_value(json_object_get(t, "device_s")));
-  fmt_time(c, sizeof c, json_real_value(json_object_get(t, "wall_s")));
+  fmt_time(a, sizeof a, hcrun_json_double(json_object_get(t, "compute_s")));
+  fmt_time(b, sizeof b, hcrun_json_double(json_object_get(t, "device_s")));
+  fmt_time(c, sizeof c, hcrun_json_double(json_object_get(t, "wall_s")));
   printf("%-14s %s (device %s; whole run with setup %s)\n", "time", a, b, c);
   json_object_foreach(json_object_get(doc, "metrics"), key, v) {
-    printf("  %-22s %.10g %s\n", key, json_real_value(json_object_get(v, "value")),
+    printf("  %-22s %.10g %s\n", key, hcrun_json_double(json_object_get(v, "value")),
            json_string_value(json_object_get(v, "unit")));
   }
   size_t i;

@@ -81,6 +81,12 @@ hc_status_t mg_solve(mg_t *m) {
   if ((st = hc_grid_reduce(m->g, HC_GRID_SUMSQ, m->lv[0].f, hc_gexpr_dense(m->g, m->lv[0].f), &m->interior, NULL, &f2)) != HC_OK)
     return st;
   m->f_norm = sqrt(f2);
+  /* A NaN or an infinity in f cannot be solved for (status.h, "Non-finite
+   * values"): refuse it, naming the element. */
+  if (!isfinite(f2)) {
+    if ((st = hc_job_check_finite(job, "f", m->f_in)) != HC_OK) return st;
+    return hc_error(HC_ERR_NUMERIC, "multigrid: ||f||^2 over the interior is %g", f2);
+  }
   if (m->f_norm == 0) {
     double r0 = 0;
     m->f_norm = 1;
@@ -100,6 +106,10 @@ hc_status_t mg_solve(mg_t *m) {
   hc_grid_stats(m->g, &gs0);
 
   if ((st = mg_residual(m, &m->res[0])) != HC_OK) return st;
+  if (!isfinite(m->res[0])) {
+    if ((st = hc_job_check_finite(job, "u0", m->u0)) != HC_OK) return st;
+    return hc_error(HC_ERR_NUMERIC, "multigrid: the start's relative residual is %g", m->res[0]);
+  }
   double dev_s = 0, t0 = hc_now();
   int stagnated = 0;
   if ((st = hc_device_timer_begin(m->dev)) != HC_OK) return st;
@@ -109,6 +119,11 @@ hc_status_t mg_solve(mg_t *m) {
     if ((st = mg_residual(m, &m->res[m->done])) != HC_OK) break;
     hc_job_progress(job, (double)m->done / (double)m->cycles, "cycle %lld: relative residual %.3e",
                     (long long)m->done, m->res[m->done]);
+    if (!isfinite(m->res[m->done])) {
+      st = hc_error(HC_ERR_NUMERIC, "multigrid: the relative residual is %g after cycle %lld", m->res[m->done],
+                    (long long)m->done);
+      break;
+    }
     if (m->tol > 0 && m->res[m->done] <= m->tol) break;
     if (m->tol > 0 && m->done >= 3 && m->res[m->done] > 0.8 * m->res[m->done - 1]) {
       stagnated = 1; /* the rounding floor of the dtype */
