@@ -356,6 +356,13 @@ hc_status_t hc_job_set_kv(hc_job_t *job, const char *key_eq_value);
 hc_status_t hc_job_set_input(hc_job_t *job, const char *port, hc_field_t *f);
 /* Where the workload may write extra files (images, CSV); NULL: none. */
 hc_status_t hc_job_set_output_dir(hc_job_t *job, const char *dir);
+/* A prefix of those files' names (a pipeline gives each stage
+ * "<stage>-<workload>-", as its .npy outputs get); NULL: none. */
+hc_status_t hc_job_set_output_prefix(hc_job_t *job, const char *prefix);
+/* The extra files the last run wrote (full paths), in the order written;
+ * owned by the job, valid until its next run. */
+uint32_t hc_job_file_count(const hc_job_t *job);
+const char *hc_job_file(const hc_job_t *job, uint32_t i);
 
 #define HC_RUN_VERIFY 1u
 /* Runs the job on dev. Returns HC_ERR_VERIFY when verification was asked

@@ -256,6 +256,14 @@ void hc_job_progress(hc_job_t *job, double fraction, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Output directory for extra files, or NULL. */
 const char *hc_job_output_dir(const hc_job_t *job);
+/* The path of an extra file `name` (a plain name: "power.csv"):
+ * DIR/<prefix>name, with the job's output prefix, and records it among the
+ * files the run wrote (hc_job_file), so reports list it. HC_ERR_NOT_FOUND
+ * when the job has no output directory (write nothing then). Every extra
+ * file goes through here, never hc_job_output_dir by hand, so that pipeline
+ * stages never overwrite each other's files. */
+hc_status_t hc_job_output_file(hc_job_t *job, const char *name, char *path,
+                               size_t size);
 
 /* Refuses early when buffers of `bytes` in total would not fit the device:
  * HC_ERR_DEVICE_MEMORY naming what needed it, required and available. */

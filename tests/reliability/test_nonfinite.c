@@ -54,7 +54,6 @@ static void test_find_nonfinite(void) {
   TH_ASSERT_OK(hc_field_find_nonfinite(f, &at, NULL));
   CU_ASSERT_EQUAL(at, -1);
   hc_field_destroy(f);
-  hc_device_close(dev);
 }
 
 /* jacobi and multigrid refuse a NaN or an infinity in f, naming it; before,
@@ -84,7 +83,6 @@ static void test_solvers_refuse(void) {
       CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "input 'u0'"));
       hc_field_destroy(u0);
     }
-    hc_device_close(dev);
   }
 }
 
@@ -111,7 +109,6 @@ static void test_reduce_propagates(void) {
       }
       hc_field_destroy(f);
     }
-    hc_device_close(dev);
   }
 }
 
@@ -133,7 +130,6 @@ static void test_simpson(void) {
     static const char *const kv[] = {"func=gauss", "n=9", "box=-1e308:1e308", NULL};
     CU_ASSERT_EQUAL(run_with(dev, "simpson", NULL, NULL, kv, HC_RUN_VERIFY, NULL), HC_ERR_PARAM);
     CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "box="));
-    hc_device_close(dev);
   }
 }
 

@@ -34,6 +34,14 @@ void hcrun_print_job(json_t *jobdoc, const char *device_id);
 hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefix, json_t *files);
 /* mkdir -p; 0 on success. */
 int hcrun_mkdirs(const char *dir);
+/* Before anything runs: --output=DIR is a directory or can be made one,
+ * and none of the .npy files that job's outputs will become
+ * (DIR/<prefix><port>.npy) exists as something other than a regular file.
+ * HC_ERR_PARAM (exit 2) naming the path otherwise. */
+hc_status_t hcrun_prepare_output(const char *dir);
+hc_status_t hcrun_check_output_files(const hc_job_t *job, const char *dir, const char *prefix);
+/* Appends the extra files job wrote (hc_job_file) to files. */
+void hcrun_list_job_files(const hc_job_t *job, json_t *files);
 /* A number for the JSON document: a real, or for NaN and the infinities
  * (which JSON has no numbers for, and jansson refuses) the strings "NaN",
  * "Infinity" and "-Infinity", as JavaScript spells them. */

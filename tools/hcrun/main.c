@@ -40,6 +40,7 @@ static int fail(hc_status_t st, int json, const char *what) {
   fprintf(stderr, "hcrun: %s%s%s\n", what ? what : "", what ? ": " : "", hc_last_error());
   if (json) {
     json_t *doc = json_object();
+    json_object_set_new(doc, "status", json_string("failed"));
     json_t *e = json_object();
     json_object_set_new(e, "status", json_string(hc_status_name(st)));
     json_object_set_new(e, "message", json_string(hc_last_error()));
@@ -76,11 +77,11 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
     hc_job_destroy(job);
     return fail(st, o->json, NULL);
   }
-  if (o->output && hcrun_mkdirs(o->output) != 0) {
-    hc_error(HC_ERR_IO, "cannot create output directory %s", o->output);
+  if (o->output && ((st = hcrun_prepare_output(o->output)) != HC_OK ||
+                    (st = hcrun_check_output_files(job, o->output, "")) != HC_OK)) {
     hc_device_close(dev);
     hc_job_destroy(job);
-    return fail(HC_ERR_IO, o->json, NULL);
+    return fail(st, o->json, NULL);
   }
   hc_job_set_output_dir(job, o->output);
   json_t *runs = json_array();
@@ -109,7 +110,10 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
     code = fail(st, o->json, NULL);
   } else {
     json_t *files = json_array();
+    hcrun_list_job_files(job, files);
     hc_status_t sst = o->output ? hcrun_save_outputs(job, o->output, "", files) : HC_OK;
+    char save_msg[1024] = "";
+    if (sst != HC_OK) snprintf(save_msg, sizeof save_msg, "writing outputs: %s", hc_last_error());
     if (o->json) {
       json_t *doc = json_object();
       json_object_set_new(doc, "hc_version", json_string(hc_version()));
@@ -123,7 +127,17 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       json_object_set_new(jt, "to_device_bytes", json_integer((json_int_t)ts.to_device_bytes));
       json_object_set_new(jt, "to_host_bytes", json_integer((json_int_t)ts.to_host_bytes));
       json_object_set_new(doc, "transfers", jt);
-      json_object_set_new(doc, "status", json_string(st == HC_OK ? "ok" : "verification failed"));
+      /* The status tells the truth: a failed write is a failed run. */
+      json_object_set_new(doc, "status", json_string(sst != HC_OK      ? "failed"
+                                                     : st == HC_OK ? "ok"
+                                                                   : "verification failed"));
+      if (sst != HC_OK) {
+        json_t *e = json_object();
+        json_object_set_new(e, "status", json_string(hc_status_name(sst)));
+        json_object_set_new(e, "message", json_string(save_msg));
+        json_object_set_new(e, "exit_code", json_integer(hcrun_exit_code(sst)));
+        json_object_set_new(doc, "error", e);
+      }
       hcrun_print_json(doc);
       json_decref(doc);
     } else {
@@ -142,7 +156,10 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       }
     }
     json_decref(files);
-    if (sst != HC_OK) code = fail(sst, 0, "writing outputs");
+    if (sst != HC_OK) {
+      fprintf(stderr, "hcrun: %s\n", save_msg);
+      code = hcrun_exit_code(sst);
+    }
     else if (st == HC_ERR_VERIFY) {
       fprintf(stderr, "hcrun: %s\n", hc_last_error());
       code = HCRUN_VERIFY_FAILED;

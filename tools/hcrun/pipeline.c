@@ -249,6 +249,7 @@ static hc_status_t save_all(hc_pipeline_t *p, const char *dir, json_t *files) {
     if (si.state != HC_STAGE_DONE) continue;
     char prefix[160];
     snprintf(prefix, sizeof prefix, "%u-%s-", k + 1, si.workload);
+    hcrun_list_job_files(hc_pipeline_stage_job(p, k), files);
     hc_status_t st = hcrun_save_outputs(hc_pipeline_stage_job(p, k), dir, prefix, files);
     if (st != HC_OK) return st;
   }
@@ -277,8 +278,14 @@ int hcrun_pipeline(hc_context_t *ctx, const hcrun_options_t *o) {
   hc_pipeline_t *p = NULL;
   hc_status_t st = hc_pipeline_parse(ctx, text ? text : o->pipeline, &p);
   if (st == HC_OK) st = hc_pipeline_validate(p);
-  if (st == HC_OK && o->output && hcrun_mkdirs(o->output) != 0)
-    st = hc_error(HC_ERR_IO, "cannot create output directory %s: %s", o->output, strerror(errno));
+  if (st == HC_OK && o->output) st = hcrun_prepare_output(o->output);
+  for (uint32_t k = 0; st == HC_OK && o->output && k < hc_pipeline_stage_count(p); k++) {
+    hc_pipeline_stage_info_t si;
+    hc_pipeline_stage_info(p, k, &si);
+    char prefix[160];
+    snprintf(prefix, sizeof prefix, "%u-%s-", k + 1, si.workload);
+    st = hcrun_check_output_files(hc_pipeline_stage_job(p, k), o->output, prefix);
+  }
   if (st == HC_OK && o->output) st = hc_pipeline_set_output_dir(p, o->output);
   if (st != HC_OK) {
     hc_pipeline_destroy(p);
@@ -303,12 +310,19 @@ int hcrun_pipeline(hc_context_t *ctx, const hcrun_options_t *o) {
     json_object_set_new(doc, "transfers", transfers_json(p));
     json_object_set_new(doc, "totals", totals_json(&r));
     json_object_set_new(doc, "outputs", json_incref(files));
-    const char *status = st == HC_OK ? "ok" : st == HC_ERR_VERIFY ? "verification failed" : "failed";
+    /* The status tells the truth: a failed write is a failed run. */
+    const char *status = st == HC_OK && sst == HC_OK ? "ok"
+                         : st == HC_ERR_VERIFY && sst == HC_OK ? "verification failed"
+                                                               : "failed";
     json_object_set_new(doc, "status", json_string(status));
     if (st != HC_OK && st != HC_ERR_VERIFY) {
       json_t *e = error_json(st, r.message);
       json_object_set_new(e, "failed_stage", r.failed_stage < 0 ? json_null() : json_integer(r.failed_stage + 1));
       json_object_set_new(doc, "error", e);
+    } else if (sst != HC_OK) {
+      char m[1100];
+      snprintf(m, sizeof m, "writing outputs: %s", save_msg);
+      json_object_set_new(doc, "error", error_json(sst, m));
     }
     hcrun_print_json(doc);
     json_decref(doc);

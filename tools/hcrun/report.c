@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "hcrun.h"
 
@@ -47,6 +48,38 @@ double hcrun_json_double(const json_t *v) {
   if (s && !strcmp(s, "Infinity")) return INFINITY;
   if (s && !strcmp(s, "-Infinity")) return -INFINITY;
   return NAN;
+}
+
+hc_status_t hcrun_prepare_output(const char *dir) {
+  struct stat sb;
+  if (!*dir) return hc_error(HC_ERR_PARAM, "--output=: give a directory name");
+  if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
+    return hc_error(HC_ERR_PARAM, "--output=%s: exists and is not a directory", dir);
+  if (hcrun_mkdirs(dir) != 0)
+    return hc_error(HC_ERR_PARAM, "--output=%s: cannot create the directory: %s", dir, strerror(errno));
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return hc_error(HC_ERR_PARAM, "--output=%s: a part of the path is not a directory", dir);
+  if (access(dir, W_OK | X_OK) != 0)
+    return hc_error(HC_ERR_PARAM, "--output=%s: cannot write into the directory: %s", dir, strerror(errno));
+  return HC_OK;
+}
+
+hc_status_t hcrun_check_output_files(const hc_job_t *job, const char *dir, const char *prefix) {
+  hc_context_t *ctx = hc_job_context(job);
+  uint32_t n = hc_workload_port_count(ctx, hc_job_workload(job), 1);
+  for (uint32_t i = 0; i < n; i++) {
+    const hc_port_spec_t *p = hc_workload_port(ctx, hc_job_workload(job), 1, i);
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s%s.npy", dir, prefix ? prefix : "", p->name);
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+      return hc_error(HC_ERR_PARAM, "--output=%s: %s exists and is not a regular file", dir, path);
+  }
+  return HC_OK;
+}
+
+void hcrun_list_job_files(const hc_job_t *job, json_t *files) {
+  for (uint32_t i = 0; i < hc_job_file_count(job); i++) json_array_append_new(files, json_string(hc_job_file(job, i)));
 }
 
 void hcrun_print_json(json_t *doc) {

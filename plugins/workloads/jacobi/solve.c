@@ -164,7 +164,7 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
     if (p->tol > 0 && p->tol < 1 && *res > 0 && *res < 1) frac = fmax(frac, fmin(1, log(*res) / log(p->tol)));
     hc_job_progress(r->job, frac, "sweep %lld residual %.3e %.1f GLUP/s", (long long)s, *res,
                     el > 0 ? (double)p->interior * (double)s / el / 1e9 : 0.0);
-    if (!isfinite(*res)) {
+    if (*res_at == s && !isfinite(*res)) {
       st = hc_error(HC_ERR_NUMERIC, "jacobi: the relative residual is %g after sweep %lld", *res, (long long)s);
       break;
     }

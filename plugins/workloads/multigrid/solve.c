@@ -31,8 +31,7 @@ static hc_status_t sine_error(mg_t *m, double a, double *out) {
 }
 
 static hc_status_t write_csv(mg_t *m) {
-  const char *dir = hc_job_output_dir(m->job);
-  if (!dir) return HC_OK;
+  if (!hc_job_output_dir(m->job)) return HC_OK;
   char path[4096], *text = NULL;
   size_t len = 0;
   FILE *mem = open_memstream(&text, &len);
@@ -41,8 +40,8 @@ static hc_status_t write_csv(mg_t *m) {
   for (int64_t c = 0; c <= m->done; c++)
     fprintf(mem, "%lld,%.6e,%.4f\n", (long long)c, m->res[c], c ? m->res[c] / m->res[c - 1] : 0.0);
   fclose(mem);
-  snprintf(path, sizeof path, "%s/multigrid_residuals.csv", dir);
-  hc_status_t st = hc_write_file_atomic(path, text, len);
+  hc_status_t st = hc_job_output_file(m->job, "multigrid_residuals.csv", path, sizeof path);
+  if (st == HC_OK) st = hc_write_file_atomic(path, text, len);
   free(text);
   return st;
 }
