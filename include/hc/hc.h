@@ -23,6 +23,7 @@
 #define HC_HC_H
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -327,6 +328,14 @@ hc_status_t hc_field_load_npy(hc_device_t *dev, const char *path,
                               hc_field_t **out);
 /* Written atomically (temporary file, then rename): no half-written file. */
 hc_status_t hc_field_save_npy(const hc_field_t *f, const char *path);
+
+/* Opens a file the user named for reading, never blocking: O_NONBLOCK (a
+ * FIFO does not wait for a writer), then fstat; anything but a regular file
+ * (a FIFO, a directory, a device, a socket) is HC_ERR_IO with a message that
+ * names the path and what it is. Every reader of a user-named file in hc
+ * goes through here. The caller closes *fd / fcloses *out. */
+hc_status_t hc_open_regular(const char *path, int *fd);
+hc_status_t hc_fopen_regular(const char *path, FILE **out);
 
 /* Host-only .npy access. *data is malloc'd; caller frees. */
 hc_status_t hc_npy_read(const char *path, hc_dtype_t *dtype, uint32_t *rank,

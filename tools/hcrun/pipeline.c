@@ -29,10 +29,15 @@ static void fmt_bytes(char *buf, size_t n, double b) {
   else snprintf(buf, n, "%.2f GB", b / 1e9);
 }
 
-/* Reads a whole file; NULL with errno set on failure. */
+/* Reads a whole file; NULL with errno set on failure, or with errno 0 and
+ * hc_last_error() saying why when it is not a regular file that opens (a
+ * FIFO would block the read). */
 static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
+  FILE *f = NULL;
+  if (hc_fopen_regular(path, &f) != HC_OK) {
+    errno = 0;
+    return NULL;
+  }
   size_t len = 0, cap = 4096;
   char *buf = malloc(cap);
   for (size_t r; buf && (r = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
@@ -270,8 +275,10 @@ int hcrun_pipeline(hc_context_t *ctx, const hcrun_options_t *o) {
     errno = 0;
     text = read_text(o->pipeline_file);
     if (!text) {
-      hc_error(HC_ERR_PIPELINE, "--pipeline-file=%s: %s", o->pipeline_file,
-               errno == EINVAL ? "not a text file" : strerror(errno));
+      if (!errno) hc_error_prefix(HC_ERR_PIPELINE, "--pipeline-file=");
+      else
+        hc_error(HC_ERR_PIPELINE, "--pipeline-file=%s: %s", o->pipeline_file,
+                 errno == EINVAL ? "not a text file" : strerror(errno));
       return fail_early(HC_ERR_PIPELINE, o->json);
     }
   }
