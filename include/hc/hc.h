@@ -329,6 +329,12 @@ hc_status_t hc_field_load_npy(hc_device_t *dev, const char *path,
 /* Written atomically (temporary file, then rename): no half-written file. */
 hc_status_t hc_field_save_npy(const hc_field_t *f, const char *path);
 
+/* Removes the temporary files that writes in progress (hc_field_save_npy,
+ * hc_write_file_atomic: "<path>.tmp.PID.N") have open, in this process.
+ * Async-signal-safe: for the embedding program's SIGINT/SIGTERM handler
+ * (the library installs none). The interrupted writes leave no file. */
+void hc_cleanup_temporaries(void);
+
 /* Opens a file the user named for reading, never blocking: O_NONBLOCK (a
  * FIFO does not wait for a writer), then fstat; anything but a regular file
  * (a FIFO, a directory, a device, a socket) is HC_ERR_IO with a message that

@@ -48,6 +48,10 @@ void hcrun_list_job_files(const hc_job_t *job, json_t *files);
 json_t *hcrun_json_real(double v);
 /* The inverse: a real, an integer or one of those strings; NaN otherwise. */
 double hcrun_json_double(const json_t *v);
+/* SIGINT/SIGTERM: temporaries removed, the outputs written listed, exit
+ * 130/143 (signals.c). hcrun_note_written records a finished output. */
+void hcrun_install_signals(void);
+void hcrun_note_written(const char *path);
 /* Prints json to stdout (indented) followed by a newline. */
 void hcrun_print_json(json_t *doc);
 

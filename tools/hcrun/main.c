@@ -7,7 +7,8 @@
  *   hcrun --pipeline='W1 k=v @dev | W2 ...' | --pipeline-file=FILE
  *
  * Exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend, device
- * or workload unavailable, 4 runtime error. */
+ * or workload unavailable, 4 runtime error, 130/143 interrupted by
+ * SIGINT/SIGTERM (temporary files removed, finished outputs listed). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ static void usage(FILE *f) {
           "       hcrun --pipeline='W1 k=v @device | W2 k=v' [--pipeline-file=FILE] [--json] [--output=DIR]\n"
           "       hcrun --version\n"
           "exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend/device/workload unavailable,\n"
-          "            4 runtime error\n");
+          "            4 runtime error, 130/143 interrupted by SIGINT/SIGTERM\n");
 }
 
 static void progress_cb(void *user, const char *workload, double fraction, const char *line) {
@@ -190,6 +191,7 @@ int main(int argc, char **argv) {
     hcrun_free_options(&o);
     return 0;
   }
+  hcrun_install_signals();
   hc_context_options_t co;
   memset(&co, 0, sizeof co);
   co.size = sizeof co;

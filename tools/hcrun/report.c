@@ -216,6 +216,7 @@ hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefi
     snprintf(path, sizeof path, "%s/%s%s.npy", dir, prefix ? prefix : "", p->name);
     hc_status_t st = hc_field_save_npy(f, path);
     if (st != HC_OK) return st;
+    hcrun_note_written(path);
     if (files) json_array_append_new(files, json_string(path));
   }
   return HC_OK;
