@@ -135,7 +135,8 @@ static void emit_levels(gw_t *w, const gk_t *k) {
 static const char *reduce_step(hc_grid_reduce_op_t op) {
   return op == HC_GRID_SUM ? "acc += (ACC)(%s);\n"
          : op == HC_GRID_SUMSQ ? "acc += (ACC)(%s) * (ACC)(%s);\n"
-                               : "acc = fmax(acc, fabs((ACC)(%s)));\n";
+                               /* keeps a NaN, which fmax would drop */
+                               : "{ const ACC a_ = fabs((ACC)(%s)); acc = (isnan(acc) || a_ <= acc) ? acc : a_; }\n";
 }
 
 static void emit_accumulate(gw_t *w, const gk_t *k, const char *v) {
@@ -287,7 +288,8 @@ static void emit_device_reduce(gw_t *w, const gk_t *k) {
   emit_accumulate(w, k, v.s);
   gw_put(w, "  }\n  red[lid] = acc;\n  HC_BARRIER();\n");
   gw_put(w, "  for (int s = %d; s > 0; s >>= 1) {\n    if (lid < s) ", HCG_REDUCE_LOCAL / 2);
-  if (k->op == HC_GRID_MAXABS) gw_put(w, "red[lid] = fmax(red[lid], red[lid + s]);\n");
+  if (k->op == HC_GRID_MAXABS)
+    gw_put(w, "red[lid] = (isnan(red[lid]) || red[lid + s] <= red[lid]) ? red[lid] : red[lid + s];\n");
   else gw_put(w, "red[lid] += red[lid + s];\n");
   gw_put(w, "    HC_BARRIER();\n  }\n  if (lid == 0) partial[hc_group_id(0)] = red[0];\n}\n");
 }

@@ -293,7 +293,7 @@ static void EV(group)(const hcg_eval_launch_t *L, const hc_host_group_t *g, ev_n
       } else if (k->op == HC_GRID_MAXABS) {
         for (int64_t x = x0; x < re->w; x += step) {
           double a = fabs((double)v[x]);
-          if (a > acc) acc = a;
+          if (!isnan(acc) && !(a <= acc)) acc = a; /* a NaN is kept */
         }
       } else if (k->op == HC_GRID_SUMSQ) {
         for (int64_t x = x0; x < re->w; x += step) acc += (double)v[x] * (double)v[x];

@@ -2,6 +2,7 @@
  * or the row evaluator), plan, evaluate materialised sub-expressions into
  * pooled temporaries, then find or build each kernel by its structural key
  * and launch it with the values as arguments. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +190,7 @@ typedef struct {
 } reduce_out_t;
 
 static double combine(hc_grid_reduce_op_t op, double a, double b) {
-  if (op == HC_GRID_MAXABS) return a > b ? a : b;
+  if (op == HC_GRID_MAXABS) return isnan(a) || b <= a ? a : b; /* a NaN is kept */
   return a + b;
 }
 

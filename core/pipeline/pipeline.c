@@ -125,6 +125,12 @@ HC_API hc_status_t hc_pipeline_add_stage(hc_pipeline_t *p, const char *workload,
     if (st != HC_OK) hc_error_prefix(st, "pipeline: stage %u (%s): ", number, workload);
   }
   if (st == HC_OK && p->output_dir) st = hc_job_set_output_dir(job, p->output_dir);
+  if (st == HC_OK) {
+    /* The stage's extra files get the prefix of its .npy outputs. */
+    char prefix[160];
+    snprintf(prefix, sizeof prefix, "%u-%s-", number, workload);
+    st = hc_job_set_output_prefix(job, prefix);
+  }
   hc__pl_stage_t *grown = st == HC_OK ? realloc(p->stages, (p->nstages + 1) * sizeof *grown) : NULL;
   if (st == HC_OK && !grown) st = hc_error(HC_ERR_NO_MEMORY, "pipeline: out of memory");
   if (st != HC_OK) {

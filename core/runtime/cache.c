@@ -92,8 +92,12 @@ HC_API hc_status_t hc_write_file_atomic(const char *path, const void *data, size
   char tmp[4200];
   static _Atomic unsigned counter;
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
+  int slot = hc__temp_register(tmp); /* before the file exists: a signal may come at any point */
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return hc_error(HC_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+  if (fd < 0) {
+    hc__temp_unregister(slot);
+    return hc_error(HC_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+  }
   const char *p = data;
   size_t left = size;
   while (left) {
@@ -103,6 +107,7 @@ HC_API hc_status_t hc_write_file_atomic(const char *path, const void *data, size
       int e = errno;
       close(fd);
       unlink(tmp);
+      hc__temp_unregister(slot);
       return hc_error(HC_ERR_IO, "cannot write %s: %s", path, strerror(e));
     }
     p += w;
@@ -111,8 +116,10 @@ HC_API hc_status_t hc_write_file_atomic(const char *path, const void *data, size
   if (close(fd) != 0 || rename(tmp, path) != 0) {
     int e = errno;
     unlink(tmp);
+    hc__temp_unregister(slot);
     return hc_error(HC_ERR_IO, "cannot write %s: %s", path, strerror(e));
   }
+  hc__temp_unregister(slot);
   return HC_OK;
 }
 

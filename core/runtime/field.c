@@ -124,8 +124,11 @@ HC_API hc_status_t hc_field_copy_to(const hc_field_t *f, hc_device_t *d, hc_fiel
 static void read_grid_sidecar(hc_field_t *f, const char *path) {
   char side[4200];
   snprintf(side, sizeof side, "%s.grid", path);
-  FILE *fp = fopen(side, "r");
-  if (!fp) return;
+  FILE *fp = NULL;
+  if (hc_fopen_regular(side, &fp) != HC_OK) { /* optional: absent or unusable, no grid */
+    hc_error(HC_OK, "%s", "");
+    return;
+  }
   char line[512];
   while (fgets(line, sizeof line, fp)) {
     double *dst = !strncmp(line, "spacing", 7) ? f->spacing : !strncmp(line, "origin", 6) ? f->origin : NULL;

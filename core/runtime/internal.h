@@ -176,6 +176,10 @@ const char *hc__dialect_prelude(hc_language_t lang);
 
 /* String helpers. */
 char *hc__strdup(const char *s);
+/* Temporary files in progress, removed by hc_cleanup_temporaries (temps.c):
+ * register returns a slot (or -1: not tracked), unregister frees it. */
+int hc__temp_register(const char *path);
+void hc__temp_unregister(int slot);
 char *hc__strndup(const char *s, size_t n);
 /* Appends to a growable string; returns 0 on allocation failure. */
 int hc__append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)

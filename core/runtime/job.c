@@ -1,6 +1,8 @@
 /* Jobs: one configured run of a workload (parameters, inputs, outputs,
  * metrics, timings, verification). Both the embedding program and the
  * workload plugin talk to the same object. */
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,9 @@ struct hc_job {
   char *notes;
   size_t notes_len, notes_cap;
   char *output_dir;
+  char *output_prefix; /* of extra files' names: "<stage>-<workload>-" in a pipeline */
+  char **files;        /* extra files the last run wrote (hc_job_output_file) */
+  uint32_t nfiles;
   hc_device_t *dev; /* during run */
   uint32_t flags;
   double last_progress;
@@ -106,6 +111,13 @@ static void drop_outputs(hc_job_t *j) {
   memset(&j->times, 0, sizeof j->times);
 }
 
+static void drop_files(hc_job_t *j) {
+  for (uint32_t i = 0; i < j->nfiles; i++) free(j->files[i]);
+  free(j->files);
+  j->files = NULL;
+  j->nfiles = 0;
+}
+
 HC_API void hc_job_destroy(hc_job_t *j) {
   if (!j) return;
   if (j->outputs) drop_outputs(j);
@@ -115,6 +127,8 @@ HC_API void hc_job_destroy(hc_job_t *j) {
   free(j->outputs);
   free(j->metrics);
   free(j->output_dir);
+  free(j->output_prefix);
+  drop_files(j);
   free(j);
 }
 
@@ -204,6 +218,18 @@ static hc_status_t check_field_port(const hc_job_t *j, const hc_port_spec_t *p, 
   return HC_OK;
 }
 
+/* A verified run whose metrics include a NaN or an infinity has not shown
+ * anything (status.h, "Non-finite values"): the verification fails, naming
+ * the metric, whatever the workload's own check said. Returns 1 then. */
+static int nonfinite_metric(hc_job_t *j) {
+  for (uint32_t i = 0; i < j->nmetrics; i++)
+    if (!isfinite(j->metrics[i].value)) {
+      hc_job_set_verified(j, 0, "metric '%s' is %g", j->metrics[i].name, j->metrics[i].value);
+      return 1;
+    }
+  return 0;
+}
+
 static hc_status_t job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags, hc__trace_t *tr);
 
 HC_API hc_status_t hc_job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags) {
@@ -230,6 +256,7 @@ HC_API hc_status_t hc_job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags) {
 static hc_status_t job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags, hc__trace_t *tr) {
   drop_outputs(j);
   const double tv = tr ? hc_now() : 0;
+  drop_files(j);
   char why[256];
   if (cannot_run(j, &dev->info, why, sizeof why))
     return hc_error(HC_ERR_UNSUPPORTED, "workload '%s' cannot run on %s: %s", hc_job_workload(j), dev->id, why);
@@ -266,7 +293,7 @@ static hc_status_t job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags, hc__tr
       if (!*hc_last_error()) hc_error(st, "%s", hc_status_str(st));
       hc_error_prefix(st, "workload '%s' on %s: ", hc_job_workload(j), dev->id);
       drop_outputs(j);
-    } else if ((flags & HC_RUN_VERIFY) && j->verified == 0) {
+    } else if ((flags & HC_RUN_VERIFY) && (j->verified == 0 || nonfinite_metric(j))) {
       st = hc_error(HC_ERR_VERIFY, "workload '%s' on %s: verification failed: %s", hc_job_workload(j), dev->id,
                     j->verify_msg ? j->verify_msg : "");
     }
@@ -502,3 +529,38 @@ HC_API void hc_job_progress(hc_job_t *j, double fraction, const char *fmt, ...) 
 }
 
 HC_API const char *hc_job_output_dir(const hc_job_t *j) { return j ? j->output_dir : NULL; }
+
+HC_API hc_status_t hc_job_set_output_prefix(hc_job_t *j, const char *prefix) {
+  if (!j) return hc_error(HC_ERR_INVALID_ARG, "hc_job_set_output_prefix: NULL job");
+  char *copy = prefix ? hc__strdup(prefix) : NULL;
+  if (prefix && !copy) return hc_error(HC_ERR_NO_MEMORY, "out of memory");
+  free(j->output_prefix);
+  j->output_prefix = copy;
+  return HC_OK;
+}
+
+HC_API hc_status_t hc_job_output_file(hc_job_t *j, const char *name, char *path, size_t size) {
+  if (!j || !name || !path || !size) return hc_error(HC_ERR_INVALID_ARG, "hc_job_output_file: NULL argument");
+  if (!j->output_dir) return hc_error(HC_ERR_NOT_FOUND, "no output directory");
+  if (strchr(name, '/')) return hc_error(HC_ERR_INVALID_ARG, "hc_job_output_file: '%s' is not a plain file name", name);
+  int n = snprintf(path, size, "%s/%s%s", j->output_dir, j->output_prefix ? j->output_prefix : "", name);
+  if (n < 0 || (size_t)n >= size)
+    return hc_error(HC_ERR_PARAM, "output file %s/%s%s: path too long", j->output_dir,
+                    j->output_prefix ? j->output_prefix : "", name);
+  for (uint32_t i = 0; i < j->nfiles; i++)
+    if (!strcmp(j->files[i], path)) return HC_OK;
+  char **grown = realloc(j->files, (j->nfiles + 1) * sizeof *grown);
+  char *copy = hc__strdup(path);
+  if (!grown || !copy) {
+    if (grown) j->files = grown;
+    free(copy);
+    return hc_error(HC_ERR_NO_MEMORY, "out of memory");
+  }
+  j->files = grown;
+  j->files[j->nfiles++] = copy;
+  return HC_OK;
+}
+
+HC_API uint32_t hc_job_file_count(const hc_job_t *j) { return j ? j->nfiles : 0; }
+
+HC_API const char *hc_job_file(const hc_job_t *j, uint32_t i) { return j && i < j->nfiles ? j->files[i] : NULL; }

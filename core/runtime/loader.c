@@ -42,8 +42,8 @@ static void reject(hc_context_t *ctx, const char *path, const char *fmt, ...) {
 
 static int is_elf(const char *path) {
   unsigned char magic[4] = {0};
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+  int fd;
+  if (hc_open_regular(path, &fd) != HC_OK) return 0; /* a FIFO named *.so would block */
   ssize_t n = read(fd, magic, 4);
   close(fd);
   return n == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
@@ -119,6 +119,15 @@ static void add_workload(hc_context_t *ctx, const char *path, lt_dlhandle h,
 }
 
 static void load_file(hc_context_t *ctx, const char *path) {
+  int fd;
+  if (hc_open_regular(path, &fd) != HC_OK) { /* a FIFO, a directory, ...: say which */
+    const char *why = hc_last_error();
+    size_t pl = strlen(path);
+    if (!strncmp(why, path, pl) && why[pl] == ':') why += pl + 2; /* reject() names the path */
+    reject(ctx, path, "%s", why);
+    return;
+  }
+  close(fd);
   if (!is_elf(path)) {
     reject(ctx, path, "not a shared object (no ELF header)");
     return;

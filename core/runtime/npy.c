@@ -170,12 +170,13 @@ static size_t count_of(uint32_t rank, const int64_t *shape) {
 static hc_status_t open_npy(const char *path, FILE **fp, hc_dtype_t *dtype, uint32_t *rank,
                             int64_t *shape, size_t *data_bytes) {
   *fp = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return hc_error(HC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  FILE *f = NULL;
+  hc_status_t ost = hc_fopen_regular(path, &f);
+  if (ost != HC_OK) return ost;
   struct stat stt;
-  if (fstat(fileno(f), &stt) != 0 || !S_ISREG(stt.st_mode)) {
+  if (fstat(fileno(f), &stt) != 0) {
     fclose(f);
-    return hc_error(HC_ERR_IO, "%s: not a regular file", path);
+    return hc_error(HC_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
   }
   unsigned char pre[12] = {0}; /* a 10- or 11-byte file reads no length bytes 10-11 */
   size_t got = fread(pre, 1, sizeof pre, f);

@@ -23,6 +23,7 @@
 #define HC_HC_H
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -305,6 +306,11 @@ const char *hc_field_name(const hc_field_t *f);
 void hc_field_set_name(hc_field_t *f, const char *name);
 hc_status_t hc_field_read(const hc_field_t *f, void *host);
 hc_status_t hc_field_write(hc_field_t *f, const void *host);
+/* The first non-finite element (NaN, +-Inf; complex: either part) of f as a
+ * flat index in C order, or -1 when every element is finite; *value (may be
+ * NULL) gets the bad value. Reads the field back to the host. */
+hc_status_t hc_field_find_nonfinite(const hc_field_t *f, int64_t *index,
+                                    double *value);
 /* A copy of f on dev (same device: a device-side copy, no host transfer).
  * Caller owns *out. */
 hc_status_t hc_field_copy_to(const hc_field_t *f, hc_device_t *dev,
@@ -322,6 +328,20 @@ hc_status_t hc_field_load_npy(hc_device_t *dev, const char *path,
                               hc_field_t **out);
 /* Written atomically (temporary file, then rename): no half-written file. */
 hc_status_t hc_field_save_npy(const hc_field_t *f, const char *path);
+
+/* Removes the temporary files that writes in progress (hc_field_save_npy,
+ * hc_write_file_atomic: "<path>.tmp.PID.N") have open, in this process.
+ * Async-signal-safe: for the embedding program's SIGINT/SIGTERM handler
+ * (the library installs none). The interrupted writes leave no file. */
+void hc_cleanup_temporaries(void);
+
+/* Opens a file the user named for reading, never blocking: O_NONBLOCK (a
+ * FIFO does not wait for a writer), then fstat; anything but a regular file
+ * (a FIFO, a directory, a device, a socket) is HC_ERR_IO with a message that
+ * names the path and what it is. Every reader of a user-named file in hc
+ * goes through here. The caller closes *fd / fcloses *out. */
+hc_status_t hc_open_regular(const char *path, int *fd);
+hc_status_t hc_fopen_regular(const char *path, FILE **out);
 
 /* Host-only .npy access. *data is malloc'd; caller frees. */
 hc_status_t hc_npy_read(const char *path, hc_dtype_t *dtype, uint32_t *rank,
@@ -351,6 +371,13 @@ hc_status_t hc_job_set_kv(hc_job_t *job, const char *key_eq_value);
 hc_status_t hc_job_set_input(hc_job_t *job, const char *port, hc_field_t *f);
 /* Where the workload may write extra files (images, CSV); NULL: none. */
 hc_status_t hc_job_set_output_dir(hc_job_t *job, const char *dir);
+/* A prefix of those files' names (a pipeline gives each stage
+ * "<stage>-<workload>-", as its .npy outputs get); NULL: none. */
+hc_status_t hc_job_set_output_prefix(hc_job_t *job, const char *prefix);
+/* The extra files the last run wrote (full paths), in the order written;
+ * owned by the job, valid until its next run. */
+uint32_t hc_job_file_count(const hc_job_t *job);
+const char *hc_job_file(const hc_job_t *job, uint32_t i);
 
 #define HC_RUN_VERIFY 1u
 /* Runs the job on dev. Returns HC_ERR_VERIFY when verification was asked

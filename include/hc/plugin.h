@@ -253,6 +253,13 @@ hc_field_t *hc_job_input(const hc_job_t *job, const char *port);
  * when neither is known. (core/pipeline_validate.c) */
 hc_status_t hc_job_input_info(const hc_job_t *job, const char *port,
                               hc_dtype_t *dtype, uint32_t *rank);
+/* For an input the workload cannot use unless finite (status.h, "Non-finite
+ * values"): HC_OK when f is NULL or finite, else HC_ERR_PARAM naming the
+ * port, the first bad element's index and value. Reads f back to the host:
+ * call it where a cheap check (a norm that came out non-finite) failed, or
+ * on host data anyway. */
+hc_status_t hc_job_check_finite(hc_job_t *job, const char *port,
+                                const hc_field_t *f);
 /* Hands an output to the job (the job owns it from now on). */
 hc_status_t hc_job_set_output(hc_job_t *job, const char *port, hc_field_t *f);
 hc_status_t hc_job_add_metric(hc_job_t *job, const char *name, double value,
@@ -268,6 +275,14 @@ void hc_job_progress(hc_job_t *job, double fraction, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Output directory for extra files, or NULL. */
 const char *hc_job_output_dir(const hc_job_t *job);
+/* The path of an extra file `name` (a plain name: "power.csv"):
+ * DIR/<prefix>name, with the job's output prefix, and records it among the
+ * files the run wrote (hc_job_file), so reports list it. HC_ERR_NOT_FOUND
+ * when the job has no output directory (write nothing then). Every extra
+ * file goes through here, never hc_job_output_dir by hand, so that pipeline
+ * stages never overwrite each other's files. */
+hc_status_t hc_job_output_file(hc_job_t *job, const char *name, char *path,
+                               size_t size);
 
 /* Refuses early when buffers of `bytes` in total would not fit the device:
  * HC_ERR_DEVICE_MEMORY naming what needed it, required and available. */

@@ -29,8 +29,28 @@ extern "C" {
   X(ERR_VERIFY, 15, "verification failed")                                     \
   X(ERR_PIPELINE, 16, "invalid pipeline")                                      \
   X(ERR_BUSY, 17, "resource busy")                                             \
-  X(ERR_INTERNAL, 18, "internal error")
+  X(ERR_INTERNAL, 18, "internal error")                                       \
+  X(ERR_NUMERIC, 19, "non-finite result (the computation diverged or overflowed)")
 
+/* Non-finite values (NaN, +-Inf), the one policy of every workload, the
+ * grid library and hcrun:
+ *   - Inputs a workload cannot use (the right-hand side or start of an
+ *     iterative solver, a refractive-index profile, particle states) are
+ *     refused before the run: HC_ERR_PARAM (hcrun: exit 2), naming the port
+ *     or file and the first bad element (hc_job_check_finite).
+ *   - Elsewhere they propagate: an integral or a glue stage over data with a
+ *     NaN gives NaN, never a finite number that hides it.
+ *   - A residual, error or convergence test never passes on NaN: a solver
+ *     whose residual becomes non-finite stops with HC_ERR_NUMERIC (exit 4),
+ *     naming the step; a verification fails on any non-finite metric
+ *     (hc_job_run with HC_RUN_VERIFY: HC_ERR_VERIFY, exit 1).
+ *   - Reports print them as nan, inf, -inf; hcrun --json encodes them as the
+ *     strings "NaN", "Infinity" and "-Infinity" (JSON has no such numbers).
+ *
+ * Exit codes of hcrun by status: HC_OK 0; HC_ERR_VERIFY 1; HC_ERR_PARAM,
+ * HC_ERR_INVALID_ARG, HC_ERR_FORMAT, HC_ERR_PIPELINE 2 (usage); HC_ERR_NO_DEVICE,
+ * HC_ERR_UNSUPPORTED, HC_ERR_NOT_FOUND, HC_ERR_PLUGIN 3 (unavailable); every
+ * other status 4 (runtime error). */
 typedef enum hc_status {
 #define HC_STATUS_ENUM_(name, value, text) HC_##name = value,
   HC_STATUS_LIST(HC_STATUS_ENUM_)

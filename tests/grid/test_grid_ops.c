@@ -496,6 +496,39 @@ static void test_reductions(void) {
     }
 }
 
+/* A NaN or an infinity in the data reaches every reduction's result
+ * (status.h, "Non-finite values"): max |.| kept a finite maximum through
+ * fmax and plain comparisons, on every configuration. */
+static void test_reductions_nonfinite(void) {
+  int64_t shape[3] = {9, 10, 11};
+  for (size_t c = 0; c < GT_NCFG; c++)
+    for (int t = 0; t < 2; t++)
+      for (int bad = 0; bad < 2; bad++) {
+        hc_grid_t *g = gt_grid(&gt_cfgs[c], HC_GRID_FUSE_AUTO);
+        if (!g) continue;
+        hc_device_t *d = hc_grid_device(g);
+        hc_field_t *F = gt_field(d, dtypes[t], 3, shape, 0.5, NULL);
+        size_t n = hc_field_count(F), at = bad ? n / 2 + 3 : 0; /* first or mid-field */
+        void *raw = malloc(n * 8);
+        TH_ASSERT_OK(hc_field_read(F, raw));
+        if (dtypes[t] == HC_F32) ((float *)raw)[at] = bad ? -INFINITY : NAN;
+        else ((double *)raw)[at] = bad ? -INFINITY : NAN;
+        TH_ASSERT_OK(hc_field_write(F, raw));
+        free(raw);
+        for (int op = 0; op < 3; op++) {
+          double got = 0;
+          TH_ASSERT_OK(hc_grid_reduce(g, (hc_grid_reduce_op_t)op, F, hc_gexpr_dense(g, F), NULL, NULL, &got));
+          int ok = bad ? (op == 0 ? isinf(got) && got < 0 : isinf(got) && got > 0) : isnan(got);
+          if (!ok)
+            fprintf(stderr, "reduce op %d of a field with %s on %s %s: %g\n", op, bad ? "-inf" : "nan",
+                    gt_cfgs[c].label, hc_dtype_name(dtypes[t]), got);
+          CU_ASSERT(ok);
+        }
+        hc_field_destroy(F);
+        hc_grid_destroy(g);
+      }
+}
+
 /* The same expression gives the same field on every configuration. */
 static void test_backends_agree(void) {
   int64_t fs[3] = {17, 9, 13}, cs[3] = {9, 5, 7};
@@ -720,6 +753,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_transfers);
   CU_ADD_TEST(s, test_computables);
   CU_ADD_TEST(s, test_reductions);
+  CU_ADD_TEST(s, test_reductions_nonfinite);
   CU_ADD_TEST(s, test_backends_agree);
   CU_ADD_TEST(s, test_kernel_cache);
   CU_ADD_TEST(s, test_red_black_in_place);

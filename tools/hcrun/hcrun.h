@@ -47,6 +47,24 @@ const char *hcrun_json_bytes(const json_t *v);
  * and the same as report lines. */
 json_t *hcrun_usage_json(hc_context_t *ctx);
 void hcrun_print_usage(hc_context_t *ctx);
+/* Before anything runs: --output=DIR is a directory or can be made one,
+ * and none of the .npy files that job's outputs will become
+ * (DIR/<prefix><port>.npy) exists as something other than a regular file.
+ * HC_ERR_PARAM (exit 2) naming the path otherwise. */
+hc_status_t hcrun_prepare_output(const char *dir);
+hc_status_t hcrun_check_output_files(const hc_job_t *job, const char *dir, const char *prefix);
+/* Appends the extra files job wrote (hc_job_file) to files. */
+void hcrun_list_job_files(const hc_job_t *job, json_t *files);
+/* A number for the JSON document: a real, or for NaN and the infinities
+ * (which JSON has no numbers for, and jansson refuses) the strings "NaN",
+ * "Infinity" and "-Infinity", as JavaScript spells them. */
+json_t *hcrun_json_real(double v);
+/* The inverse: a real, an integer or one of those strings; NaN otherwise. */
+double hcrun_json_double(const json_t *v);
+/* SIGINT/SIGTERM: temporaries removed, the outputs written listed, exit
+ * 130/143 (signals.c). hcrun_note_written records a finished output. */
+void hcrun_install_signals(void);
+void hcrun_note_written(const char *path);
 /* Prints json to stdout (indented) followed by a newline. */
 void hcrun_print_json(json_t *doc);
 

@@ -8,7 +8,8 @@
  *   hcrun --pipeline='W1 k=v @dev | W2 ...' | --pipeline-file=FILE [--trace=FILE.json]
  *
  * Exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend, device
- * or workload unavailable, 4 runtime error. */
+ * or workload unavailable, 4 runtime error, 130/143 interrupted by
+ * SIGINT/SIGTERM (temporary files removed, finished outputs listed). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ static void usage(FILE *f) {
           "             [--trace=FILE.json]\n"
           "       hcrun --version\n"
           "exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend/device/workload unavailable,\n"
-          "            4 runtime error\n");
+          "            4 runtime error, 130/143 interrupted by SIGINT/SIGTERM\n");
 }
 
 static void progress_cb(void *user, const char *workload, double fraction, const char *line) {
@@ -44,6 +45,7 @@ static int fail(hc_status_t st, int json, const char *what) {
   fprintf(stderr, "hcrun: %s%s%s\n", what ? what : "", what ? ": " : "", hc_last_error());
   if (json) {
     json_t *doc = json_object();
+    json_object_set_new(doc, "status", hcrun_json_str("failed"));
     json_t *e = json_object();
     json_object_set_new(e, "status", hcrun_json_str(hc_status_name(st)));
     json_object_set_new(e, "message", hcrun_json_str(hc_last_error()));
@@ -80,11 +82,11 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
     hc_job_destroy(job);
     return fail(st, o->json, NULL);
   }
-  if (o->output && hcrun_mkdirs(o->output) != 0) {
-    hc_error(HC_ERR_IO, "cannot create output directory %s", o->output);
+  if (o->output && ((st = hcrun_prepare_output(o->output)) != HC_OK ||
+                    (st = hcrun_check_output_files(job, o->output, "")) != HC_OK)) {
     hc_device_close(dev);
     hc_job_destroy(job);
-    return fail(HC_ERR_IO, o->json, NULL);
+    return fail(st, o->json, NULL);
   }
   hc_job_set_output_dir(job, o->output);
   json_t *runs = json_array();
@@ -96,9 +98,9 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
     hc_job_times_t t;
     hc_job_times(job, &t);
     json_t *jr = json_object();
-    json_object_set_new(jr, "wall_s", json_real(t.wall_s));
-    json_object_set_new(jr, "compute_s", json_real(t.compute_s));
-    json_object_set_new(jr, "device_s", json_real(t.device_s));
+    json_object_set_new(jr, "wall_s", hcrun_json_real(t.wall_s));
+    json_object_set_new(jr, "compute_s", hcrun_json_real(t.compute_s));
+    json_object_set_new(jr, "device_s", hcrun_json_real(t.device_s));
     json_array_append_new(runs, jr);
     /* Keep the best run's report (least compute time), as benchmarks do. */
     if (best < 0 || t.compute_s < best) {
@@ -113,7 +115,10 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
     code = fail(st, o->json, NULL);
   } else {
     json_t *files = json_array();
+    hcrun_list_job_files(job, files);
     hc_status_t sst = o->output ? hcrun_save_outputs(job, o->output, "", files) : HC_OK;
+    char save_msg[1024] = "";
+    if (sst != HC_OK) snprintf(save_msg, sizeof save_msg, "writing outputs: %s", hc_last_error());
     if (o->json) {
       json_t *doc = json_object();
       json_object_set_new(doc, "hc_version", hcrun_json_str(hc_version()));
@@ -129,7 +134,17 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       json_object_set_new(doc, "transfers", jt);
       json_t *usage = hcrun_usage_json(ctx);
       if (usage) json_object_set_new(doc, "utilisation", usage);
-      json_object_set_new(doc, "status", hcrun_json_str(st == HC_OK ? "ok" : "verification failed"));
+      /* The status tells the truth: a failed write is a failed run. */
+      json_object_set_new(doc, "status", hcrun_json_str(sst != HC_OK      ? "failed"
+                                                     : st == HC_OK ? "ok"
+                                                                   : "verification failed"));
+      if (sst != HC_OK) {
+        json_t *e = json_object();
+        json_object_set_new(e, "status", hcrun_json_str(hc_status_name(sst)));
+        json_object_set_new(e, "message", hcrun_json_str(save_msg));
+        json_object_set_new(e, "exit_code", json_integer(hcrun_exit_code(sst)));
+        json_object_set_new(doc, "error", e);
+      }
       hcrun_print_json(doc);
       json_decref(doc);
     } else {
@@ -139,7 +154,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
         printf("%-14s %d runs, best compute time reported; compute times:", "repeat", o->repeat);
         size_t i;
         json_t *v;
-        json_array_foreach(runs, i, v) printf(" %.4g", json_real_value(json_object_get(v, "compute_s")));
+        json_array_foreach(runs, i, v) printf(" %.4g", hcrun_json_double(json_object_get(v, "compute_s")));
         printf(" s\n");
       }
       if (o->output) {
@@ -149,7 +164,10 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       }
     }
     json_decref(files);
-    if (sst != HC_OK) code = fail(sst, 0, "writing outputs");
+    if (sst != HC_OK) {
+      fprintf(stderr, "hcrun: %s\n", save_msg);
+      code = hcrun_exit_code(sst);
+    }
     else if (st == HC_ERR_VERIFY) {
       fprintf(stderr, "hcrun: %s\n", hc_last_error());
       code = HCRUN_VERIFY_FAILED;
@@ -180,6 +198,7 @@ int main(int argc, char **argv) {
     hcrun_free_options(&o);
     return 0;
   }
+  hcrun_install_signals();
   hc_context_options_t co;
   memset(&co, 0, sizeof co);
   co.size = sizeof co;
@@ -198,8 +217,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "hcrun: --trace=%s: %s\n", o.trace, hc_last_error());
     if (o.json) {
       json_t *doc = json_object(), *e = json_object();
-      json_object_set_new(e, "status", json_string(hc_status_name(st)));
-      json_object_set_new(e, "message", json_string(hc_last_error()));
+      json_object_set_new(e, "status", hcrun_json_str(hc_status_name(st)));
+      json_object_set_new(e, "message", hcrun_json_str(hc_last_error()));
       json_object_set_new(e, "exit_code", json_integer(HCRUN_USAGE));
       json_object_set_new(doc, "error", e);
       hcrun_print_json(doc);

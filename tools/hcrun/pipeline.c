@@ -29,10 +29,15 @@ static void fmt_bytes(char *buf, size_t n, double b) {
   else snprintf(buf, n, "%.2f GB", b / 1e9);
 }
 
-/* Reads a whole file; NULL with errno set on failure. */
+/* Reads a whole file; NULL with errno set on failure, or with errno 0 and
+ * hc_last_error() saying why when it is not a regular file that opens (a
+ * FIFO would block the read). */
 static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
+  FILE *f = NULL;
+  if (hc_fopen_regular(path, &f) != HC_OK) {
+    errno = 0;
+    return NULL;
+  }
   size_t len = 0, cap = 4096;
   char *buf = malloc(cap);
   for (size_t r; buf && (r = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
@@ -90,7 +95,7 @@ static json_t *stats_json(const hc_transfer_stats_t *t) {
   json_object_set_new(o, "to_host_bytes", json_integer((json_int_t)t->to_host_bytes));
   json_object_set_new(o, "cross_device_count", json_integer((json_int_t)t->cross_device_count));
   json_object_set_new(o, "cross_device_bytes", json_integer((json_int_t)t->cross_device_bytes));
-  json_object_set_new(o, "seconds", json_real(t->seconds));
+  json_object_set_new(o, "seconds", hcrun_json_real(t->seconds));
   return o;
 }
 
@@ -116,7 +121,7 @@ static json_t *stage_json(const hc_pipeline_t *p, uint32_t k) {
     json_array_append_new(ins, jb);
   }
   json_object_set_new(o, "inputs", ins);
-  json_object_set_new(o, "handover_s", json_real(si.handover_s));
+  json_object_set_new(o, "handover_s", hcrun_json_real(si.handover_s));
   json_object_set_new(o, "transfers_during_run", stats_json(&si.run));
   return o;
 }
@@ -134,7 +139,7 @@ static json_t *transfers_json(const hc_pipeline_t *p) {
     json_object_set_new(o, "from_device", hcrun_json_str(t.from_device));
     json_object_set_new(o, "to_device", hcrun_json_str(t.to_device));
     json_object_set_new(o, "bytes", json_integer((json_int_t)t.bytes));
-    json_object_set_new(o, "seconds", json_real(t.seconds));
+    json_object_set_new(o, "seconds", hcrun_json_real(t.seconds));
     json_array_append_new(a, o);
   }
   return a;
@@ -142,15 +147,15 @@ static json_t *transfers_json(const hc_pipeline_t *p) {
 
 static json_t *totals_json(const hc_pipeline_report_t *r) {
   json_t *o = json_object();
-  json_object_set_new(o, "wall_s", json_real(r->wall_s));
-  json_object_set_new(o, "compute_s", json_real(r->compute_s));
-  json_object_set_new(o, "device_s", json_real(r->device_s));
+  json_object_set_new(o, "wall_s", hcrun_json_real(r->wall_s));
+  json_object_set_new(o, "compute_s", hcrun_json_real(r->compute_s));
+  json_object_set_new(o, "device_s", hcrun_json_real(r->device_s));
   json_object_set_new(o, "stages_run", json_integer(r->stages_run));
   json_object_set_new(o, "handovers", json_integer(r->handovers));
   json_object_set_new(o, "handovers_on_device", json_integer(r->handovers_on_device));
   json_object_set_new(o, "transfer_count", json_integer(r->transfer_count));
   json_object_set_new(o, "transfer_bytes", json_integer((json_int_t)r->transfer_bytes));
-  json_object_set_new(o, "transfer_s", json_real(r->transfer_s));
+  json_object_set_new(o, "transfer_s", hcrun_json_real(r->transfer_s));
   json_object_set_new(o, "host_transfers_between_stages",
                       json_integer((json_int_t)(r->between.to_host_count + r->between.to_device_count)));
   json_object_set_new(o, "between_stages", stats_json(&r->between));
@@ -249,6 +254,7 @@ static hc_status_t save_all(hc_pipeline_t *p, const char *dir, json_t *files) {
     if (si.state != HC_STAGE_DONE) continue;
     char prefix[160];
     snprintf(prefix, sizeof prefix, "%u-%s-", k + 1, si.workload);
+    hcrun_list_job_files(hc_pipeline_stage_job(p, k), files);
     hc_status_t st = hcrun_save_outputs(hc_pipeline_stage_job(p, k), dir, prefix, files);
     if (st != HC_OK) return st;
   }
@@ -269,16 +275,24 @@ int hcrun_pipeline(hc_context_t *ctx, const hcrun_options_t *o) {
     errno = 0;
     text = read_text(o->pipeline_file);
     if (!text) {
-      hc_error(HC_ERR_PIPELINE, "--pipeline-file=%s: %s", o->pipeline_file,
-               errno == EINVAL ? "not a text file" : strerror(errno));
+      if (!errno) hc_error_prefix(HC_ERR_PIPELINE, "--pipeline-file=");
+      else
+        hc_error(HC_ERR_PIPELINE, "--pipeline-file=%s: %s", o->pipeline_file,
+                 errno == EINVAL ? "not a text file" : strerror(errno));
       return fail_early(HC_ERR_PIPELINE, o->json);
     }
   }
   hc_pipeline_t *p = NULL;
   hc_status_t st = hc_pipeline_parse(ctx, text ? text : o->pipeline, &p);
   if (st == HC_OK) st = hc_pipeline_validate(p);
-  if (st == HC_OK && o->output && hcrun_mkdirs(o->output) != 0)
-    st = hc_error(HC_ERR_IO, "cannot create output directory %s: %s", o->output, strerror(errno));
+  if (st == HC_OK && o->output) st = hcrun_prepare_output(o->output);
+  for (uint32_t k = 0; st == HC_OK && o->output && k < hc_pipeline_stage_count(p); k++) {
+    hc_pipeline_stage_info_t si;
+    hc_pipeline_stage_info(p, k, &si);
+    char prefix[160];
+    snprintf(prefix, sizeof prefix, "%u-%s-", k + 1, si.workload);
+    st = hcrun_check_output_files(hc_pipeline_stage_job(p, k), o->output, prefix);
+  }
   if (st == HC_OK && o->output) st = hc_pipeline_set_output_dir(p, o->output);
   if (st != HC_OK) {
     hc_pipeline_destroy(p);
@@ -305,12 +319,19 @@ int hcrun_pipeline(hc_context_t *ctx, const hcrun_options_t *o) {
     json_object_set_new(doc, "outputs", json_incref(files));
     json_t *usage = hcrun_usage_json(ctx);
     if (usage) json_object_set_new(doc, "utilisation", usage);
-    const char *status = st == HC_OK ? "ok" : st == HC_ERR_VERIFY ? "verification failed" : "failed";
+    /* The status tells the truth: a failed write is a failed run. */
+    const char *status = st == HC_OK && sst == HC_OK ? "ok"
+                         : st == HC_ERR_VERIFY && sst == HC_OK ? "verification failed"
+                                                               : "failed";
     json_object_set_new(doc, "status", hcrun_json_str(status));
     if (st != HC_OK && st != HC_ERR_VERIFY) {
       json_t *e = error_json(st, r.message);
       json_object_set_new(e, "failed_stage", r.failed_stage < 0 ? json_null() : json_integer(r.failed_stage + 1));
       json_object_set_new(doc, "error", e);
+    } else if (sst != HC_OK) {
+      char m[1100];
+      snprintf(m, sizeof m, "writing outputs: %s", save_msg);
+      json_object_set_new(doc, "error", error_json(sst, m));
     }
     hcrun_print_json(doc);
     json_decref(doc);

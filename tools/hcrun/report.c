@@ -1,8 +1,10 @@
 /* hcrun: reporting a job as a human table or as JSON, saving outputs. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <hc/trace.h>
 
@@ -34,6 +36,52 @@ int hcrun_mkdirs(const char *dir) {
       *p = '/';
     }
   return (mkdir(buf, 0755) == 0 || errno == EEXIST) ? 0 : -1;
+}
+
+json_t *hcrun_json_real(double v) {
+  if (isnan(v)) return json_string("NaN");
+  if (isinf(v)) return json_string(v > 0 ? "Infinity" : "-Infinity");
+  return json_real(v);
+}
+
+double hcrun_json_double(const json_t *v) {
+  if (json_is_number(v)) return json_number_value(v);
+  const char *s = json_string_value(v);
+  if (s && !strcmp(s, "Infinity")) return INFINITY;
+  if (s && !strcmp(s, "-Infinity")) return -INFINITY;
+  return NAN;
+}
+
+hc_status_t hcrun_prepare_output(const char *dir) {
+  struct stat sb;
+  if (!*dir) return hc_error(HC_ERR_PARAM, "--output=: give a directory name");
+  if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
+    return hc_error(HC_ERR_PARAM, "--output=%s: exists and is not a directory", dir);
+  if (hcrun_mkdirs(dir) != 0)
+    return hc_error(HC_ERR_PARAM, "--output=%s: cannot create the directory: %s", dir, strerror(errno));
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return hc_error(HC_ERR_PARAM, "--output=%s: a part of the path is not a directory", dir);
+  if (access(dir, W_OK | X_OK) != 0)
+    return hc_error(HC_ERR_PARAM, "--output=%s: cannot write into the directory: %s", dir, strerror(errno));
+  return HC_OK;
+}
+
+hc_status_t hcrun_check_output_files(const hc_job_t *job, const char *dir, const char *prefix) {
+  hc_context_t *ctx = hc_job_context(job);
+  uint32_t n = hc_workload_port_count(ctx, hc_job_workload(job), 1);
+  for (uint32_t i = 0; i < n; i++) {
+    const hc_port_spec_t *p = hc_workload_port(ctx, hc_job_workload(job), 1, i);
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s%s.npy", dir, prefix ? prefix : "", p->name);
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+      return hc_error(HC_ERR_PARAM, "--output=%s: %s exists and is not a regular file", dir, path);
+  }
+  return HC_OK;
+}
+
+void hcrun_list_job_files(const hc_job_t *job, json_t *files) {
+  for (uint32_t i = 0; i < hc_job_file_count(job); i++) json_array_append_new(files, hcrun_json_str(hc_job_file(job, i)));
 }
 
 void hcrun_print_json(json_t *doc) {
@@ -75,9 +123,9 @@ json_t *hcrun_device_json(const hc_device_info_t *in, const char *id) {
     snprintf(cc, sizeof cc, "%u.%u", in->cc_major, in->cc_minor);
     json_object_set_new(d, "compute_capability", hcrun_json_str(cc));
   }
-  json_object_set_new(d, "peak_fp32_gflops", json_real(in->peak_fp32_gflops));
-  json_object_set_new(d, "peak_fp64_gflops", json_real(in->peak_fp64_gflops));
-  json_object_set_new(d, "peak_bandwidth_gbs", json_real(in->peak_bandwidth_gbs));
+  json_object_set_new(d, "peak_fp32_gflops", hcrun_json_real(in->peak_fp32_gflops));
+  json_object_set_new(d, "peak_fp64_gflops", hcrun_json_real(in->peak_fp64_gflops));
+  json_object_set_new(d, "peak_bandwidth_gbs", hcrun_json_real(in->peak_bandwidth_gbs));
   return d;
 }
 
@@ -93,9 +141,9 @@ json_t *hcrun_job_json(const hc_job_t *job) {
   hc_job_times_t t;
   hc_job_times(job, &t);
   json_t *times = json_object();
-  json_object_set_new(times, "wall_s", json_real(t.wall_s));
-  json_object_set_new(times, "compute_s", json_real(t.compute_s));
-  json_object_set_new(times, "device_s", json_real(t.device_s));
+  json_object_set_new(times, "wall_s", hcrun_json_real(t.wall_s));
+  json_object_set_new(times, "compute_s", hcrun_json_real(t.compute_s));
+  json_object_set_new(times, "device_s", hcrun_json_real(t.device_s));
   json_object_set_new(o, "times", times);
   json_t *metrics = json_object();
   for (uint32_t i = 0; i < hc_job_metric_count(job); i++) {
@@ -103,7 +151,7 @@ json_t *hcrun_job_json(const hc_job_t *job) {
     double v;
     if (hc_job_metric(job, i, &n, &v, &u) != HC_OK) continue;
     json_t *m = json_object();
-    json_object_set_new(m, "value", json_real(v));
+    json_object_set_new(m, "value", hcrun_json_real(v));
     json_object_set_new(m, "unit", hcrun_json_str(u));
     json_object_set_new(metrics, n, m);
   }
@@ -143,13 +191,13 @@ void hcrun_print_job(json_t *doc, const char *device_id) {
   printf("\n");
   json_t *t = json_object_get(doc, "times");
   char a[32], b[32], c[32];
-  fmt_time(a, sizeof a, json_real_value(json_object_get(t, "compute_s")));
-  fmt_time(b, sizeof b, json_real_value(json_object_get(t, "device_s")));
-  fmt_time(c, sizeof c, json_real_value(json_object_get(t, "wall_s")));
+  fmt_time(a, sizeof a, hcrun_json_double(json_object_get(t, "compute_s")));
+  fmt_time(b, sizeof b, hcrun_json_double(json_object_get(t, "device_s")));
+  fmt_time(c, sizeof c, hcrun_json_double(json_object_get(t, "wall_s")));
   printf("%-14s %s (device %s; whole run with setup %s)\n", "time", a, b, c);
   json_object_foreach(json_object_get(doc, "metrics"), key, v) {
-    printf("  %-22s %.10g %s\n", key, json_real_value(json_object_get(v, "value")),
-           hcrun_json_bytes(json_object_get(v, "unit")));
+    json_object_set_new(m, "value", hcrun_json_real(v));
+    json_object_set_new(m, "unit", hcrun_json_str(u));
   }
   size_t i;
   json_array_foreach(json_object_get(doc, "notes"), i, v) printf("  note: %s\n", hcrun_json_bytes(v));
@@ -172,6 +220,7 @@ hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefi
     snprintf(path, sizeof path, "%s/%s%s.npy", dir, prefix ? prefix : "", p->name);
     hc_status_t st = hc_field_save_npy(f, path);
     if (st != HC_OK) return st;
+    hcrun_note_written(path);
     if (files) json_array_append_new(files, hcrun_json_str(path));
   }
   return HC_OK;
@@ -186,7 +235,7 @@ json_t *hcrun_usage_json(hc_context_t *ctx) {
     const double w = u.window_s > 0 ? u.window_s : 1;
     const double busy = u.compute_s + u.transfer_s;
     json_t *o = json_object();
-    json_object_set_new(o, "device", json_string(hc_device_id(ctx, i)));
+    json_object_set_new(o, "device", hcrun_json_str(hc_device_id(ctx, i)));
     json_object_set_new(o, "events", json_integer((json_int_t)u.events));
     json_object_set_new(o, "window_s", json_real(u.window_s));
     json_object_set_new(o, "compute_s", json_real(u.compute_s));

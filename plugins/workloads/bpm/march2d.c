@@ -1,6 +1,7 @@
 /* bpm: the 2-D run. The line lives on the device for the whole march: each
  * launch makes the steps between two saved rows inside one work-group and
  * writes that row of the intensity map; the host only sees the results. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,9 +168,16 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   int64_t done = 0;
   for (row = 0; row < c->nsaved; row++) {
     int64_t todo = row == 0 ? 0 : (c->steps - done < c->save_every ? c->steps - done : c->save_every);
-    nsteps = (int)todo;
-    if ((st = bpm_launch(s.k, T, 0, T, 0, nargs, args)) != HC_OK) break;
-    done += todo;
+    /* The kernels count steps in an int: more than INT_MAX steps between two
+     * saved rows go in several launches (each writes the row; the last one
+     * stands), never a truncated count. */
+    do {
+      nsteps = todo > INT_MAX ? INT_MAX : (int)todo;
+      if ((st = bpm_launch(s.k, T, 0, T, 0, nargs, args)) != HC_OK) break;
+      todo -= nsteps;
+      done += nsteps;
+    } while (todo > 0);
+    if (st != HC_OK) break;
     if (host || row % 16 == 15) hc_job_progress(job, (double)done / (double)c->steps, "z = %.4g um", (double)done * c->hz);
   }
   hc_status_t st2 = hc_device_timer_end(dev, &dev_s);

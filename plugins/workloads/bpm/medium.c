@@ -134,6 +134,10 @@ static hc_status_t launch_field(const hc_job_t *job, const bpm_config_t *c, doub
     int ok = c->dim == 2 ? (rank == 1 && sh[0] == c->ny) : (rank == 2 && sh[0] == c->nx && sh[1] == c->ny);
     if (!ok)
       return hc_error(HC_ERR_PARAM, "input field: shape does not match n=%s (dim=%d)", bpm_param_text(job, "n"), c->dim);
+    /* A NaN or an infinity in the launched field cannot be propagated into
+     * anything (status.h, "Non-finite values"). */
+    hc_status_t fst = hc_job_check_finite((hc_job_t *)job, "field", in);
+    if (fst != HC_OK) return fst;
     int f64 = hc_field_dtype(in) == HC_C128;
     void *h = malloc(count * (f64 ? 16 : 8));
     if (!h) return hc_error(HC_ERR_NO_MEMORY, "bpm: out of host memory");

@@ -134,13 +134,14 @@ static hc_status_t write_csv(const char *path, const bpm_config_t *c, const bpm_
 }
 
 hc_status_t bpm_write_files(hc_job_t *job, const bpm_config_t *c, const bpm_result_t *r) {
-  const char *dir = hc_job_output_dir(job);
-  if (!dir) return HC_OK;
+  if (!hc_job_output_dir(job)) return HC_OK;
   char path[4096];
-  snprintf(path, sizeof path, "%s/power.csv", dir);
-  hc_status_t st = write_csv(path, c, r);
+  hc_status_t st = hc_job_output_file(job, "power.csv", path, sizeof path);
+  if (st == HC_OK) st = write_csv(path, c, r);
   if (st != HC_OK) return st;
-  snprintf(path, sizeof path, "%s/intensity.png", dir);
+#if HC_HAVE_PNG
+  if ((st = hc_job_output_file(job, "intensity.png", path, sizeof path)) != HC_OK) return st;
+#endif
   if (c->dim == 2) /* the map: z across, y down */
     return write_png(job, path, r->intensity, c->f64, c->nsaved, c->ny, 1, c->image_w, c->image_h);
   /* the cross-section at Lz: y across, x down, at most 2048 pixels a side */

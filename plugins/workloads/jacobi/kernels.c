@@ -1,6 +1,7 @@
 /* jacobi — choosing, checking and launching the kernels: the work-group
  * (block) per device, the launch geometry of each kernel, and the small
  * host-side sums of the reductions' partials. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,9 +370,15 @@ static hc_status_t gather(const jacobi_kernels_t *k, hc_buffer_t *partial, int n
     for (int j = 0; j < n; j++) {
       size_t i = g * (size_t)n + (size_t)j;
       double v = k->acc_f64 ? ((const double *)k->host_partials)[i] : ((const float *)k->host_partials)[i];
-      if (is_max && is_max[j]) out[j] = v > out[j] ? v : out[j];
+      if (is_max && is_max[j]) out[j] = v > out[j] || isnan(v) ? (isnan(out[j]) ? out[j] : v) : out[j];
       else out[j] += v;
     }
+  /* The kernels' max drops NaNs (fmax); the sums beside it keep them. A max
+   * whose sums are not finite is not a bound of anything: NaN. */
+  for (int j = 0; st == HC_OK && is_max && j < n; j++)
+    if (!is_max[j] && !isfinite(out[j]))
+      for (int m = 0; m < n; m++)
+        if (is_max[m]) out[m] = NAN;
   return st;
 }
 

@@ -30,6 +30,7 @@ typedef struct {
 } run_t;
 
 static double relative(const run_t *r, double r2) {
+  if (!isfinite(r2)) return r2; /* never a finite number that hides a NaN */
   if (r->f2 > 0) return sqrt(r2 / r->f2);
   return r->r2_start > 0 ? sqrt(r2 / r->r2_start) : 0;
 }
@@ -109,7 +110,16 @@ static hc_status_t setup(run_t *r) {
   }
   hc_buffer_destroy(eig);
   if (st != HC_OK) return st;
-  return jacobi_residual(&r->k, p, hc_field_buffer(r->u[0]), r->f, r->tab, r->partial, &r->r2_start, &r->f2);
+  st = jacobi_residual(&r->k, p, hc_field_buffer(r->u[0]), r->f, r->tab, r->partial, &r->r2_start, &r->f2);
+  /* A NaN or an infinity in f or the start makes both norms non-finite; the
+   * iteration cannot use it (status.h, "Non-finite values"): name it. */
+  if (st == HC_OK && !(isfinite(r->f2) && isfinite(r->r2_start))) {
+    if ((st = hc_job_check_finite(r->job, "f", p->f_field)) == HC_OK &&
+        (st = hc_job_check_finite(r->job, "u0", p->u0)) == HC_OK)
+      st = hc_error(HC_ERR_NUMERIC, "jacobi: the start's residual is not finite (||f||^2 = %g, ||f + Lap u0||^2 = %g)",
+                    r->f2, r->r2_start);
+  }
+  return st;
 }
 
 /* The sweeps. On return r->u[0] holds the result; *sweeps and *res say how
@@ -154,6 +164,10 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
     if (p->tol > 0 && p->tol < 1 && *res > 0 && *res < 1) frac = fmax(frac, fmin(1, log(*res) / log(p->tol)));
     hc_job_progress(r->job, frac, "sweep %lld residual %.3e %.1f GLUP/s", (long long)s, *res,
                     el > 0 ? (double)p->interior * (double)s / el / 1e9 : 0.0);
+    if (*res_at == s && !isfinite(*res)) {
+      st = hc_error(HC_ERR_NUMERIC, "jacobi: the relative residual is %g after sweep %lld", *res, (long long)s);
+      break;
+    }
     if (p->tol > 0 && *res <= p->tol) break;
   }
   double dev_s = 0;
@@ -264,7 +278,9 @@ static hc_status_t verify(run_t *r, int64_t sweeps) {
   double worst = 0, big = 0;
   for (size_t c = 0; c < p->cells; c++) {
     double v = p->dtype == HC_F64 ? ((double *)raw)[c] : ((float *)raw)[c];
-    worst = fmax(worst, fabs(v - ref[c]));
+    /* Not fmax: it drops a NaN, and a NaN must fail the check. */
+    double d = fabs(v - ref[c]);
+    worst = d > worst || isnan(d) ? (isnan(worst) ? worst : d) : worst;
     big = fmax(big, fabs(ref[c]));
   }
   double tol = fmin(8 * eps * (1 + depth), 1e-3) * (big > 0 ? big : 1);
@@ -367,6 +383,8 @@ hc_status_t jacobi_solve(hc_job_t *job, jacobi_problem_t *p) {
     double r2, f2;
     st = jacobi_residual(&r.k, p, hc_field_buffer(r.u[0]), r.f, r.tab, r.partial, &r2, &f2);
     res = relative(&r, r2);
+    if (st == HC_OK && !isfinite(res))
+      st = hc_error(HC_ERR_NUMERIC, "jacobi: the relative residual is %g after sweep %lld", res, (long long)sweeps);
   }
   if (st == HC_OK) describe(&r);
   if (st == HC_OK) st = report(&r, sweeps, res, compute_s, device_s);

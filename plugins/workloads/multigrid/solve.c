@@ -46,8 +46,7 @@ hc_status_t mg_rounding_floor(mg_t *m, double *out) {
 }
 
 static hc_status_t write_csv(mg_t *m) {
-  const char *dir = hc_job_output_dir(m->job);
-  if (!dir) return HC_OK;
+  if (!hc_job_output_dir(m->job)) return HC_OK;
   char path[4096], *text = NULL;
   size_t len = 0;
   FILE *mem = open_memstream(&text, &len);
@@ -56,8 +55,8 @@ static hc_status_t write_csv(mg_t *m) {
   for (int64_t c = 0; c <= m->done; c++)
     fprintf(mem, "%lld,%.6e,%.4f\n", (long long)c, m->res[c], c ? m->res[c] / m->res[c - 1] : 0.0);
   fclose(mem);
-  snprintf(path, sizeof path, "%s/multigrid_residuals.csv", dir);
-  hc_status_t st = hc_write_file_atomic(path, text, len);
+  hc_status_t st = hc_job_output_file(m->job, "multigrid_residuals.csv", path, sizeof path);
+  if (st == HC_OK) st = hc_write_file_atomic(path, text, len);
   free(text);
   return st;
 }
@@ -96,6 +95,12 @@ hc_status_t mg_solve(mg_t *m) {
   if ((st = hc_grid_reduce(m->g, HC_GRID_SUMSQ, m->lv[0].f, hc_gexpr_dense(m->g, m->lv[0].f), &m->interior, NULL, &f2)) != HC_OK)
     return st;
   m->f_norm = sqrt(f2);
+  /* A NaN or an infinity in f cannot be solved for (status.h, "Non-finite
+   * values"): refuse it, naming the element. */
+  if (!isfinite(f2)) {
+    if ((st = hc_job_check_finite(job, "f", m->f_in)) != HC_OK) return st;
+    return hc_error(HC_ERR_NUMERIC, "multigrid: ||f||^2 over the interior is %g", f2);
+  }
   if (m->f_norm == 0) {
     double r0 = 0;
     m->f_norm = 1;
@@ -115,6 +120,10 @@ hc_status_t mg_solve(mg_t *m) {
   hc_grid_stats(m->g, &gs0);
 
   if ((st = mg_residual(m, &m->res[0])) != HC_OK) return st;
+  if (!isfinite(m->res[0])) {
+    if ((st = hc_job_check_finite(job, "u0", m->u0)) != HC_OK) return st;
+    return hc_error(HC_ERR_NUMERIC, "multigrid: the start's relative residual is %g", m->res[0]);
+  }
   double dev_s = 0, t0 = hc_now(), floor_res = 0;
   int stagnated = 0, failed = 0; /* failed: 1 diverged, 2 stalled above the rounding floor */
   if ((st = hc_device_timer_begin(m->dev)) != HC_OK) return st;
@@ -125,14 +134,18 @@ hc_status_t mg_solve(mg_t *m) {
     const double r = m->res[m->done], prev = m->res[m->done - 1];
     hc_job_progress(job, (double)m->done / (double)m->cycles, "cycle %lld: relative residual %.3e",
                     (long long)m->done, r);
+    if (!isfinite(r)) {
+      st = hc_error(HC_ERR_NUMERIC, "multigrid: the relative residual is %g after cycle %lld", r, (long long)m->done);
+      break;
+    }
     if (m->tol > 0 && r <= m->tol) break;
     /* A residual that rises, or one that stops falling while tol is not
      * reached, is put down to rounding only at the floor the dtype allows
      * on this grid; above it the cycle diverges or stalls. */
-    int rising = !isfinite(r) || r > prev, stalled = m->tol > 0 && m->done >= 3 && r > 0.8 * prev;
+    int rising = r > prev, stalled = m->tol > 0 && m->done >= 3 && r > 0.8 * prev;
     if (rising || stalled) {
-      if (isfinite(r) && (st = mg_rounding_floor(m, &floor_res)) != HC_OK) break;
-      if (isfinite(r) && r <= floor_res) {
+      if ((st = mg_rounding_floor(m, &floor_res)) != HC_OK) break;
+      if (r <= floor_res) {
         if (m->tol > 0) {
           stagnated = 1;
           break;

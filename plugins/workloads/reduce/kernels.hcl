@@ -13,10 +13,12 @@
 #else
 #define VALUE(v) ((double)(v))
 #endif
+/* min and max keep a NaN (fmin/fmax would drop it and report a finite
+ * extreme of data that has none). */
 #if OP == 1
-#define COMBINE(a, b) hc_fmin((a), (b))
+#define COMBINE(a, b) (isnan(a) ? (a) : isnan(b) ? (b) : hc_fmin((a), (b)))
 #elif OP == 2
-#define COMBINE(a, b) hc_fmax((a), (b))
+#define COMBINE(a, b) (isnan(a) ? (a) : isnan(b) ? (b) : hc_fmax((a), (b)))
 #else
 #define COMBINE(a, b) ((a) + (b))
 #endif

@@ -18,6 +18,13 @@ static const char *const op_names[] = {"sum", "min", "max", "l2"};
 
 /* Host partials: each group reduces its contiguous chunk with 8 independent
  * double lanes (vectorisable, and a shorter summation chain). */
+/* The min (mn) or max of a and b, keeping a NaN: fmin/fmax and plain
+ * comparisons drop it, and a NaN in the data must reach the result. */
+static inline double extreme(int mn, double a, double b) {
+  if (isnan(a) || isnan(b)) return isnan(a) ? a : b;
+  return mn ? (b < a ? b : a) : (b > a ? b : a);
+}
+
 #define REDUCE_HOST(NAME, T)                                                                                     \
   static void NAME(const hc_host_group_t *g, void *const *args) {                                                \
     const T *restrict x = args[1];                                                                               \
@@ -42,11 +49,11 @@ static const char *const op_names[] = {"sum", "min", "max", "l2"};
       for (; i + 8 <= hi; i += 8)                                                                                \
         for (int k = 0; k < 8; k++) {                                                                            \
           const double v = x[i + (size_t)k];                                                                     \
-          acc[k] = mn ? (v < acc[k] ? v : acc[k]) : (v > acc[k] ? v : acc[k]);                                   \
+          acc[k] = extreme(mn, acc[k], v);                                                                       \
         }                                                                                                        \
-      for (; i < hi; i++) acc[0] = mn ? fmin(acc[0], x[i]) : fmax(acc[0], x[i]);                                 \
+      for (; i < hi; i++) acc[0] = extreme(mn, acc[0], x[i]);                                                    \
       double r = acc[0];                                                                                         \
-      for (int k = 1; k < 8; k++) r = mn ? fmin(r, acc[k]) : fmax(r, acc[k]);                                    \
+      for (int k = 1; k < 8; k++) r = extreme(mn, r, acc[k]);                                                    \
       partial[g->group_id[0]] = r;                                                                               \
     }                                                                                                            \
   }
@@ -60,7 +67,7 @@ static void reduce_final_host(const hc_host_group_t *g, void *const *args) {
   const int op = *(const int *)args[3];
   double r = op == OP_MIN || op == OP_MAX ? partial[0] : 0;
   for (long i = 0; i < m; i++)
-    r = op == OP_MIN ? fmin(r, partial[i]) : op == OP_MAX ? fmax(r, partial[i]) : r + partial[i];
+    r = op == OP_MIN || op == OP_MAX ? extreme(op == OP_MIN, r, partial[i]) : r + partial[i];
   out[0] = op == OP_L2 ? sqrt(r) : r;
   (void)g;
 }
@@ -119,8 +126,7 @@ static hc_status_t reduce_verify(hc_job_t *job, const hc_field_t *in, int op, do
   for (size_t i = 0; i < n; i++) {
     if (op == OP_SUM) r += a[i], mag += fabsl((long double)a[i]);
     else if (op == OP_L2) r += (long double)a[i] * a[i];
-    else if (op == OP_MIN) r = a[i] < r ? a[i] : r;
-    else r = a[i] > r ? a[i] : r;
+    else r = extreme(op == OP_MIN, (double)r, a[i]);
   }
   free(a);
   if (op == OP_L2) r = sqrtl(r), mag = r;

@@ -94,6 +94,11 @@ static hc_status_t parse_box(const char *text, simpson_config_t *cfg) {
     if (!isfinite(lo[count]) || !isfinite(hi[count]) || !(hi[count] > lo[count]))
       return hc_error(HC_ERR_PARAM, "box=%s: interval %u is %g:%g; it needs finite a < b", text, count + 1, lo[count],
                       hi[count]);
+    /* The length and the spacing from it must be finite too, or every
+     * sample and weight is Inf or NaN. */
+    if (!isfinite(hi[count] - lo[count]))
+      return hc_error(HC_ERR_PARAM, "box=%s: interval %u is %g:%g, whose length %g is not a finite double", text,
+                      count + 1, lo[count], hi[count], hi[count] - lo[count]);
     count++;
     p = *end ? end + 1 : end;
     if (*end && !*p) return hc_error(HC_ERR_PARAM, "box=%s: trailing comma", text);

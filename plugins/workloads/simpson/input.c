@@ -11,12 +11,13 @@
 #define NPY_MAX_HEADER ((size_t)1 << 20)
 
 hc_status_t simpson_npy_peek(const char *path, hc_dtype_t *dtype, uint32_t *rank, int64_t *shape) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return hc_error(HC_ERR_IO, "cannot open: %s", strerror(errno));
+  FILE *f = NULL;
+  hc_status_t ost = hc_fopen_regular(path, &f);
+  if (ost != HC_OK) return ost;
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fileno(f), &st) != 0) {
     fclose(f);
-    return hc_error(HC_ERR_IO, "not a regular file");
+    return hc_error(HC_ERR_IO, "cannot stat: %s", strerror(errno));
   }
   unsigned char pre[12];
   size_t got = fread(pre, 1, sizeof pre, f);
@@ -45,8 +46,8 @@ hc_status_t simpson_npy_peek(const char *path, hc_dtype_t *dtype, uint32_t *rank
 int simpson_grid_spacing(const char *path, uint32_t rank, double *h) {
   char side[4200];
   snprintf(side, sizeof side, "%s.grid", path);
-  FILE *fp = fopen(side, "r");
-  if (!fp) return 0;
+  FILE *fp = NULL;
+  if (hc_fopen_regular(side, &fp) != HC_OK) return 0; /* optional */
   char line[512];
   int found = 0;
   while (!found && fgets(line, sizeof line, fp)) {

@@ -1,0 +1,37 @@
+/* Sizes and counts at the ends of their documented ranges: no parameter is
+ * narrowed to a smaller integer on its way to a kernel. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static char out[65536], err[8192];
+
+/* bpm with more than INT_MAX steps between two saved rows: the kernels'
+ * int step count was the low 32 bits, so steps=2^32+3 ran 3 steps and
+ * reported 4294967299 at once with exit 0. Now it really marches: still
+ * running when killed after a second and a half. */
+static void test_bpm_steps_not_truncated(void) {
+  static const char *const backends[] = {"cpu", "opencl"};
+  for (int b = 0; b < 2; b++) {
+    hc_device_t *dev = th_device(backends[b]);
+    if (!dev) continue;
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "HC_CACHE=0 timeout -s KILL 1.5 %s/bin/hcrun --backend=%s --workload=bpm n=8 steps=4294967299 "
+             "save_every=4294967299",
+             th_build_dir(), backends[b]);
+    int rc = th_run(cmd, out, sizeof out, err, sizeof err);
+    if (rc != 137) fprintf(stderr, "\nbpm on %s: exit %d\n%s%s", backends[b], rc, out, err);
+    CU_ASSERT_EQUAL(rc, 137);
+    CU_ASSERT_PTR_NULL(strstr(out, "4294967299"));
+  }
+}
+
+static void register_tests(void) {
+  CU_pSuite s = CU_add_suite("sizes", NULL, NULL);
+  CU_ADD_TEST(s, test_bpm_steps_not_truncated);
+}
+
+TH_MAIN(register_tests)
