@@ -196,8 +196,8 @@ void hcrun_print_job(json_t *doc, const char *device_id) {
   fmt_time(c, sizeof c, hcrun_json_double(json_object_get(t, "wall_s")));
   printf("%-14s %s (device %s; whole run with setup %s)\n", "time", a, b, c);
   json_object_foreach(json_object_get(doc, "metrics"), key, v) {
-    json_object_set_new(m, "value", hcrun_json_real(v));
-    json_object_set_new(m, "unit", hcrun_json_str(u));
+    printf("  %-22s %.10g %s\n", key, hcrun_json_double(json_object_get(v, "value")),
+           hcrun_json_bytes(json_object_get(v, "unit")));
   }
   size_t i;
   json_array_foreach(json_object_get(doc, "notes"), i, v) printf("  note: %s\n", hcrun_json_bytes(v));
