@@ -150,7 +150,17 @@ void hc__unload_plugins(hc_context_t *ctx);
 /* The cache directory ($HC_CACHE_DIR, $XDG_CACHE_HOME/hc, ~/.cache/hc);
  * 0 when none can be named. mkdir -p: 0 on success. */
 int hc__cache_dir(char *out, size_t n);
-int hc__mkdir_p(const char *path);
+/* Trusted paths (trust.c): owned by this user or root, not writable by
+ * group or others. Each fills why with a message naming the path. */
+struct stat;
+int hc__stat_trusted(const struct stat *st, const char *path, char *why, size_t n);
+/* 1 when path is such a directory; follow=0 refuses a symbolic link. */
+int hc__dir_trusted(const char *path, int follow, char *why, size_t n);
+/* Creates path and missing parents 0700; 0 when it ends up trusted. */
+int hc__mkdir_private(const char *path, char *why, size_t n);
+/* Opens a regular file without following a final symbolic link: the fd,
+ * -1 when it cannot be opened (errno set: ENOENT is a miss), -2 refused. */
+int hc__open_trusted(const char *path, char *why, size_t n);
 
 /* Probes a plugin file in a separate process (hc-plugin-scanner) unless a
  * remembered verdict for its path, size and mtime exists. Returns 1 when it
