@@ -111,6 +111,13 @@ uint32_t hc_rejected_count(const hc_context_t *ctx);
 hc_status_t hc_rejected_get(const hc_context_t *ctx, uint32_t index,
                             const char **path, const char **reason);
 
+/* Forgets every remembered plugin-probe verdict (in this process and the
+ * registry file in the kernel cache), so that contexts created afterwards
+ * probe every plugin again (hcrun --rescan). Verdicts are otherwise bound
+ * to the plugin file and the libraries it loaded, and a bad one expires
+ * after a day. */
+hc_status_t hc_plugin_rescan(void);
+
 /* ---------------------------------------------------------------- devices */
 
 /* All devices of all backends, in backend load order then device order. */
@@ -408,6 +415,22 @@ int hc_workload_can_run(hc_context_t *ctx, const char *workload,
 
 /* Monotonic clock in seconds. */
 double hc_now(void);
+
+/* ------------------------------------------------------------ temporaries */
+
+/* Files and directories that exist only while an operation runs (the grid
+ * library's compile directory, say). Registered while they exist, so that
+ * an interrupted process can remove them: a signal handler calls
+ * hc_remove_temporaries(), which is async-signal-safe (unlink and rmdir
+ * only), then exits. Register a directory before the files in it; removal
+ * goes in reverse order. At most 64 are registered at once.
+ *
+ * hc_temp_register copies path and returns a slot (>= 0), or -1 when every
+ * slot is taken or the path is too long (the temporary then simply is not
+ * cleaned on a signal). hc_temp_unregister(-1) does nothing. */
+int hc_temp_register(const char *path);
+void hc_temp_unregister(int slot);
+void hc_remove_temporaries(void);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
  *   hcrun --workload=W --help
  *   hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]
  *         [--verify] [--repeat=N] [--json] [--output=DIR] [--plugin-dir=DIR]
+ *   any of them with --rescan (forget the plugin probe's verdicts first)
  *   hcrun --pipeline='W1 k=v @dev | W2 ...' | --pipeline-file=FILE
  *
  * Exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend, device
@@ -24,6 +25,7 @@ static void usage(FILE *f) {
           "             [--verify] [--repeat=N] [--json] [--output=DIR] [--plugin-dir=DIR]\n"
           "       hcrun --pipeline='W1 k=v @device | W2 k=v' [--pipeline-file=FILE] [--json] [--output=DIR]\n"
           "       hcrun --version\n"
+          "       --rescan with any of them: forget the plugin probe's remembered verdicts, probe again\n"
           "exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend/device/workload unavailable,\n"
           "            4 runtime error\n");
 }
@@ -158,6 +160,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
 int main(int argc, char **argv) {
   hcrun_options_t o;
   int rc = hcrun_parse_options(argc, argv, &o);
+  hc_status_t st0 = HC_OK;
   if (rc >= 0) {
     if (rc == HCRUN_USAGE) usage(stderr);
     hcrun_free_options(&o);
@@ -172,6 +175,10 @@ int main(int argc, char **argv) {
     usage(stdout);
     hcrun_free_options(&o);
     return 0;
+  }
+  if (o.rescan && (st0 = hc_plugin_rescan()) != HC_OK) {
+    hcrun_free_options(&o);
+    return fail(st0, o.json, "--rescan");
   }
   hc_context_options_t co;
   memset(&co, 0, sizeof co);
