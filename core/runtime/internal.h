@@ -163,9 +163,10 @@ int hc__mkdir_private(const char *path, char *why, size_t n);
 int hc__open_trusted(const char *path, char *why, size_t n);
 
 /* Probes a plugin file in a separate process (hc-plugin-scanner) unless a
- * remembered verdict for its path, size and mtime exists. Returns 1 when it
- * may be loaded in-process, 0 with *reason filled when it crashed, hung or
- * exited while probed. */
+ * remembered verdict for it still holds (probe.c). Returns 1 when it may be
+ * loaded in-process, 0 with *reason filled when it crashed, hung or exited
+ * while probed, 2 when the probe could not be run (hc_last_error says why):
+ * the loader then starts no backend from the file. */
 int hc__probe_plugin(hc_context_t *ctx, const char *path, char *reason, size_t n);
 
 /* The dialect prelude for a language (static text). */

@@ -124,7 +124,8 @@ static void load_file(hc_context_t *ctx, const char *path) {
     return;
   }
   char why[512];
-  if (!hc__probe_plugin(ctx, path, why, sizeof why)) {
+  int probed = hc__probe_plugin(ctx, path, why, sizeof why);
+  if (!probed) {
     reject(ctx, path, "%s", why);
     return;
   }
@@ -147,6 +148,14 @@ static void load_file(hc_context_t *ctx, const char *path) {
   }
   if (!d) {
     reject(ctx, path, "no descriptor symbol '%s'", HC_PLUGIN_SYMBOL);
+    unload_handle(h);
+    return;
+  }
+  if (probed == 2 && d->kind == HC_PLUGIN_BACKEND) {
+    /* A workload runs nothing until it is used; a backend's init is what
+     * can take the process down (PoCL aborts when it cannot start threads
+     * under a process limit), and the probe that guards it could not run. */
+    reject(ctx, path, "backend not started: its isolation probe could not be run (%s)", hc_last_error());
     unload_handle(h);
     return;
   }

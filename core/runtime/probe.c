@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -62,6 +63,7 @@ typedef struct verdict {
   long long when;  /* seconds since the epoch */
   double timeout;  /* the probe timeout it was given */
   char *reason;
+  char limits[200]; /* the resource limits it was made under */
   libver_t *libs;
   size_t nlibs;
   struct verdict *next;
@@ -123,6 +125,19 @@ static int file_ident(const char *path, ident_t *id) {
   return 1;
 }
 
+/* The resource limits a plugin's init may depend on (PoCL aborts when it
+ * cannot start its threads): a verdict made under others does not hold. */
+static void current_limits(char *out, size_t n) {
+  static const int which[] = {RLIMIT_NPROC, RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK, RLIMIT_NOFILE};
+  size_t len = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < sizeof which / sizeof which[0] && len < n; i++) {
+    struct rlimit r;
+    if (getrlimit(which[i], &r) != 0) r.rlim_cur = 0;
+    len += (size_t)snprintf(out + len, n - len, "%s%llx", i ? "," : "", (unsigned long long)r.rlim_cur);
+  }
+}
+
 static int same_ident(const ident_t *a, const ident_t *b) {
   return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns &&
          !strcmp(a->hash, b->hash);
@@ -165,7 +180,7 @@ static void remember(verdict_t *v) {
 }
 
 static verdict_t *new_verdict(const char *path, const ident_t *id, int ok, long long when, double timeout,
-                              const char *reason) {
+                              const char *limits, const char *reason) {
   verdict_t *v = calloc(1, sizeof *v);
   if (!v) return NULL;
   v->path = hc__strdup(path);
@@ -178,6 +193,7 @@ static verdict_t *new_verdict(const char *path, const ident_t *id, int ok, long 
   v->ok = ok;
   v->when = when;
   v->timeout = timeout;
+  snprintf(v->limits, sizeof v->limits, "%s", limits);
   return v;
 }
 
@@ -204,7 +220,7 @@ static FILE *open_registry(hc_context_t *ctx, const char *rp) {
 
 /* Format, one verdict per P line followed by its L lines (tab-separated):
  *   hc-plugin-registry 2
- *   P ok|bad when timeout dev ino size mtime_ns hash path reason
+ *   P ok|bad when timeout limits dev ino size mtime_ns hash path reason
  *   L size mtime_ns path                 (a library the probe saw loaded) */
 static void load_registry(hc_context_t *ctx) {
   char rp[PATH_MAX];
@@ -230,15 +246,15 @@ static void load_registry(hc_context_t *ctx) {
     }
     cur = NULL;
     if (strcmp(tag, "P") != 0) continue;
-    char *f_[10];
+    char *f_[11];
     int k = 0;
-    for (; k < 9 && (f_[k] = strtok_r(NULL, "\t", &save)); k++) {
+    for (; k < 10 && (f_[k] = strtok_r(NULL, "\t", &save)); k++) {
     }
-    f_[9] = strtok_r(NULL, "", &save);
-    if (k < 9 || strlen(f_[7]) != 32) continue;
-    ident_t id = {atoll(f_[3]), atoll(f_[4]), atoll(f_[5]), atoll(f_[6]), ""};
-    memcpy(id.hash, f_[7], 33);
-    verdict_t *v = new_verdict(f_[8], &id, !strcmp(f_[0], "ok"), atoll(f_[1]), atof(f_[2]), f_[9]);
+    f_[10] = strtok_r(NULL, "", &save);
+    if (k < 10 || strlen(f_[8]) != 32) continue;
+    ident_t id = {atoll(f_[4]), atoll(f_[5]), atoll(f_[6]), atoll(f_[7]), ""};
+    memcpy(id.hash, f_[8], 33);
+    verdict_t *v = new_verdict(f_[9], &id, !strcmp(f_[0], "ok"), atoll(f_[1]), atof(f_[2]), f_[3], f_[10]);
     if (!v) continue;
     remember(v);
     cur = v;
@@ -257,8 +273,8 @@ static void save_registry(hc_context_t *ctx) {
   size_t len = 0, cap = 0;
   hc__append(&buf, &len, &cap, "hc-plugin-registry 2\n");
   for (verdict_t *v = verdicts; v; v = v->next) {
-    hc__append(&buf, &len, &cap, "P\t%s\t%lld\t%g\t%lld\t%lld\t%lld\t%lld\t%s\t%s\t%s\n", v->ok ? "ok" : "bad",
-               v->when, v->timeout, v->id.dev, v->id.ino, v->id.size, v->id.mtime_ns, v->id.hash, v->path,
+    hc__append(&buf, &len, &cap, "P\t%s\t%lld\t%g\t%s\t%lld\t%lld\t%lld\t%lld\t%s\t%s\t%s\n", v->ok ? "ok" : "bad",
+               v->when, v->timeout, v->limits, v->id.dev, v->id.ino, v->id.size, v->id.mtime_ns, v->id.hash, v->path,
                v->reason);
     for (size_t i = 0; i < v->nlibs; i++)
       hc__append(&buf, &len, &cap, "L\t%lld\t%lld\t%s\n", v->libs[i].size, v->libs[i].mtime_ns, v->libs[i].path);
@@ -341,7 +357,8 @@ static int run_scanner(hc_context_t *ctx, const char *scanner, const char *path,
                        char *reason, size_t n) {
   int pfd[2];
   if (pipe2(pfd, O_CLOEXEC) != 0) {
-    hc_log(ctx, HC_LOG_WARN, "cannot probe %s: pipe: %s", path, strerror(errno));
+    hc_error(HC_ERR_PLUGIN, "pipe: %s", strerror(errno));
+    hc_log(ctx, HC_LOG_WARN, "cannot probe %s: %s", path, hc_last_error());
     return -1;
   }
   posix_spawn_file_actions_t fa;
@@ -364,7 +381,8 @@ static int run_scanner(hc_context_t *ctx, const char *scanner, const char *path,
   close(pfd[1]);
   if (err != 0) {
     close(pfd[0]);
-    hc_log(ctx, HC_LOG_WARN, "cannot run %s (%s): plugin %s not probed", scanner, strerror(err), path);
+    hc_error(HC_ERR_PLUGIN, "cannot run %s: %s", scanner, strerror(err));
+    hc_log(ctx, HC_LOG_WARN, "plugin %s not probed: %s", path, hc_last_error());
     return -1;
   }
   fcntl(pfd[0], F_SETFL, O_NONBLOCK);
@@ -419,8 +437,8 @@ static int run_scanner(hc_context_t *ctx, const char *scanner, const char *path,
 }
 
 /* 1 when a remembered verdict still applies to the file now at path. */
-static int still_holds(const verdict_t *v, const ident_t *id, double limit, long long now) {
-  if (!same_ident(&v->id, id) || !libs_unchanged(v)) return 0;
+static int still_holds(const verdict_t *v, const ident_t *id, double limit, const char *limits, long long now) {
+  if (!same_ident(&v->id, id) || strcmp(v->limits, limits) != 0 || !libs_unchanged(v)) return 0;
   if (v->ok) return 1;
   if (now - v->when > HC__BAD_VERDICT_TTL || now < v->when) return 0;
   /* "hung" under a shorter timeout says nothing about this one. */
@@ -435,10 +453,12 @@ int hc__probe_plugin(hc_context_t *ctx, const char *path, char *reason, size_t n
   if (!file_ident(path, &id)) return 1; /* the loader reports it */
   double limit = probe_timeout();
   long long now = (long long)time(NULL);
+  char limits[200];
+  current_limits(limits, sizeof limits);
   pthread_mutex_lock(&lock);
   load_registry(ctx);
   for (verdict_t *v = verdicts; v; v = v->next)
-    if (!strcmp(v->path, path) && still_holds(v, &id, limit, now)) {
+    if (!strcmp(v->path, path) && still_holds(v, &id, limit, limits, now)) {
       int ok = v->ok;
       if (!ok) snprintf(reason, n, "%s (remembered verdict; hcrun --rescan probes again)", v->reason);
       pthread_mutex_unlock(&lock);
@@ -450,14 +470,15 @@ int hc__probe_plugin(hc_context_t *ctx, const char *path, char *reason, size_t n
     hc_log(ctx, HC_LOG_DEBUG, "no hc-plugin-scanner found: loading %s unprobed", path);
     return 1;
   }
-  verdict_t *v = new_verdict(path, &id, 0, now, limit, "");
+  verdict_t *v = new_verdict(path, &id, 0, now, limit, limits, "");
   int ok = run_scanner(ctx, scanner, path, limit, v, reason, n);
   if (ok < 0) {
-    /* The probe could not run (no processes left under a limit, say):
-     * loading unprobed would run the plugin's init in this process. */
+    /* The probe could not run (no process left under a limit, say): the
+     * loader loads the file but starts no backend from it (a backend's init
+     * is what the probe guards), see loader.c. */
     if (v) free_verdict(v);
-    snprintf(reason, n, "not loaded: the isolation probe could not be run (HC_PLUGIN_PROBE=0 loads it unprobed)");
-    return 0;
+    snprintf(reason, n, "%s", "");
+    return 2;
   }
   if (!v) return ok;
   v->ok = ok;

@@ -17,7 +17,7 @@ static char out[1 << 16], err[1 << 16];
 static int compile(const char *name, const char *init_body) {
   char src[8192], cpath[4400], cmd[16384];
   snprintf(src, sizeof src,
-           "#include <hc/plugin.h>\n#include <signal.h>\n#include <stdlib.h>\n#include <unistd.h>\n"
+           "#include <hc/plugin.h>\n#include <signal.h>\n#include <stdlib.h>\n#include <sys/resource.h>\n#include <unistd.h>\n"
            "static hc_status_t init(hc_context_t *c, void **s) { (void)c; *s = 0; %s; return HC_OK; }\n"
            "static uint32_t count(void *s) { (void)s; return 0; }\n"
            "static hc_status_t info(void *s, uint32_t i, hc_device_info_t *o) { (void)s; (void)i; (void)o; return HC_ERR_NOT_FOUND; }\n"
@@ -62,7 +62,8 @@ static int setup(void) {
   unsetenv("HC_PLUGIN_PROBE");
   return compile("segv", "raise(SIGSEGV)") || compile("hang", "for (;;) sleep(1000)") ||
          compile("quitter", "exit(3)") || compile("abrt", "abort()") || compile("fine", "(void)0") ||
-         compile("exit0", "exit(0)");
+         compile("exit0", "exit(0)") ||
+         compile("fdhungry", "struct rlimit r; getrlimit(RLIMIT_NOFILE, &r); if (r.rlim_cur < 100) abort()");
 }
 
 static const char *reason_for(hc_context_t *c, const char *file) {
@@ -108,7 +109,7 @@ static void test_bad_plugins_rejected(void) {
   /* Exit status 0 is no pass: the probe's report never came. */
   expect(c, "exit0.so", "exited while probed with status 0 before its probe reported");
   CU_ASSERT_PTR_NULL(reason_for(c, "fine.so"));
-  CU_ASSERT_EQUAL(hc_backend_count(c), 1);
+  CU_ASSERT_EQUAL(hc_backend_count(c), 2); /* fine and fdhungry */
   CU_ASSERT_TRUE(first >= 2.0); /* the hang took its timeout */
   hc_context_destroy(c);
   /* Second time: remembered, no probe, no waiting for the hang. */
@@ -258,6 +259,27 @@ static void test_verdict_follows_libraries(void) {
   th_run(cmd, NULL, 0, NULL, 0);
 }
 
+/* A backend that aborts in its init only under a resource limit (as PoCL
+ * does when it cannot start its threads under ulimit -u): its verdict, made
+ * without the limit, does not hold under it, so it is probed again there
+ * and rejected, and the rest works. */
+static void test_backend_failing_under_a_limit(void) {
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd, "HC_PLUGIN_PATH=%s HC_CACHE_DIR=%s %s/bin/hcrun --list", dir, cache, th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_PTR_NULL(strstr(out, "fdhungry.so: crashed"));
+  snprintf(cmd, sizeof cmd, "ulimit -n 64 && HC_PLUGIN_PATH=%s HC_CACHE_DIR=%s %s/bin/hcrun --list", dir, cache,
+           th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "fdhungry.so: crashed while probed: signal 6"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "cpu:0"));
+  snprintf(cmd, sizeof cmd,
+           "ulimit -n 64 && HC_PLUGIN_PATH=%s HC_CACHE_DIR=%s %s/bin/hcrun --backend=cpu --workload=simpson n=9x9x9",
+           dir, cache, th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "integral"));
+}
+
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("isolation", setup, NULL);
   CU_ADD_TEST(s, test_bad_plugins_rejected);
@@ -266,6 +288,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_verdicts_are_trusted_only_when_private);
   CU_ADD_TEST(s, test_hung_verdict_not_forever);
   CU_ADD_TEST(s, test_verdict_follows_libraries);
+  CU_ADD_TEST(s, test_backend_failing_under_a_limit);
 }
 
 TH_MAIN(register_tests)
