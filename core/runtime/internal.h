@@ -77,6 +77,8 @@ struct hc_context {
   void *progress_user;
 
   char **search_dirs;
+  const char **search_sources; /* where each entry came from (static text) */
+  char **search_refused;       /* why an entry is not searched, or NULL */
   uint32_t nsearch_dirs;
 
   hc__backend_t *backends;
@@ -146,6 +148,8 @@ void hc__load_plugins(hc_context_t *ctx);
 void hc__register_plugin(hc_context_t *ctx, const char *path, void *handle,
                          const hc_plugin_descriptor_t *d);
 void hc__unload_plugins(hc_context_t *ctx);
+/* Records a file or directory on the search path that was not used. */
+void hc__reject(hc_context_t *ctx, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The cache directory ($HC_CACHE_DIR, $XDG_CACHE_HOME/hc, ~/.cache/hc);
  * 0 when none can be named. mkdir -p: 0 on success. */

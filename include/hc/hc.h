@@ -106,6 +106,15 @@ uint32_t hc_workload_count(const hc_context_t *ctx);
 hc_status_t hc_workload_get(const hc_context_t *ctx, uint32_t index,
                             hc_plugin_summary_t *out);
 
+/* The plugin search path, in order: each directory (resolved), where the
+ * entry came from ("caller (--plugin-dir)", "HC_PLUGIN_PATH", "beside
+ * libhc", "beside the program", "install directory") and, when it is not
+ * searched, why (a relative HC_PLUGIN_PATH entry, a directory another user
+ * owns or may write); NULL when it is. Strings owned by ctx. */
+uint32_t hc_search_dir_count(const hc_context_t *ctx);
+hc_status_t hc_search_dir_get(const hc_context_t *ctx, uint32_t index, const char **dir,
+                              const char **source, const char **refused);
+
 /* Files on the search path that were not loaded, and why. */
 uint32_t hc_rejected_count(const hc_context_t *ctx);
 hc_status_t hc_rejected_get(const hc_context_t *ctx, uint32_t index,
