@@ -215,6 +215,36 @@ static void test_search_order(void) {
   json_decref(doc);
 }
 
+/* A one-core backend whose device is of type OTHER does not take
+ * --device=auto from the CPU; --list says what auto picks per workload. */
+static void test_auto_prefers_cpu_over_other(void) {
+  char dir[4200], cmd[32768];
+  snprintf(dir, sizeof dir, "%s/other", th_tmpdir());
+  snprintf(cmd, sizeof cmd,
+           "mkdir -p '%s' && cc -std=c11 -shared -fPIC -fvisibility=hidden -DSERIAL_DEVICE_TYPE=HC_DEVICE_OTHER "
+           "-I%s/include -o '%s/toy.so' %s/tests/plugins/serial_backend.c -L%s/lib -lhc",
+           dir, HC_SOURCE_DIR, dir, HC_SOURCE_DIR, th_build_dir());
+  CU_ASSERT_EQUAL_FATAL(th_run(cmd, NULL, 0, err, sizeof err), 0);
+  snprintf(cmd, sizeof cmd, "HC_PLUGIN_PATH='%s' %s/bin/hcrun --list --json", dir, th_build_dir());
+  CU_ASSERT_EQUAL_FATAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  json_t *doc = parse_out();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  json_t *pick = json_object_get(json_object_get(doc, "auto"), "simpson");
+  CU_ASSERT_TRUE(json_is_string(pick));
+  if (json_is_string(pick) && strncmp(json_string_value(pick), "cpu:", 4) != 0)
+    fprintf(stderr, "auto picks %s for simpson\n", json_string_value(pick));
+  if (json_is_string(pick)) CU_ASSERT_EQUAL(strncmp(json_string_value(pick), "cpu:", 4), 0);
+  json_decref(doc);
+  snprintf(cmd, sizeof cmd, "HC_PLUGIN_PATH='%s' %s/bin/hcrun --list", dir, th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "--device=auto picks:\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "  simpson    cpu:0\n"));
+  /* And a run with the default device lands there. */
+  snprintf(cmd, sizeof cmd, "HC_PLUGIN_PATH='%s' %s/bin/hcrun --workload=simpson n=9x9x9 --json", dir, th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"cpu:0\""));
+}
+
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("hcrun", NULL, NULL);
   CU_ADD_TEST(s, test_version_and_usage);
@@ -225,6 +255,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_output_dir);
   CU_ADD_TEST(s, test_untrusted_plugin_dirs_refused);
   CU_ADD_TEST(s, test_search_order);
+  CU_ADD_TEST(s, test_auto_prefers_cpu_over_other);
 }
 
 TH_MAIN(register_tests)

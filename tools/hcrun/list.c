@@ -134,12 +134,24 @@ int hcrun_list(hc_context_t *ctx, int json) {
     if (!json && hc_device_count(ctx)) printf("\n");
   }
   if (!json) fputs(whys, stdout);
+  /* What --device=auto picks for each workload (hc_device_find_auto). */
+  json_t *ja = json ? json_object() : NULL;
+  if (!json && hc_workload_count(ctx) && hc_device_count(ctx)) printf("--device=auto picks:\n");
+  for (uint32_t w = 0; w < hc_workload_count(ctx); w++) {
+    hc_plugin_summary_t s;
+    hc_workload_get(ctx, w, &s);
+    uint32_t idx = 0;
+    const char *id = hc_device_find_auto(ctx, s.name, &idx) == HC_OK ? hc_device_id(ctx, idx) : NULL;
+    if (json) json_object_set_new(ja, s.name, id ? json_string(id) : json_null());
+    else if (hc_device_count(ctx)) printf("  %-10s %s\n", s.name, id ? id : "(none)");
+  }
   if (json) {
     json_object_set_new(doc, "hc_version", json_string(hc_version()));
     json_object_set_new(doc, "backends", jb);
     json_object_set_new(doc, "workloads", jw);
     json_object_set_new(doc, "rejected", jr);
     json_object_set_new(doc, "search_path", js);
+    json_object_set_new(doc, "auto", ja);
     json_object_set_new(doc, "matrix", jm);
     hcrun_print_json(doc);
     json_decref(doc);
