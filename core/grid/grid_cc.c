@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -269,6 +270,14 @@ hc_status_t hcg_cc_build(hc_grid_t *g, const char *source, hc_host_kernel_fn *fn
   work_dir_t w;
   hc_status_t st = make_dir(&w);
   if (st != HC_OK) return cannot_compile(g, st);
+  /* No shared object can be mapped from a noexec mount (dlopen: "failed to
+   * map segment"): no compiled kernel can run from this TMPDIR. */
+  struct statvfs vfs;
+  if (statvfs(w.dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
+    remove_dir(&w);
+    return cannot_compile(g, hc_error(HC_ERR_UNSUPPORTED, "grid host kernel: TMPDIR=%s is mounted noexec, so "
+                                                          "compiled kernels cannot be loaded from it", tmp_root()));
+  }
   char src[4200], obj[4200];
   snprintf(src, sizeof src, "%s/k.c", w.dir);
   snprintf(obj, sizeof obj, "%s/k.so", w.dir);
@@ -302,10 +311,6 @@ hc_status_t hcg_cc_build(hc_grid_t *g, const char *source, hc_host_kernel_fn *fn
       g->cc_state = 1;
       if (bytes && hc_cache_store("grid-host", key, bytes, nbytes) != HC_OK) /* best effort */
         hc_log(ctx, HC_LOG_WARN, "grid expressions: %s", hc_last_error());
-    } else {
-      /* The compiler worked but what it made cannot be mapped: TMPDIR on a
-       * noexec mount, say. No compiled kernel can run here. */
-      st = hc_error(HC_ERR_UNSUPPORTED, "%s (is TMPDIR=%s mounted noexec?)", hc_last_error(), tmp_root());
     }
     free(bytes);
   }
