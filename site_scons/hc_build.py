@@ -119,10 +119,16 @@ def add_methods(env):
         return mod
 
     def program(env, name, sources, **kw):
+        """A program in build/bin (or a folder below it) that finds libhc in
+        build/lib through one RUNPATH entry relative to itself. Installed
+        programs keep it, so it must name the install's own lib/ and nothing
+        above it (tests/install_check.sh checks every installed ELF)."""
         e = env.Clone()
+        target = os.path.join(env['HC_BINDIR'].abspath, name)
+        rel = os.path.relpath(env['HC_LIBDIR'].abspath, os.path.dirname(target))
         e.Append(LIBS=['hc'] + kw.pop('LIBS', []), LIBPATH=[env['HC_LIBDIR']],
-                 RPATH=[e.Literal('\\$$ORIGIN/../lib'), e.Literal('\\$$ORIGIN/../../lib')], **kw)
-        return e.Program(os.path.join(env['HC_BINDIR'].abspath, name), sources)
+                 RPATH=[e.Literal('\\$$ORIGIN/' + rel)], **kw)
+        return e.Program(target, sources)
 
     env.AddMethod(embed, 'HcEmbed')
     env.AddMethod(plugin, 'HcPlugin')

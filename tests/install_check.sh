@@ -13,6 +13,32 @@ check test "$(pkg-config --variable=plugindir hc)" = "$prefix/lib/hc/plugins"
 check test -f "$prefix/include/hc/plugin.h"
 check test -f "$prefix/lib/hc/plugins/backend-cpu.so"
 check cc -std=c11 examples/embed.c $(pkg-config --cflags --libs hc) -o "$prefix/embed"
+# Every installed ELF searches only the install's own lib/ for libraries: a
+# RUNPATH entry that leaves the prefix (such as $ORIGIN/../../lib from bin/)
+# names a directory any local user may create.
+runpath_inside() {
+  local f=$1 bad=0 entry dir
+  local rp
+  rp=$(readelf -d "$f" 2>/dev/null | sed -n 's/.*(R\(UN\)\{0,1\}PATH).*\[\(.*\)\]/\2/p')
+  IFS=: read -ra entries <<<"$rp"
+  for entry in "${entries[@]}"; do
+    dir=${entry//\$ORIGIN/$(dirname "$f")}
+    dir=$(realpath -m "$dir")
+    if [ "$dir" != "$(realpath "$prefix/lib")" ]; then
+      echo "$f: RUNPATH entry $entry resolves to $dir, outside $prefix/lib"
+      bad=1
+    fi
+  done
+  return $bad
+}
+nelf=0
+while IFS= read -r f; do
+  if [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+    nelf=$((nelf + 1))
+    check runpath_inside "$f"
+  fi
+done < <(find "$prefix" -type f)
+check test "$nelf" -ge 3
 # The installed tools find the installed plugins with no environment set.
 check env -u HC_PLUGIN_PATH "$prefix/embed"
 check env -u HC_PLUGIN_PATH "$prefix/bin/hcrun" --list

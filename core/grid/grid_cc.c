@@ -3,9 +3,14 @@
  * temporary directory, the shared object is stored in the on-disk kernel
  * cache (kind "grid-host", keyed by compiler, flags, machine and source;
  * checksummed, written atomically) and dlopen'ed. A compiler that cannot be
- * run is HC_ERR_UNSUPPORTED (the caller falls back to the evaluator); one
- * that rejects the code is HC_ERR_BUILD with its output. */
+ * run, or a TMPDIR that is missing or where a compiled object cannot be
+ * mapped (a noexec mount), is HC_ERR_UNSUPPORTED (host=auto falls back to
+ * the evaluator); a compiler that rejects the code is HC_ERR_BUILD with its
+ * output. */
+#include <dirent.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -13,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -168,20 +174,85 @@ static hc_status_t run_cc(const char *dir, const char *src, const char *obj) {
   return st;
 }
 
-static void remove_dir(const char *dir) {
-  static const char *const names[] = {"k.c", "k.so", "cc.log", "cached.so"};
+static const char *const dir_files[] = {"k.c", "k.so", "cc.log", "cached.so"};
+#define NFILES (sizeof dir_files / sizeof dir_files[0])
+
+/* The compile directory, hcgrid-<pid>-XXXXXX in TMPDIR, and its files are
+ * registered as temporaries (hc.h) while they exist, so that a signal
+ * handler can remove them; a process killed outright leaves them to the
+ * next process's sweep_stale(). */
+typedef struct {
+  char dir[3000];
+  int slots[1 + NFILES];
+} work_dir_t;
+
+static void remove_dir(work_dir_t *w) {
   char path[4200];
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+  for (size_t i = 0; i < NFILES; i++) {
+    snprintf(path, sizeof path, "%s/%s", w->dir, dir_files[i]);
     unlink(path);
   }
-  rmdir(dir);
+  rmdir(w->dir);
+  for (size_t i = 0; i <= NFILES; i++) hc_temp_unregister(w->slots[i]);
+}
+
+static hc_status_t make_dir(work_dir_t *w) {
+  if (snprintf(w->dir, sizeof w->dir, "%s/hcgrid-%ld-XXXXXX", tmp_root(), (long)getpid()) >= (int)sizeof w->dir)
+    return hc_error(HC_ERR_UNSUPPORTED, "grid host kernel: TMPDIR is too long");
+  if (!mkdtemp(w->dir))
+    return hc_error(HC_ERR_UNSUPPORTED, "grid host kernel: cannot create a directory in TMPDIR=%s: %s", tmp_root(),
+                    strerror(errno));
+  w->slots[0] = hc_temp_register(w->dir);
+  char path[4200];
+  for (size_t i = 0; i < NFILES; i++) {
+    snprintf(path, sizeof path, "%s/%s", w->dir, dir_files[i]);
+    w->slots[1 + i] = hc_temp_register(path);
+  }
+  return HC_OK;
+}
+
+/* Remembers that compiled host kernels cannot run in this grid (no
+ * compiler, no usable TMPDIR): host=auto uses the evaluator from now on. */
+static hc_status_t cannot_compile(hc_grid_t *g, hc_status_t st) {
+  g->cc_state = -1;
+  snprintf(g->cc_why, sizeof g->cc_why, "%s", hc_last_error());
+  return st;
+}
+
+static void sweep_stale_once(void) {
+  const char *root = tmp_root();
+  DIR *dp = opendir(root);
+  if (!dp) return;
+  struct dirent *de;
+  while ((de = readdir(dp))) {
+    char *end = NULL;
+    if (strncmp(de->d_name, "hcgrid-", 7) != 0) continue;
+    long pid = strtol(de->d_name + 7, &end, 10);
+    if (end == de->d_name + 7 || *end != '-' || pid <= 0 || pid == (long)getpid()) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to ask */
+    work_dir_t w;
+    struct stat st;
+    if (snprintf(w.dir, sizeof w.dir, "%s/%s", root, de->d_name) >= (int)sizeof w.dir) continue;
+    if (lstat(w.dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
+    for (size_t i = 0; i <= NFILES; i++) w.slots[i] = -1;
+    remove_dir(&w);
+  }
+  closedir(dp);
+}
+
+/* Removes the compile directories of processes that no longer run (killed
+ * during a compile): only ours, only hcgrid-<pid>-XXXXXX whose pid is gone,
+ * only the files this code puts there. Once per process. */
+static void sweep_stale(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, sweep_stale_once);
 }
 
 hc_status_t hcg_cc_build(hc_grid_t *g, const char *source, hc_host_kernel_fn *fn, void **dl) {
   *fn = NULL;
   *dl = NULL;
   if (g->cc_state < 0) return hc_error(HC_ERR_UNSUPPORTED, "%s", g->cc_why);
+  sweep_stale();
   struct utsname u;
   if (uname(&u) != 0) memset(&u, 0, sizeof u);
   char flags[1024] = "";
@@ -194,51 +265,57 @@ hc_status_t hcg_cc_build(hc_grid_t *g, const char *source, hc_host_kernel_fn *fn
   const void *parts[5] = {"grid-host-v1", compiler(), flags, u.machine, source};
   char key[33];
   hc_cache_key(key, 5, parts, NULL);
+  hc_context_t *ctx = hc_device_context(g->dev);
 
-  char dir[3000];
-  if (snprintf(dir, sizeof dir, "%s/hcgrid-XXXXXX", tmp_root()) >= (int)sizeof dir)
-    return hc_error(HC_ERR_IO, "grid host kernel: TMPDIR is too long");
-  if (!mkdtemp(dir)) return hc_error(HC_ERR_IO, "grid host kernel: cannot create a directory in %s: %s", tmp_root(),
-                                     strerror(errno));
+  work_dir_t w;
+  hc_status_t st = make_dir(&w);
+  if (st != HC_OK) return cannot_compile(g, st);
+  /* No shared object can be mapped from a noexec mount (dlopen: "failed to
+   * map segment"): no compiled kernel can run from this TMPDIR. */
+  struct statvfs vfs;
+  if (statvfs(w.dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
+    remove_dir(&w);
+    return cannot_compile(g, hc_error(HC_ERR_UNSUPPORTED, "grid host kernel: TMPDIR=%s is mounted noexec, so "
+                                                          "compiled kernels cannot be loaded from it", tmp_root()));
+  }
   char src[4200], obj[4200];
-  snprintf(src, sizeof src, "%s/k.c", dir);
-  snprintf(obj, sizeof obj, "%s/k.so", dir);
-  hc_status_t st;
+  snprintf(src, sizeof src, "%s/k.c", w.dir);
+  snprintf(obj, sizeof obj, "%s/k.so", w.dir);
   void *bytes = NULL;
   size_t nbytes = 0;
-  if (hc_cache_load("grid-host", key, &bytes, &nbytes) == HC_OK) {
+  st = hc_cache_load("grid-host", key, &bytes, &nbytes);
+  if (st == HC_OK) {
     char cached[4200];
-    snprintf(cached, sizeof cached, "%s/cached.so", dir);
+    snprintf(cached, sizeof cached, "%s/cached.so", w.dir);
     st = write_all(cached, bytes, nbytes) == 0 ? open_object(cached, fn, dl)
                                                 : hc_error(HC_ERR_IO, "cannot write %s: %s", cached, strerror(errno));
     free(bytes);
     if (st == HC_OK) {
       g->cc_state = 1;
-      remove_dir(dir);
+      remove_dir(&w);
       return HC_OK;
     }
+  } else if (st != HC_ERR_NOT_FOUND) {
+    hc_log(ctx, HC_LOG_WARN, "grid expressions: %s", hc_last_error());
   }
   if (write_all(src, source, strlen(source)) != 0) {
     st = hc_error(HC_ERR_IO, "grid host kernel: cannot write %s: %s", src, strerror(errno));
-    remove_dir(dir);
+    remove_dir(&w);
     return st;
   }
-  st = run_cc(dir, src, obj);
-  if (st == HC_ERR_UNSUPPORTED) {
-    g->cc_state = -1;
-    snprintf(g->cc_why, sizeof g->cc_why, "%s", hc_last_error());
-  }
+  st = run_cc(w.dir, src, obj);
   if (st == HC_OK) {
-    g->cc_state = 1;
     bytes = read_all(obj, &nbytes);
-    if (bytes) {
-      hc_cache_store("grid-host", key, bytes, nbytes); /* best effort */
-      free(bytes);
-    }
     st = open_object(obj, fn, dl);
+    if (st == HC_OK) {
+      g->cc_state = 1;
+      if (bytes && hc_cache_store("grid-host", key, bytes, nbytes) != HC_OK) /* best effort */
+        hc_log(ctx, HC_LOG_WARN, "grid expressions: %s", hc_last_error());
+    }
+    free(bytes);
   }
-  remove_dir(dir);
-  return st;
+  remove_dir(&w);
+  return st == HC_ERR_UNSUPPORTED ? cannot_compile(g, st) : st;
 }
 
 void hcg_cc_close(void *dl) {

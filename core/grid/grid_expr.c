@@ -148,6 +148,10 @@ HC_API hc_status_t hc_grid_error(const hc_grid_t *g, const char **message) {
   return g ? g->err : HC_ERR_INVALID_ARG;
 }
 
+HC_API const char *hc_grid_compiler_unavailable(const hc_grid_t *g) {
+  return g && g->cc_state < 0 ? g->cc_why : NULL;
+}
+
 HC_API void hc_grid_stats(const hc_grid_t *g, hc_grid_stats_t *out) {
   if (!out) return;
   uint32_t want = out->size && out->size < sizeof *out ? out->size : (uint32_t)sizeof *out;

@@ -3,7 +3,14 @@
  * An entry is  "HCC1" | u64 payload size | u64 payload hash | payload,
  * written to a temporary file and renamed into place, so a reader sees a
  * whole entry or none. A reader that finds a short, oversized or mismatching
- * entry deletes it and reports a miss: a corrupt entry is never trusted. */
+ * entry deletes it and reports a miss: a corrupt entry is never trusted.
+ *
+ * The cache holds code this process runs (program binaries, the grid
+ * library's shared objects), so its folders and entries must be trusted
+ * (trust.c): created 0700, owned by the user or root and writable by no one
+ * else, no symbolic link below the cache root. A cache that fails this is
+ * refused: load and store return HC_ERR_IO naming the path and the problem,
+ * callers log it as a warning and run without the cache. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -56,18 +63,6 @@ HC_API int hc_cache_enabled(void) {
   return !(e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no")));
 }
 
-int hc__mkdir_p(const char *path) {
-  char buf[4096];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char *p = buf + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-      *p = '/';
-    }
-  return (mkdir(buf, 0755) == 0 || errno == EEXIST) ? 0 : -1;
-}
-
 int hc__cache_dir(char *out, size_t n) {
   const char *d = getenv("HC_CACHE_DIR");
   if (d && *d) return snprintf(out, n, "%s", d) < (int)n;
@@ -78,24 +73,54 @@ int hc__cache_dir(char *out, size_t n) {
   return 0;
 }
 
-static int entry_path(char *out, size_t n, const char *kind, const char *key) {
+/* The entry's path after checking the folders on the way (trust.c): 1 ok,
+ * 0 no cache (unset, or absent when only reading), -1 refused (why says
+ * which path and what is wrong with it). The cache root may be reached
+ * through a link the user made; below it nothing is followed. */
+static int entry_path(char *out, size_t n, const char *kind, const char *key, int create, char *why, size_t wn) {
   char dir[3072];
+  snprintf(why, wn, "kernel cache unavailable");
   if (!hc__cache_dir(dir, sizeof dir)) return 0;
   for (const char *k = kind; *k; k++)
     if (*k == '/' || *k == '.') return 0;
   for (const char *k = key; *k; k++)
     if (*k == '/' || *k == '.') return 0;
-  return snprintf(out, n, "%s/%s/%s.bin", dir, kind, key) < (int)n;
+  if (snprintf(out, n, "%s/%s/%s.bin", dir, kind, key) >= (int)n) return 0;
+  struct stat st;
+  if (create) {
+    if (hc__mkdir_private(dir, why, wn) != 0) return -1;
+  } else if (stat(dir, &st) != 0) {
+    return 0;
+  } else if (!hc__dir_trusted(dir, 1, why, wn)) {
+    return -1;
+  }
+  char *slash = strrchr(out, '/');
+  *slash = '\0';
+  int r = 1;
+  if (create && mkdir(out, 0700) != 0 && errno != EEXIST) {
+    snprintf(why, wn, "cannot create %s: %s", out, strerror(errno));
+    r = -1;
+  } else if (!create && lstat(out, &st) != 0) {
+    r = 0;
+  } else if (!hc__dir_trusted(out, 0, why, wn)) {
+    r = -1;
+  }
+  *slash = '/';
+  return r;
+}
+
+static hc_status_t refused(const char *why) {
+  return hc_error(HC_ERR_IO, "kernel cache refused: %s; running without the cache", why);
 }
 
 HC_API hc_status_t hc_write_file_atomic(const char *path, const void *data, size_t size) {
   char tmp[4200];
   static _Atomic unsigned counter;
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
-  int slot = hc__temp_register(tmp); /* before the file exists: a signal may come at any point */
+  int slot = hc_temp_register(tmp); /* before the file exists: a signal may come at any point */
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
-    hc__temp_unregister(slot);
+    hc_temp_unregister(slot);
     return hc_error(HC_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
   }
   const char *p = data;
@@ -107,7 +132,7 @@ HC_API hc_status_t hc_write_file_atomic(const char *path, const void *data, size
       int e = errno;
       close(fd);
       unlink(tmp);
-      hc__temp_unregister(slot);
+      hc_temp_unregister(slot);
       return hc_error(HC_ERR_IO, "cannot write %s: %s", path, strerror(e));
     }
     p += w;
@@ -116,22 +141,19 @@ HC_API hc_status_t hc_write_file_atomic(const char *path, const void *data, size
   if (close(fd) != 0 || rename(tmp, path) != 0) {
     int e = errno;
     unlink(tmp);
-    hc__temp_unregister(slot);
+    hc_temp_unregister(slot);
     return hc_error(HC_ERR_IO, "cannot write %s: %s", path, strerror(e));
   }
-  hc__temp_unregister(slot);
+  hc_temp_unregister(slot);
   return HC_OK;
 }
 
 HC_API hc_status_t hc_cache_store(const char *kind, const char *key, const void *data, size_t size) {
-  char path[4096];
-  if (!hc_cache_enabled() || !kind || !key || !entry_path(path, sizeof path, kind, key))
-    return hc_error(HC_ERR_NOT_FOUND, "kernel cache disabled or unavailable");
-  char *slash = strrchr(path, '/');
-  *slash = '\0';
-  int ok = hc__mkdir_p(path) == 0;
-  *slash = '/';
-  if (!ok) return hc_error(HC_ERR_IO, "cannot create cache directory for %s", path);
+  char path[4096], why[1024];
+  if (!hc_cache_enabled() || !kind || !key) return hc_error(HC_ERR_NOT_FOUND, "kernel cache disabled");
+  int where = entry_path(path, sizeof path, kind, key, 1, why, sizeof why);
+  if (where == 0) return hc_error(HC_ERR_NOT_FOUND, "%s", why);
+  if (where < 0) return refused(why);
   size_t total = 4 + 16 + size;
   unsigned char *buf = malloc(total);
   if (!buf) return hc_error(HC_ERR_NO_MEMORY, "cache store: out of memory");
@@ -146,13 +168,25 @@ HC_API hc_status_t hc_cache_store(const char *kind, const char *key, const void 
 }
 
 HC_API hc_status_t hc_cache_load(const char *kind, const char *key, void **data, size_t *size) {
-  char path[4096];
+  char path[4096], why[1024];
   *data = NULL;
   *size = 0;
-  if (!hc_cache_enabled() || !kind || !key || !entry_path(path, sizeof path, kind, key))
+  if (!hc_cache_enabled() || !kind || !key) return HC_ERR_NOT_FOUND;
+  int where = entry_path(path, sizeof path, kind, key, 0, why, sizeof why);
+  if (where == 0) return HC_ERR_NOT_FOUND;
+  if (where < 0) return refused(why);
+  int fd = hc__open_trusted(path, why, sizeof why);
+  if (fd == -2) {
+    /* In a folder of ours: take the planted or loosened entry away, so the
+     * next store writes one that can be trusted. */
+    unlink(path);
+    return refused(why);
+  }
+  FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+  if (!f) {
+    if (fd >= 0) close(fd);
     return HC_ERR_NOT_FOUND;
-  FILE *f = fopen(path, "rb");
-  if (!f) return HC_ERR_NOT_FOUND;
+  }
   unsigned char hdr[20];
   uint64_t sz = 0, hs = 0;
   int ok = fread(hdr, 1, 20, f) == 20 && !memcmp(hdr, "HCC1", 4);

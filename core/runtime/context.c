@@ -11,20 +11,40 @@
 #include "hc/trace.h"
 #include "internal.h"
 
-static void add_dir(hc_context_t *ctx, const char *dir) {
+/* Adds a search-path entry. A directory that exists must be trusted
+ * (trust.c: the user's or root's, writable by no one else, after following
+ * links); one that is not is kept on the path with the reason, so that the
+ * loader lists it as refused. */
+static void add_entry(hc_context_t *ctx, const char *dir, const char *source, const char *refused) {
   if (!dir || !*dir) return;
-  char real[PATH_MAX];
+  char real[PATH_MAX], why[1024];
   const char *use = realpath(dir, real) ? real : dir;
   for (uint32_t i = 0; i < ctx->nsearch_dirs; i++)
     if (!strcmp(ctx->search_dirs[i], use)) return;
-  char **n = realloc(ctx->search_dirs, (ctx->nsearch_dirs + 1) * sizeof *n);
-  if (!n) return;
-  ctx->search_dirs = n;
-  if ((n[ctx->nsearch_dirs] = hc__strdup(use))) ctx->nsearch_dirs++;
+  if (!refused && !access(use, F_OK) && !hc__dir_trusted(use, 1, why, sizeof why)) refused = why;
+  uint32_t k = ctx->nsearch_dirs;
+  char **n = realloc(ctx->search_dirs, (k + 1) * sizeof *n);
+  if (n) ctx->search_dirs = n;
+  const char **src = realloc(ctx->search_sources, (k + 1) * sizeof *src);
+  if (src) ctx->search_sources = src;
+  char **ref = realloc(ctx->search_refused, (k + 1) * sizeof *ref);
+  if (ref) ctx->search_refused = ref;
+  if (!n || !src || !ref) return;
+  n[k] = hc__strdup(use);
+  ref[k] = refused ? hc__strdup(refused) : NULL;
+  src[k] = source;
+  if (!n[k] || (refused && !ref[k])) {
+    free(n[k]);
+    free(ref[k]);
+    return;
+  }
+  ctx->nsearch_dirs++;
 }
 
+static void add_dir(hc_context_t *ctx, const char *dir, const char *source) { add_entry(ctx, dir, source, NULL); }
+
 /* dir/../lib/hc/plugins relative to a file. */
-static void add_relative(hc_context_t *ctx, const char *file, const char *rel) {
+static void add_relative(hc_context_t *ctx, const char *file, const char *rel, const char *source) {
   char buf[PATH_MAX];
   snprintf(buf, sizeof buf, "%s", file);
   char *slash = strrchr(buf, '/');
@@ -32,33 +52,41 @@ static void add_relative(hc_context_t *ctx, const char *file, const char *rel) {
   *slash = '\0';
   char dir[PATH_MAX + 64];
   snprintf(dir, sizeof dir, "%s/%s", buf, rel);
-  add_dir(ctx, dir);
+  add_dir(ctx, dir, source);
 }
 
+/* The order: the caller's directories, HC_PLUGIN_PATH, then the plugins
+ * that belong to the libhc in use (beside it: the build tree's own plugins
+ * when run from a build, $PREFIX/lib/hc/plugins when installed) and to the
+ * running binary, and only then the configured install directory, so that
+ * an older installed copy never shadows what was just built. */
 static void build_search_path(hc_context_t *ctx, const hc_context_options_t *o) {
   for (uint32_t i = 0; o && o->plugin_dirs && i < o->plugin_dir_count; i++)
-    add_dir(ctx, o->plugin_dirs[i]);
+    add_dir(ctx, o->plugin_dirs[i], "caller (--plugin-dir)");
   const char *env = getenv("HC_PLUGIN_PATH");
   if (env && !(o && o->no_env_path)) {
     char *copy = hc__strdup(env), *save = NULL;
     for (char *tok = copy ? strtok_r(copy, ":", &save) : NULL; tok;
          tok = strtok_r(NULL, ":", &save))
-      add_dir(ctx, tok);
+      add_entry(ctx, tok, "HC_PLUGIN_PATH",
+                tok[0] == '/' ? NULL
+                              : "a relative HC_PLUGIN_PATH entry (it would be resolved against the working "
+                                "directory): give an absolute path");
     free(copy);
   }
   if (o && o->no_default_dirs) return;
-  add_dir(ctx, HC_INSTALL_PLUGIN_DIR);
-  /* Beside the library itself (an installed libhc at another prefix). */
+  /* Beside the library itself. */
   Dl_info info;
   if (dladdr((void *)hc_context_create, &info) && info.dli_fname)
-    add_relative(ctx, info.dli_fname, "hc/plugins");
+    add_relative(ctx, info.dli_fname, "hc/plugins", "beside libhc");
   /* The build tree next to the running binary (build/bin -> build/lib). */
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     exe[n] = '\0';
-    add_relative(ctx, exe, "../lib/hc/plugins");
+    add_relative(ctx, exe, "../lib/hc/plugins", "beside the program");
   }
+  add_dir(ctx, HC_INSTALL_PLUGIN_DIR, "install directory");
 }
 
 static void stderr_log(void *user, hc_log_level_t level, const char *msg) {
@@ -147,8 +175,13 @@ HC_API void hc_context_destroy(hc_context_t *ctx) {
   }
   free(ctx->devices);
   hc__unload_plugins(ctx);
-  for (uint32_t i = 0; i < ctx->nsearch_dirs; i++) free(ctx->search_dirs[i]);
+  for (uint32_t i = 0; i < ctx->nsearch_dirs; i++) {
+    free(ctx->search_dirs[i]);
+    free(ctx->search_refused[i]);
+  }
   free(ctx->search_dirs);
+  free(ctx->search_refused);
+  free(ctx->search_sources);
   pthread_mutex_destroy(&ctx->lock);
   free(ctx);
 }
@@ -191,6 +224,18 @@ HC_API hc_status_t hc_workload_get(const hc_context_t *ctx, uint32_t i, hc_plugi
   if (!ctx || !out || i >= ctx->nworkloads)
     return hc_error(HC_ERR_INVALID_ARG, "hc_workload_get: index %u out of range", i);
   summarize(&ctx->workloads[i].plugin, out);
+  return HC_OK;
+}
+
+HC_API uint32_t hc_search_dir_count(const hc_context_t *ctx) { return ctx ? ctx->nsearch_dirs : 0; }
+
+HC_API hc_status_t hc_search_dir_get(const hc_context_t *ctx, uint32_t i, const char **dir, const char **source,
+                                     const char **refused) {
+  if (!ctx || i >= ctx->nsearch_dirs)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_search_dir_get: index %u out of range", i);
+  if (dir) *dir = ctx->search_dirs[i];
+  if (source) *source = ctx->search_sources[i];
+  if (refused) *refused = ctx->search_refused[i];
   return HC_OK;
 }
 

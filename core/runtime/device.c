@@ -18,22 +18,29 @@ HC_API hc_status_t hc_device_query(const hc_context_t *ctx, uint32_t i, hc_devic
   return HC_OK;
 }
 
-/* Rank for --device=auto: GPU > accelerator > other > CPU, then peak. */
+/* The one ranking behind --device=auto (a performance history would be
+ * consulted here). Kinds first: GPU, then accelerator, then CPU, and a
+ * device of type OTHER last, below the CPU: an unknown kind of device has
+ * declared nothing that says it is faster than the host. Within a kind, the
+ * native backend of that device (CUDA on an NVIDIA GPU, host-language
+ * kernels on a CPU), then the declared capability: the fp32 peak where the
+ * backend gives one, else compute units x clock, with the memory bandwidth
+ * breaking ties. */
 static double auto_score(const hc__device_slot_t *s) {
-  static const double type_rank[] = {[HC_DEVICE_CPU] = 0, [HC_DEVICE_GPU] = 3,
-                                     [HC_DEVICE_ACCELERATOR] = 2, [HC_DEVICE_OTHER] = 1};
+  static const double type_rank[] = {[HC_DEVICE_CPU] = 1, [HC_DEVICE_GPU] = 3,
+                                     [HC_DEVICE_ACCELERATOR] = 2, [HC_DEVICE_OTHER] = 0};
   double r = s->info.type < HC_DEVICE_TYPE_COUNT_ ? type_rank[s->info.type] : 0;
   /* GFLOP/s-like either way: the peak, or cores x GHz when it is unknown. */
   double speed = s->info.peak_fp32_gflops > 0
                      ? s->info.peak_fp32_gflops
                      : (double)s->info.compute_units * (s->info.clock_mhz ? s->info.clock_mhz : 1000) * 1e-3;
-  /* Prefer the native backend of a kind of device: CUDA over OpenCL on an
-   * NVIDIA GPU, host-language (the cpu backend) over OpenCL on a CPU. */
   double native = !strcmp(s->info.platform, "CUDA") ||
                           (s->info.type == HC_DEVICE_CPU && (s->info.languages & HC_LANG_BIT(HC_LANG_HOST)))
                       ? 0.5
                       : 0;
-  return r * 1e12 + native * 1e11 + speed;
+  double bw = s->info.peak_bandwidth_gbs > 0 ? s->info.peak_bandwidth_gbs : 0;
+  if (speed > 1e9) speed = 1e9; /* keep the terms apart */
+  return r * 1e13 + native * 1e12 + speed * 1e3 + (bw < 1e3 ? bw : 999);
 }
 
 HC_API hc_status_t hc_device_find(const hc_context_t *ctx, const char *spec, uint32_t *index) {

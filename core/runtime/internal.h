@@ -78,6 +78,8 @@ struct hc_context {
   void *progress_user;
 
   char **search_dirs;
+  const char **search_sources; /* where each entry came from (static text) */
+  char **search_refused;       /* why an entry is not searched, or NULL */
   uint32_t nsearch_dirs;
 
   hc__backend_t *backends;
@@ -159,16 +161,29 @@ void hc__load_plugins(hc_context_t *ctx);
 void hc__register_plugin(hc_context_t *ctx, const char *path, void *handle,
                          const hc_plugin_descriptor_t *d);
 void hc__unload_plugins(hc_context_t *ctx);
+/* Records a file or directory on the search path that was not used. */
+void hc__reject(hc_context_t *ctx, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The cache directory ($HC_CACHE_DIR, $XDG_CACHE_HOME/hc, ~/.cache/hc);
  * 0 when none can be named. mkdir -p: 0 on success. */
 int hc__cache_dir(char *out, size_t n);
-int hc__mkdir_p(const char *path);
+/* Trusted paths (trust.c): owned by this user or root, not writable by
+ * group or others. Each fills why with a message naming the path. */
+struct stat;
+int hc__stat_trusted(const struct stat *st, const char *path, char *why, size_t n);
+/* 1 when path is such a directory; follow=0 refuses a symbolic link. */
+int hc__dir_trusted(const char *path, int follow, char *why, size_t n);
+/* Creates path and missing parents 0700; 0 when it ends up trusted. */
+int hc__mkdir_private(const char *path, char *why, size_t n);
+/* Opens a regular file without following a final symbolic link: the fd,
+ * -1 when it cannot be opened (errno set: ENOENT is a miss), -2 refused. */
+int hc__open_trusted(const char *path, char *why, size_t n);
 
 /* Probes a plugin file in a separate process (hc-plugin-scanner) unless a
- * remembered verdict for its path, size and mtime exists. Returns 1 when it
- * may be loaded in-process, 0 with *reason filled when it crashed, hung or
- * exited while probed. */
+ * remembered verdict for it still holds (probe.c). Returns 1 when it may be
+ * loaded in-process, 0 with *reason filled when it crashed, hung or exited
+ * while probed, 2 when the probe could not be run (hc_last_error says why):
+ * the loader then starts no backend from the file. */
 int hc__probe_plugin(hc_context_t *ctx, const char *path, char *reason, size_t n);
 
 /* The dialect prelude for a language (static text). */
@@ -176,10 +191,6 @@ const char *hc__dialect_prelude(hc_language_t lang);
 
 /* String helpers. */
 char *hc__strdup(const char *s);
-/* Temporary files in progress, removed by hc_cleanup_temporaries (temps.c):
- * register returns a slot (or -1: not tracked), unregister frees it. */
-int hc__temp_register(const char *path);
-void hc__temp_unregister(int slot);
 char *hc__strndup(const char *s, size_t n);
 /* Appends to a growable string; returns 0 on allocation failure. */
 int hc__append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)

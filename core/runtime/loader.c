@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "descriptor.h"
@@ -18,9 +19,8 @@
  * this lock, and lt_dlinit/lt_dlexit are reference counted under it. */
 static pthread_mutex_t ltdl_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void reject(hc_context_t *ctx, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void reject(hc_context_t *ctx, const char *path, const char *fmt, ...) {
+#define reject hc__reject
+void hc__reject(hc_context_t *ctx, const char *path, const char *fmt, ...) {
   char reason[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -119,6 +119,12 @@ static void add_workload(hc_context_t *ctx, const char *path, lt_dlhandle h,
 }
 
 static void load_file(hc_context_t *ctx, const char *path) {
+  struct stat st;
+  char why[512];
+  if (stat(path, &st) == 0 && !hc__stat_trusted(&st, path, why, sizeof why)) {
+    reject(ctx, path, "not trusted: %s", why);
+    return;
+  }
   int fd;
   if (hc_open_regular(path, &fd) != HC_OK) { /* a FIFO, a directory, ...: say which */
     const char *why = hc_last_error();
@@ -132,8 +138,8 @@ static void load_file(hc_context_t *ctx, const char *path) {
     reject(ctx, path, "not a shared object (no ELF header)");
     return;
   }
-  char why[512];
-  if (!hc__probe_plugin(ctx, path, why, sizeof why)) {
+  int probed = hc__probe_plugin(ctx, path, why, sizeof why);
+  if (!probed) {
     reject(ctx, path, "%s", why);
     return;
   }
@@ -156,6 +162,14 @@ static void load_file(hc_context_t *ctx, const char *path) {
   }
   if (!d) {
     reject(ctx, path, "no descriptor symbol '%s'", HC_PLUGIN_SYMBOL);
+    unload_handle(h);
+    return;
+  }
+  if (probed == 2 && d->kind == HC_PLUGIN_BACKEND) {
+    /* A workload runs nothing until it is used; a backend's init is what
+     * can take the process down (PoCL aborts when it cannot start threads
+     * under a process limit), and the probe that guards it could not run. */
+    reject(ctx, path, "backend not started: its isolation probe could not be run (%s)", hc_last_error());
     unload_handle(h);
     return;
   }
@@ -229,7 +243,10 @@ void hc__load_plugins(hc_context_t *ctx) {
   pthread_mutex_lock(&ltdl_lock);
   lt_dlinit();
   pthread_mutex_unlock(&ltdl_lock);
-  for (uint32_t i = 0; i < ctx->nsearch_dirs; i++) scan_dir(ctx, ctx->search_dirs[i]);
+  for (uint32_t i = 0; i < ctx->nsearch_dirs; i++) {
+    if (ctx->search_refused[i]) reject(ctx, ctx->search_dirs[i], "plugin directory refused: %s", ctx->search_refused[i]);
+    else scan_dir(ctx, ctx->search_dirs[i]);
+  }
   pthread_mutex_unlock(&load_lock);
 }
 

@@ -275,6 +275,11 @@ typedef struct hc_grid_stats {
 } hc_grid_stats_t;
 void hc_grid_stats(const hc_grid_t *g, hc_grid_stats_t *out);
 
+/* Why compiled host kernels cannot be used by this grid (no C compiler, a
+ * TMPDIR that is missing or mounted noexec), so that host=auto runs the
+ * row evaluator; NULL when nothing stopped them. Owned by the grid. */
+const char *hc_grid_compiler_unavailable(const hc_grid_t *g);
+
 /* The text of the last kernel generated or used (portable dialect or C), or
  * "" (evaluator). Owned by the grid, valid until its next assignment. */
 const char *hc_grid_last_source(const hc_grid_t *g);

@@ -107,10 +107,26 @@ uint32_t hc_workload_count(const hc_context_t *ctx);
 hc_status_t hc_workload_get(const hc_context_t *ctx, uint32_t index,
                             hc_plugin_summary_t *out);
 
+/* The plugin search path, in order: each directory (resolved), where the
+ * entry came from ("caller (--plugin-dir)", "HC_PLUGIN_PATH", "beside
+ * libhc", "beside the program", "install directory") and, when it is not
+ * searched, why (a relative HC_PLUGIN_PATH entry, a directory another user
+ * owns or may write); NULL when it is. Strings owned by ctx. */
+uint32_t hc_search_dir_count(const hc_context_t *ctx);
+hc_status_t hc_search_dir_get(const hc_context_t *ctx, uint32_t index, const char **dir,
+                              const char **source, const char **refused);
+
 /* Files on the search path that were not loaded, and why. */
 uint32_t hc_rejected_count(const hc_context_t *ctx);
 hc_status_t hc_rejected_get(const hc_context_t *ctx, uint32_t index,
                             const char **path, const char **reason);
+
+/* Forgets every remembered plugin-probe verdict (in this process and the
+ * registry file in the kernel cache), so that contexts created afterwards
+ * probe every plugin again (hcrun --rescan). Verdicts are otherwise bound
+ * to the plugin file and the libraries it loaded, and a bad one expires
+ * after a day. */
+hc_status_t hc_plugin_rescan(void);
 
 /* ---------------------------------------------------------------- devices */
 
@@ -329,11 +345,6 @@ hc_status_t hc_field_load_npy(hc_device_t *dev, const char *path,
 /* Written atomically (temporary file, then rename): no half-written file. */
 hc_status_t hc_field_save_npy(const hc_field_t *f, const char *path);
 
-/* Removes the temporary files that writes in progress (hc_field_save_npy,
- * hc_write_file_atomic: "<path>.tmp.PID.N") have open, in this process.
- * Async-signal-safe: for the embedding program's SIGINT/SIGTERM handler
- * (the library installs none). The interrupted writes leave no file. */
-void hc_cleanup_temporaries(void);
 
 /* Opens a file the user named for reading, never blocking: O_NONBLOCK (a
  * FIFO does not wait for a writer), then fstat; anything but a regular file
@@ -435,6 +446,22 @@ int hc_workload_can_run(hc_context_t *ctx, const char *workload,
 
 /* Monotonic clock in seconds. */
 double hc_now(void);
+
+/* ------------------------------------------------------------ temporaries */
+
+/* Files and directories that exist only while an operation runs (the grid
+ * library's compile directory, say). Registered while they exist, so that
+ * an interrupted process can remove them: a signal handler calls
+ * hc_remove_temporaries(), which is async-signal-safe (unlink and rmdir
+ * only), then exits. Register a directory before the files in it; removal
+ * goes in reverse order. At most 64 are registered at once.
+ *
+ * hc_temp_register copies path and returns a slot (>= 0), or -1 when every
+ * slot is taken or the path is too long (the temporary then simply is not
+ * cleaned on a signal). hc_temp_unregister(-1) does nothing. */
+int hc_temp_register(const char *path);
+void hc_temp_unregister(int slot);
+void hc_remove_temporaries(void);
 
 #ifdef __cplusplus
 }

@@ -161,8 +161,12 @@ int hc_cache_enabled(void);
 /* Hash of several NUL-terminated strings and blobs, as 32 hex chars. */
 void hc_cache_key(char out[33], uint32_t nparts, const void *const *parts,
                   const size_t *sizes);
-/* Loads an entry: HC_OK with *data (malloc'd, caller frees), or
- * HC_ERR_NOT_FOUND (absent, disabled, or corrupt). */
+/* Loads an entry: HC_OK with *data (malloc'd, caller frees),
+ * HC_ERR_NOT_FOUND (absent, disabled, or corrupt), or HC_ERR_IO when the
+ * cache is refused (a folder or entry another user owns or may write, a
+ * symbolic link below the cache root; the message names the path): the
+ * caller logs it as a warning and goes on without the cache. A store
+ * returns the same HC_ERR_IO for a refused cache. */
 hc_status_t hc_cache_load(const char *kind, const char *key, void **data,
                           size_t *size);
 hc_status_t hc_cache_store(const char *kind, const char *key, const void *data,

@@ -37,7 +37,9 @@ hc_status_t cuda_program_build(void *dev, hc_language_t lang, const char *source
   CUmodule mod = NULL;
   void *image = NULL;
   size_t size = 0;
-  if (hc_cache_load("cuda", key, &image, &size) == HC_OK) {
+  st = hc_cache_load("cuda", key, &image, &size);
+  if (st == HC_ERR_IO) hc_log(s->ctx, HC_LOG_WARN, "cuda:%u: %s", d->index, hc_last_error());
+  if (st == HC_OK) {
     CUresult r = cu->cuModuleLoadData(&mod, image);
     free(image);
     if (r == CUDA_SUCCESS) {

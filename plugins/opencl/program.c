@@ -70,7 +70,9 @@ hc_status_t ocl_program_build(void *dev, hc_language_t lang, const char *source,
 
   void *entry = NULL;
   size_t size = 0;
-  if (hc_cache_load(CACHE_KIND, key, &entry, &size) == HC_OK) {
+  hc_status_t cst = hc_cache_load(CACHE_KIND, key, &entry, &size);
+  if (cst == HC_ERR_IO) hc_log(d->state->ctx, HC_LOG_WARN, "opencl: %s", hc_last_error());
+  if (cst == HC_OK) {
     int tagged = size > sizeof BIN_TAG && !memcmp(entry, BIN_TAG, sizeof BIN_TAG);
     cl_program p =
         tagged ? from_binary(d, (const char *)entry + sizeof BIN_TAG, size - sizeof BIN_TAG, options) : NULL;

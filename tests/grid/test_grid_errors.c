@@ -2,6 +2,10 @@
  * kernel is built, and the host compiler's absence or failure is handled
  * (fallback to the evaluator; HC_ERR_BUILD with the compiler's output). */
 #include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "grid_testlib.h"
 
@@ -182,6 +186,71 @@ static void test_compiler_fallback(void) {
   hc_field_destroy(B);
 }
 
+/* hcrun W with TMPDIR=tmp: exit 0 and the evaluator's note. */
+static void runs_with_evaluator(const char *tmp, const char *workload) {
+  static char out[1 << 16], err[1 << 14];
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "TMPDIR='%s' HC_CACHE=0 %s/bin/hcrun --backend=cpu --workload=%s %s", tmp,
+           th_build_dir(), workload, !strcmp(workload, "multigrid") ? "n=17" : "");
+  int rc = th_run(cmd, out, sizeof out, err, sizeof err);
+  if (rc != 0 || !strstr(out, "compiled host kernels unavailable"))
+    fprintf(stderr, "%s -> %d\n%s%s\n", cmd, rc, out, err);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "the row evaluator ran instead"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, tmp));
+}
+
+/* A TMPDIR that is missing, or on a noexec mount (where a compiled object
+ * cannot be mapped), is no runtime error under host=auto: the evaluator
+ * runs, with a note. */
+static void test_unusable_tmpdir(void) {
+  char missing[4200], noexec[4200];
+  snprintf(missing, sizeof missing, "%s/no-such-tmp", th_tmpdir());
+  runs_with_evaluator(missing, "multigrid");
+  runs_with_evaluator(missing, "gridexpr");
+  snprintf(noexec, sizeof noexec, "%s/noexec", th_tmpdir());
+  mkdir(noexec, 0700);
+  if (mount("tmpfs", noexec, "tmpfs", MS_NOEXEC, "size=16m") != 0) {
+    printf("\n    (noexec TMPDIR part skipped: cannot mount a tmpfs here)");
+    return;
+  }
+  runs_with_evaluator(noexec, "multigrid");
+  runs_with_evaluator(noexec, "gridexpr");
+  CU_ASSERT_TRUE(th_dir_empty(noexec)); /* nothing left behind */
+  umount(noexec);
+}
+
+/* The compile directory of a process killed during a compile is removed by
+ * the next process that compiles; a live process's is kept; and
+ * hc_remove_temporaries (for a signal handler) removes what is registered. */
+static void test_stale_compile_dirs(void) {
+  char tmp[4200], dead[4400], live[4400], cmd[32768];
+  snprintf(tmp, sizeof tmp, "%s/sweep", th_tmpdir());
+  mkdir(tmp, 0700);
+  pid_t p = fork();
+  if (p == 0) _exit(0);
+  waitpid(p, NULL, 0); /* p is now a pid no process has */
+  snprintf(dead, sizeof dead, "%s/hcgrid-%ld-abcdef", tmp, (long)p);
+  snprintf(live, sizeof live, "%s/hcgrid-%ld-abcdef", tmp, (long)getpid());
+  snprintf(cmd, sizeof cmd, "mkdir '%s' '%s' && touch '%s/k.c' '%s/cc.log' '%s/k.c'", dead, live, dead, dead, live);
+  CU_ASSERT_EQUAL_FATAL(th_run(cmd, NULL, 0, NULL, 0), 0);
+  snprintf(cmd, sizeof cmd, "TMPDIR='%s' HC_CACHE=0 %s/bin/hcrun --backend=cpu --workload=gridexpr host=compile", tmp,
+           th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, NULL, 0, NULL, 0), 0);
+  struct stat st;
+  CU_ASSERT_NOT_EQUAL(stat(dead, &st), 0);
+  CU_ASSERT_EQUAL(stat(live, &st), 0);
+  /* Registered temporaries: files first, then their directory. */
+  char f[4500];
+  snprintf(f, sizeof f, "%s/k.c", live);
+  int a = hc_temp_register(live), b = hc_temp_register(f);
+  CU_ASSERT_TRUE(a >= 0 && b >= 0);
+  hc_remove_temporaries();
+  CU_ASSERT_NOT_EQUAL(stat(live, &st), 0);
+  hc_temp_unregister(a);
+  hc_temp_unregister(b);
+}
+
 static void test_option_names(void) {
   hc_grid_fuse_t f;
   hc_grid_host_t h;
@@ -200,6 +269,8 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_range_errors);
   CU_ADD_TEST(s, test_compiler_fallback);
   CU_ADD_TEST(s, test_option_names);
+  CU_ADD_TEST(s, test_unusable_tmpdir);
+  CU_ADD_TEST(s, test_stale_compile_dirs);
 }
 
 TH_MAIN(register_tests)

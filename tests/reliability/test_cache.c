@@ -299,6 +299,68 @@ static int child_vandal(void) {
   return 0;
 }
 
+/* A load of "trust" entry key: HC_OK or, refused, HC_ERR_IO naming what. */
+static hc_status_t load_trust(const char *key, const char *expect_in_message) {
+  void *back = NULL;
+  size_t n = 0;
+  hc_status_t st = hc_cache_load("trust", key, &back, &n);
+  if (st == HC_OK) free(back);
+  if (expect_in_message && (st != HC_ERR_IO || !strstr(hc_last_error(), expect_in_message)))
+    fprintf(stderr, "load_trust(%s): %s '%s' lacks '%s'\n", key, hc_status_name(st), hc_last_error(),
+            expect_in_message);
+  return st;
+}
+
+/* The cache holds code: what someone else could have written is refused,
+ * as ssh refuses such keys, and a symbolic link is never followed. */
+static void test_untrusted_cache_refused(void) {
+  char path[PATH_MAX * 2], other[PATH_MAX * 2], kind[PATH_MAX + 64];
+  const char *key = "00000000000000000000000000000001";
+  snprintf(kind, sizeof kind, "%s/trust", cache_root);
+  snprintf(path, sizeof path, "%s/%s.bin", kind, key);
+  TH_ASSERT_OK(hc_cache_store("trust", key, "payload", 7));
+  struct stat st;
+  CU_ASSERT_EQUAL(stat(kind, &st), 0);
+  CU_ASSERT_EQUAL(st.st_mode & 0777, 0700); /* folders hc creates are private */
+  TH_ASSERT_OK(load_trust(key, NULL));
+  /* An entry writable by others: refused, named, removed. */
+  CU_ASSERT_EQUAL(chmod(path, 0666), 0);
+  CU_ASSERT_EQUAL(load_trust(key, path), HC_ERR_IO);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "writable by others"));
+  CU_ASSERT_EQUAL(access(path, F_OK), -1);
+  /* Another user's entry (root can make one). */
+  if (geteuid() == 0) {
+    TH_ASSERT_OK(hc_cache_store("trust", key, "payload", 7));
+    CU_ASSERT_EQUAL(chown(path, 65534, 65534), 0);
+    CU_ASSERT_EQUAL(load_trust(key, "owned by uid 65534"), HC_ERR_IO);
+  }
+  /* An entry that is a link to a whole entry elsewhere: not followed. */
+  TH_ASSERT_OK(hc_cache_store("trust", "00000000000000000000000000000002", "payload", 7));
+  snprintf(other, sizeof other, "%s/00000000000000000000000000000002.bin", kind);
+  CU_ASSERT_EQUAL(symlink(other, path), 0);
+  CU_ASSERT_EQUAL(load_trust(key, "is a symbolic link"), HC_ERR_IO);
+  unlink(path);
+  /* A kind folder that is a link out of the cache: refused for load and store. */
+  char outside[PATH_MAX + 64];
+  snprintf(outside, sizeof outside, "%s/outside", th_tmpdir());
+  CU_ASSERT_EQUAL(mkdir(outside, 0700), 0);
+  snprintf(kind, sizeof kind, "%s/linked", cache_root);
+  CU_ASSERT_EQUAL(symlink(outside, kind), 0);
+  CU_ASSERT_EQUAL(hc_cache_store("linked", key, "x", 1), HC_ERR_IO);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "is a symbolic link"));
+  CU_ASSERT_EQUAL(hc_cache_load("linked", key, &(void *){NULL}, &(size_t){0}), HC_ERR_IO);
+  CU_ASSERT_TRUE(th_dir_empty(outside));
+  unlink(kind);
+  /* A cache root writable by group or others: refused as a whole. */
+  TH_ASSERT_OK(hc_cache_store("trust", key, "payload", 7));
+  CU_ASSERT_EQUAL(chmod(cache_root, 0775), 0);
+  CU_ASSERT_EQUAL(load_trust(key, "writable by its group"), HC_ERR_IO);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), cache_root));
+  CU_ASSERT_EQUAL(hc_cache_store("trust", key, "payload", 7), HC_ERR_IO);
+  CU_ASSERT_EQUAL(chmod(cache_root, 0700), 0);
+  TH_ASSERT_OK(load_trust(key, NULL));
+}
+
 static void test_store_load_race(void) {
   use_cache("race");
   if (!self_path()) {
@@ -554,6 +616,7 @@ static void test_kernels_cuda(void) { kernels_on("cuda", "backend-cuda.so"); }
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("kernel cache", NULL, NULL);
   CU_ADD_TEST(s, test_damaged_entries);
+  CU_ADD_TEST(s, test_untrusted_cache_refused);
   CU_ADD_TEST(s, test_store_load_race);
   CU_ADD_TEST(s, test_kernels_opencl);
   CU_ADD_TEST(s, test_kernels_cuda);

@@ -193,6 +193,108 @@ static void test_json_bytes(void) {
   CU_ASSERT_PTR_NOT_NULL(msg);
   CU_ASSERT_PTR_NOT_NULL(msg ? strstr(msg, "none\xc3\xa9.npy: cannot open") : NULL); /* \u00e9 read back */
   json_decref(j);
+
+/* hcrun --list with HC_PLUGIN_PATH set to path (run in dir). */
+static int list_with_path(const char *path, const char *dir) {
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd, "cd '%s' && HC_PLUGIN_PATH='%s' %s/bin/hcrun --list", dir, path, th_build_dir());
+  return th_run(cmd, out, sizeof out, err, sizeof err);
+}
+
+/* Plugin directories are trusted as the kernel cache is: one that another
+ * user could write (directly or through a link), or a relative entry, is
+ * refused and listed with the reason, and its plugins are not loaded; so is
+ * a plugin file that others may write. */
+static void test_untrusted_plugin_dirs_refused(void) {
+  char open_dir[4200], link[4200], good[4200], cmd[32768];
+  snprintf(open_dir, sizeof open_dir, "%s/world", th_tmpdir());
+  snprintf(link, sizeof link, "%s/link", th_tmpdir());
+  snprintf(good, sizeof good, "%s/good", th_tmpdir());
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' '%s' && cp %s/test-plugins/test-probe.so '%s' && "
+           "cp %s/test-plugins/test-probe.so '%s' && chmod 0777 '%s' && ln -sfn '%s' '%s'",
+           open_dir, good, th_build_dir(), open_dir, th_build_dir(), good, open_dir, open_dir, link);
+  CU_ASSERT_EQUAL_FATAL(th_run(cmd, NULL, 0, NULL, 0), 0);
+  /* The private copy loads: the check passes what it should. */
+  CU_ASSERT_EQUAL(list_with_path(good, "/"), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "  probe "));
+  CU_ASSERT_PTR_NULL(strstr(out, "refused"));
+  /* World-writable, or reached through a link: refused, named, not loaded. */
+  const char *ways[] = {open_dir, link};
+  for (int i = 0; i < 2; i++) {
+    CU_ASSERT_EQUAL(list_with_path(ways[i], "/"), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "plugin directory refused:"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "is writable by others (mode 0777)"));
+    CU_ASSERT_PTR_NULL(strstr(out, "  probe "));
+  }
+  /* A relative entry: refused with a message, even where it exists. */
+  CU_ASSERT_EQUAL(list_with_path("good", th_tmpdir()), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "a relative HC_PLUGIN_PATH entry"));
+  CU_ASSERT_PTR_NULL(strstr(out, "  probe "));
+  /* A plugin file others may write, in a private directory. */
+  snprintf(cmd, sizeof cmd, "chmod 0666 '%s/test-probe.so'", good);
+  CU_ASSERT_EQUAL(th_run(cmd, NULL, 0, NULL, 0), 0);
+  CU_ASSERT_EQUAL(list_with_path(good, "/"), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "test-probe.so: not trusted:"));
+  CU_ASSERT_PTR_NULL(strstr(out, "  probe "));
+}
+
+/* The plugins beside the libhc in use (the build tree's own) come before
+ * the configured install directory, and --list says where each entry of
+ * the search path came from. */
+static void test_search_order(void) {
+  CU_ASSERT_EQUAL(hcrun("--list --json"), 0);
+  json_t *doc = parse_out();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  json_t *sp = json_object_get(doc, "search_path");
+  CU_ASSERT_TRUE_FATAL(json_is_array(sp));
+  char own[4200];
+  snprintf(own, sizeof own, "%s/lib/hc/plugins", th_build_dir());
+  char real[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(own, real));
+  long at_own = -1, at_install = -1, at_env = -1;
+  for (size_t i = 0; i < json_array_size(sp); i++) {
+    json_t *e = json_array_get(sp, i);
+    const char *dir = json_string_value(json_object_get(e, "dir"));
+    const char *src = json_string_value(json_object_get(e, "source"));
+    if (!dir || !src) continue;
+    if (!strcmp(dir, real)) at_own = (long)i;
+    if (!strcmp(src, "install directory")) at_install = (long)i;
+    if (!strcmp(src, "HC_PLUGIN_PATH")) at_env = (long)i;
+  }
+  CU_ASSERT_EQUAL(at_env, 0);
+  CU_ASSERT_TRUE(at_own > at_env);
+  if (at_install >= 0) CU_ASSERT_TRUE(at_own < at_install);
+  json_decref(doc);
+}
+
+/* A one-core backend whose device is of type OTHER does not take
+ * --device=auto from the CPU; --list says what auto picks per workload. */
+static void test_auto_prefers_cpu_over_other(void) {
+  char dir[4200], cmd[32768];
+  snprintf(dir, sizeof dir, "%s/other", th_tmpdir());
+  snprintf(cmd, sizeof cmd,
+           "mkdir -p '%s' && cc -std=c11 -shared -fPIC -fvisibility=hidden -DSERIAL_DEVICE_TYPE=HC_DEVICE_OTHER "
+           "-I%s/include -o '%s/toy.so' %s/tests/plugins/serial_backend.c -L%s/lib -lhc",
+           dir, HC_SOURCE_DIR, dir, HC_SOURCE_DIR, th_build_dir());
+  CU_ASSERT_EQUAL_FATAL(th_run(cmd, NULL, 0, err, sizeof err), 0);
+  snprintf(cmd, sizeof cmd, "HC_PLUGIN_PATH='%s' %s/bin/hcrun --list --json", dir, th_build_dir());
+  CU_ASSERT_EQUAL_FATAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  json_t *doc = parse_out();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  json_t *pick = json_object_get(json_object_get(doc, "auto"), "simpson");
+  CU_ASSERT_TRUE(json_is_string(pick));
+  if (json_is_string(pick) && strncmp(json_string_value(pick), "cpu:", 4) != 0)
+    fprintf(stderr, "auto picks %s for simpson\n", json_string_value(pick));
+  if (json_is_string(pick)) CU_ASSERT_EQUAL(strncmp(json_string_value(pick), "cpu:", 4), 0);
+  json_decref(doc);
+  snprintf(cmd, sizeof cmd, "HC_PLUGIN_PATH='%s' %s/bin/hcrun --list", dir, th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "--device=auto picks:\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "  simpson    cpu:0\n"));
+  /* And a run with the default device lands there. */
+  snprintf(cmd, sizeof cmd, "HC_PLUGIN_PATH='%s' %s/bin/hcrun --workload=simpson n=9x9x9 --json", dir, th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"cpu:0\""));
 }
 
 static void register_tests(void) {
@@ -204,6 +306,9 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_json_bytes);
   CU_ADD_TEST(s, test_exit_codes);
   CU_ADD_TEST(s, test_output_dir);
+  CU_ADD_TEST(s, test_untrusted_plugin_dirs_refused);
+  CU_ADD_TEST(s, test_search_order);
+  CU_ADD_TEST(s, test_auto_prefers_cpu_over_other);
 }
 
 TH_MAIN(register_tests)

@@ -85,6 +85,22 @@ int hcrun_list(hc_context_t *ctx, int json) {
       json_array_append_new(jr, o);
     }
   }
+  /* Where plugins come from: each plugin's path above lies in one of these. */
+  json_t *js = json ? json_array() : NULL;
+  if (!json) printf("Plugin search path (the first plugin of a name wins):\n");
+  for (uint32_t i = 0; i < hc_search_dir_count(ctx); i++) {
+    const char *dir, *source, *refused;
+    hc_search_dir_get(ctx, i, &dir, &source, &refused);
+    if (!json) {
+      printf("  %u. %s  [%s]%s%s\n", i + 1, dir, source, refused ? " refused: " : "", refused ? refused : "");
+    } else {
+      json_t *o = json_object();
+      json_object_set_new(o, "dir", json_string(dir));
+      json_object_set_new(o, "source", json_string(source));
+      json_object_set_new(o, "refused", refused ? json_string(refused) : json_null());
+      json_array_append_new(js, o);
+    }
+  }
   /* The matrix: which workload runs on which device, and why not. */
   json_t *jm = json ? json_array() : NULL;
   if (!json && hc_workload_count(ctx) && hc_device_count(ctx)) {
@@ -118,11 +134,24 @@ int hcrun_list(hc_context_t *ctx, int json) {
     if (!json && hc_device_count(ctx)) printf("\n");
   }
   if (!json) fputs(whys, stdout);
+  /* What --device=auto picks for each workload (hc_device_find_auto). */
+  json_t *ja = json ? json_object() : NULL;
+  if (!json && hc_workload_count(ctx) && hc_device_count(ctx)) printf("--device=auto picks:\n");
+  for (uint32_t w = 0; w < hc_workload_count(ctx); w++) {
+    hc_plugin_summary_t s;
+    hc_workload_get(ctx, w, &s);
+    uint32_t idx = 0;
+    const char *id = hc_device_find_auto(ctx, s.name, &idx) == HC_OK ? hc_device_id(ctx, idx) : NULL;
+    if (json) json_object_set_new(ja, s.name, id ? json_string(id) : json_null());
+    else if (hc_device_count(ctx)) printf("  %-10s %s\n", s.name, id ? id : "(none)");
+  }
   if (json) {
     json_object_set_new(doc, "hc_version", hcrun_json_str(hc_version()));
     json_object_set_new(doc, "backends", jb);
     json_object_set_new(doc, "workloads", jw);
     json_object_set_new(doc, "rejected", jr);
+    json_object_set_new(doc, "search_path", js);
+    json_object_set_new(doc, "auto", ja);
     json_object_set_new(doc, "matrix", jm);
     hcrun_print_json(doc);
     json_decref(doc);

@@ -6,6 +6,7 @@
  *         [--verify] [--repeat=N] [--json] [--output=DIR] [--plugin-dir=DIR]
  *         [--trace=FILE.json]
  *   hcrun --pipeline='W1 k=v @dev | W2 ...' | --pipeline-file=FILE [--trace=FILE.json]
+ *   any of them with --rescan (forget the plugin probe's verdicts first)
  *
  * Exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend, device
  * or workload unavailable, 4 runtime error, 130/143 interrupted by
@@ -29,6 +30,7 @@ static void usage(FILE *f) {
           "       hcrun --pipeline='W1 k=v @device | W2 k=v' [--pipeline-file=FILE] [--json] [--output=DIR]\n"
           "             [--trace=FILE.json]\n"
           "       hcrun --version\n"
+          "       --rescan with any of them: forget the plugin probe's remembered verdicts, probe again\n"
           "exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend/device/workload unavailable,\n"
           "            4 runtime error, 130/143 interrupted by SIGINT/SIGTERM\n");
 }
@@ -183,6 +185,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
 int main(int argc, char **argv) {
   hcrun_options_t o;
   int rc = hcrun_parse_options(argc, argv, &o);
+  hc_status_t st0 = HC_OK;
   if (rc >= 0) {
     if (rc == HCRUN_USAGE) usage(stderr);
     hcrun_free_options(&o);
@@ -199,6 +202,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   hcrun_install_signals();
+  if (o.rescan && (st0 = hc_plugin_rescan()) != HC_OK) {
+    hcrun_free_options(&o);
+    return fail(st0, o.json, "--rescan");
+  }
   hc_context_options_t co;
   memset(&co, 0, sizeof co);
   co.size = sizeof co;

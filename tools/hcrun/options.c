@@ -34,6 +34,7 @@ int hcrun_parse_options(int argc, char **argv, hcrun_options_t *o) {
     else if (!strcmp(a, "--version")) o->version = 1;
     else if (!strcmp(a, "--json")) o->json = 1;
     else if (!strcmp(a, "--verify")) o->verify = 1;
+    else if (!strcmp(a, "--rescan")) o->rescan = 1;
     else if ((v = opt_value(argc, argv, &i, "--workload"))) o->workload = v;
     else if ((v = opt_value(argc, argv, &i, "--backend"))) {
       if (o->device) {

@@ -5,7 +5,7 @@
 #include <hc/hc.h>
 
 typedef struct hcrun_options {
-  int list, help, version, json, verify;
+  int list, help, version, json, verify, rescan;
   int repeat;
   const char *workload;
   const char *device; /* "auto", "cuda", "cuda:1" */

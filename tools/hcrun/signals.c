@@ -1,5 +1,5 @@
 /* hcrun: SIGINT and SIGTERM. The handler removes the library's temporary
- * files in progress (hc_cleanup_temporaries), says which outputs were
+ * files in progress (hc_remove_temporaries), says which outputs were
  * written completely, and exits 128 + the signal (130, 143), as a shell
  * reports a command killed by it. Only async-signal-safe calls in the
  * handler: write(), unlink() inside the library, _exit(). */
@@ -37,7 +37,7 @@ static void say(const char *s) {
 }
 
 static void on_signal(int sig) {
-  hc_cleanup_temporaries();
+  hc_remove_temporaries();
   say(sig == SIGINT ? "\nhcrun: interrupted (SIGINT)" : "\nhcrun: terminated (SIGTERM)");
   say("; temporary files removed\n");
   int n = atomic_load(&nwritten);

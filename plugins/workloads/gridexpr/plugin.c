@@ -186,6 +186,9 @@ static hc_status_t gx_run(hc_job_t *job) {
                   ? (s1.host_evaluated > s0.host_evaluated ? "host row evaluator" : "host C compiled at run time")
                   : "generated portable kernel",
               s1.materialised > s0.materialised ? ", with a materialised temporary" : s1.staged > s0.staged ? ", staged through local memory" : "");
+  if (s1.compiler_fallbacks && hc_grid_compiler_unavailable(g))
+    hc_job_note(job, "grid expressions: compiled host kernels unavailable (%s): the row evaluator ran instead",
+                hc_grid_compiler_unavailable(g));
   if (!strcmp(expr, "copy")) {
     /* the backend's own copy of the same bytes, for the copy-bandwidth ceiling */
     if ((st = hc_buffer_create(dev, cells * es, &copybuf)) != HC_OK) goto out;

@@ -205,6 +205,9 @@ hc_status_t mg_solve(mg_t *m) {
               "%llu cache hits, %llu built during the timed cycles",
               (unsigned long long)gs0.kernels_built, build_s, (unsigned long long)gs.launches,
               (unsigned long long)gs.cache_hits, (unsigned long long)(gs.kernels_built - gs0.kernels_built));
+  if (gs.compiler_fallbacks && hc_grid_compiler_unavailable(m->g))
+    hc_job_note(job, "grid expressions: compiled host kernels unavailable (%s): the row evaluator ran instead",
+                hc_grid_compiler_unavailable(m->g));
   if (stagnated)
     hc_job_note(job,
                 "stopped at cycle %lld: the residual %.3e no longer falls, and is within the %s rounding floor of this "
