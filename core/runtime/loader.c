@@ -127,10 +127,10 @@ static void load_file(hc_context_t *ctx, const char *path) {
   }
   int fd;
   if (hc_open_regular(path, &fd) != HC_OK) { /* a FIFO, a directory, ...: say which */
-    const char *why = hc_last_error();
+    const char *msg = hc_last_error();
     size_t pl = strlen(path);
-    if (!strncmp(why, path, pl) && why[pl] == ':') why += pl + 2; /* reject() names the path */
-    reject(ctx, path, "%s", why);
+    if (!strncmp(msg, path, pl) && msg[pl] == ':') msg += pl + 2; /* reject() names the path */
+    reject(ctx, path, "%s", msg);
     return;
   }
   close(fd);

@@ -193,6 +193,7 @@ static void test_json_bytes(void) {
   CU_ASSERT_PTR_NOT_NULL(msg);
   CU_ASSERT_PTR_NOT_NULL(msg ? strstr(msg, "none\xc3\xa9.npy: cannot open") : NULL); /* \u00e9 read back */
   json_decref(j);
+}
 
 /* hcrun --list with HC_PLUGIN_PATH set to path (run in dir). */
 static int list_with_path(const char *path, const char *dir) {
