@@ -69,6 +69,13 @@ int hc__pl_port_index(const hc__pl_stage_t *s, hc_context_t *ctx, int output, co
 /* "y, z" — the port names, for messages. */
 void hc__pl_port_list(const hc__pl_stage_t *s, hc_context_t *ctx, int output, char *buf, size_t n);
 
+/* What a field delivers to an input port. */
+hc__pl_shape_t hc__pl_field_shape(const hc_field_t *f);
+/* HC_ERR_PIPELINE naming stage k, the port and `source` when what `got`
+ * describes cannot feed input port ps of stage k (dtype or rank). */
+hc_status_t hc__pl_check_delivery(const hc_pipeline_t *p, uint32_t k, const hc_port_spec_t *ps,
+                                  const hc__pl_shape_t *got, const char *source);
+
 /* Drops the default bindings (re-added by each validation). */
 void hc__pl_drop_defaults(hc_pipeline_t *p);
 /* Drops every stage's outputs and the last run's report. */

@@ -25,14 +25,14 @@ static const hc__pl_bind_t *binding_of(const hc_pipeline_t *p, uint32_t to, uint
   return NULL;
 }
 
-static hc__pl_shape_t field_shape(const hc_field_t *f) {
+hc__pl_shape_t hc__pl_field_shape(const hc_field_t *f) {
   hc__pl_shape_t s = {HC_DTYPE_BIT(hc_field_dtype(f)), (int32_t)hc_field_rank(f), (int32_t)hc_field_rank(f), 1};
   return s;
 }
 
 /* What the binding into (stage, in_port) delivers, if known yet. */
 static const hc__pl_shape_t *bound_shape(const hc_pipeline_t *p, const hc__pl_bind_t *b, hc__pl_shape_t *tmp) {
-  if (b->from == HC__PL_OUTSIDE) return b->outside ? (*tmp = field_shape(b->outside), tmp) : NULL;
+  if (b->from == HC__PL_OUTSIDE) return b->outside ? (*tmp = hc__pl_field_shape(b->outside), tmp) : NULL;
   const hc__pl_stage_t *f = &p->stages[b->from];
   return f->out_shape ? &f->out_shape[b->out_port] : NULL;
 }
@@ -217,11 +217,18 @@ static hc_status_t check_input(const hc_pipeline_t *p, uint32_t k, uint32_t in) 
   hc__pl_shape_t tmp;
   const hc__pl_shape_t *got = bound_shape(p, b, &tmp);
   if (!got) return HC_OK; /* an outside field not given yet: the run checks it */
-  char source[256], a[64], c[64];
+  char source[256];
   if (b->from == HC__PL_OUTSIDE) snprintf(source, sizeof source, "the field set from outside");
   else
     snprintf(source, sizeof source, "stage %u (%s) output '%s'", b->from + 1, p->stages[b->from].workload,
              out_name(p, b));
+  return hc__pl_check_delivery(p, k, ps, got, source);
+}
+
+hc_status_t hc__pl_check_delivery(const hc_pipeline_t *p, uint32_t k, const hc_port_spec_t *ps,
+                                  const hc__pl_shape_t *got, const char *source) {
+  const hc__pl_stage_t *s = &p->stages[k];
+  char a[64], c[64];
   if (!(got->dtypes & ps->dtypes))
     return hc_error(HC_ERR_PIPELINE, "pipeline: stage %u (%s): input '%s' takes %s, %s gives %s", k + 1, s->workload,
                     ps->name, dtype_set(ps->dtypes, a, sizeof a), source, dtype_set(got->dtypes, c, sizeof c));

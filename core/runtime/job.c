@@ -147,10 +147,27 @@ HC_API hc_status_t hc_job_set_kv(hc_job_t *j, const char *kv) {
   return hc_job_set(j, key, eq + 1);
 }
 
+static hc_status_t check_field_port(const hc_job_t *j, const hc_port_spec_t *p, const hc_field_t *f,
+                                    const char *dir) {
+  if (!(p->dtypes & HC_DTYPE_BIT(f->dtype)))
+    return hc_error(HC_ERR_INVALID_ARG, "%s: %s port '%s' does not take dtype %s", hc_job_workload(j), dir, p->name,
+                    hc_dtype_name(f->dtype));
+  if ((int)f->rank < p->rank_min || (int)f->rank > p->rank_max)
+    return hc_error(HC_ERR_INVALID_ARG, "%s: %s port '%s' takes rank %d..%d, got rank %u", hc_job_workload(j), dir,
+                    p->name, p->rank_min, p->rank_max, f->rank);
+  return HC_OK;
+}
+
 HC_API hc_status_t hc_job_set_input(hc_job_t *j, const char *name, hc_field_t *f) {
   if (!j || !name) return hc_error(HC_ERR_INVALID_ARG, "hc_job_set_input: NULL argument");
   int i = port_index(j->wl, 0, name);
   if (i < 0) return hc_error(HC_ERR_NOT_FOUND, "workload '%s' has no input port '%s'", hc_job_workload(j), name);
+  /* A field the port cannot take is refused here, where the caller can
+   * still name it, not when the job runs. */
+  if (f) {
+    hc_status_t st = check_field_port(j, port(j->wl, 0, (uint32_t)i), f, "input");
+    if (st != HC_OK) return st;
+  }
   j->inputs[i] = f;
   return HC_OK;
 }
@@ -191,17 +208,6 @@ HC_API int hc_workload_can_run(hc_context_t *ctx, const char *workload, uint32_t
   }
   if (why) *why = NULL;
   return 1;
-}
-
-static hc_status_t check_field_port(const hc_job_t *j, const hc_port_spec_t *p, const hc_field_t *f,
-                                    const char *dir) {
-  if (!(p->dtypes & HC_DTYPE_BIT(f->dtype)))
-    return hc_error(HC_ERR_INVALID_ARG, "%s: %s port '%s' does not take dtype %s", hc_job_workload(j), dir, p->name,
-                    hc_dtype_name(f->dtype));
-  if ((int)f->rank < p->rank_min || (int)f->rank > p->rank_max)
-    return hc_error(HC_ERR_INVALID_ARG, "%s: %s port '%s' takes rank %d..%d, got rank %u", hc_job_workload(j), dir,
-                    p->name, p->rank_min, p->rank_max, f->rank);
-  return HC_OK;
 }
 
 HC_API hc_status_t hc_job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags) {

@@ -347,7 +347,10 @@ const char *hc_job_workload(const hc_job_t *job);
 hc_status_t hc_job_set(hc_job_t *job, const char *name, const char *value);
 /* Sets "key=value". */
 hc_status_t hc_job_set_kv(hc_job_t *job, const char *key_eq_value);
-/* Binds an input port to a field (borrowed: it must outlive the run). */
+/* Binds an input port to a field (borrowed: it must outlive the run); NULL
+ * unbinds. HC_ERR_NOT_FOUND for an unknown port, HC_ERR_INVALID_ARG naming
+ * port, dtype and rank for a field whose dtype or rank the port does not
+ * take (nothing is bound then). */
 hc_status_t hc_job_set_input(hc_job_t *job, const char *port, hc_field_t *f);
 /* Where the workload may write extra files (images, CSV); NULL: none. */
 hc_status_t hc_job_set_output_dir(hc_job_t *job, const char *dir);
