@@ -171,11 +171,13 @@ static hc_status_t open_npy(const char *path, FILE **fp, hc_dtype_t *dtype, uint
                             int64_t *shape, size_t *data_bytes) {
   *fp = NULL;
   FILE *f = fopen(path, "rb");
-  if (!f) return hc_error(HC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  /* A path that names no readable file is the caller's input that is
+   * wrong (include/hc/status.h: usage), not a failing disk. */
+  if (!f) return hc_error(errno == EIO ? HC_ERR_IO : HC_ERR_INVALID_ARG, "%s: cannot open: %s", path, strerror(errno));
   struct stat stt;
   if (fstat(fileno(f), &stt) != 0 || !S_ISREG(stt.st_mode)) {
     fclose(f);
-    return hc_error(HC_ERR_IO, "%s: not a regular file", path);
+    return hc_error(HC_ERR_INVALID_ARG, "%s: not a regular file", path);
   }
   unsigned char pre[12] = {0}; /* a 10- or 11-byte file reads no length bytes 10-11 */
   size_t got = fread(pre, 1, sizeof pre, f);

@@ -142,6 +142,69 @@ static void test_output_dir(void) {
   CU_ASSERT_NOT_EQUAL(stat(dir, &st), 0);
 }
 
+/* --input PORT=FILE binds a port for one run; everything about it is
+ * checked before running and a bad one is a usage error (exit 2), as a bad
+ * input file is through a workload's own file parameter. */
+static void test_input_option(void) {
+  char f3[1200], z3[1200], l1[1200], missing[1200], args[4096];
+  snprintf(f3, sizeof f3, "%s/in-f64.npy", th_tmpdir());
+  snprintf(z3, sizeof z3, "%s/in-c64.npy", th_tmpdir());
+  snprintf(l1, sizeof l1, "%s/in-line.npy", th_tmpdir());
+  snprintf(missing, sizeof missing, "%s/in-missing.npy", th_tmpdir());
+  double v[125];
+  for (int i = 0; i < 125; i++) v[i] = 2.0;
+  int64_t s3[3] = {5, 5, 5}, s1[1] = {5};
+  TH_ASSERT_OK(hc_npy_write(f3, HC_F64, 3, s3, v));
+  TH_ASSERT_OK(hc_npy_write(z3, HC_C64, 3, s3, v)); /* 125 c64 values: 1000 bytes, as 125 doubles */
+  TH_ASSERT_OK(hc_npy_write(l1, HC_F64, 1, s1, v));
+  /* spacing 1 (no .grid side file): 2 over a 4x4x4 box */
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu --input f=%s --json", f3);
+  CU_ASSERT_EQUAL(hcrun(args), 0);
+  json_t *j = parse_out();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  json_t *m = json_object_get(json_object_get(j, "metrics"), "integral");
+  CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(m, "value")), 128.0, 1e-12);
+  json_decref(j);
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu --input=f=%s", missing);
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot open"));
+  /* the same file through simpson's own parameter: the same exit code */
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu input=%s", missing);
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu --input g=%s", f3);
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "has no input port 'g' (its inputs: f)"));
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu --input f=%s", z3);
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "does not take dtype c64"));
+  snprintf(args, sizeof args, "--workload=jacobi --device=cpu --input f=%s", l1);
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "takes rank 2..3, got rank 1"));
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu --input f=%s --json", th_tmpdir());
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  j = parse_out();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(j, "error"), "exit_code")), 2);
+  json_decref(j);
+  CU_ASSERT_EQUAL(hcrun("--workload=simpson --input=f"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "expected PORT=FILE.npy"));
+  CU_ASSERT_EQUAL(hcrun("--pipeline='simpson' --input=f=x.npy"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--input goes with --workload"));
+}
+
+/* A single-valued option given twice is a usage error naming it. */
+static void test_options_given_twice(void) {
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --workload=saxpy"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--workload given twice (--workload=probe and --workload=saxpy)"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --output=a --output=b"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--output given twice"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --repeat=2 --repeat=3"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--repeat given twice"));
+  CU_ASSERT_EQUAL(hcrun("--pipeline=probe --pipeline=saxpy"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--pipeline given twice"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --device=cpu --device=cpu:0"), 2);
+}
+
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("hcrun", NULL, NULL);
   CU_ADD_TEST(s, test_version_and_usage);
@@ -150,6 +213,8 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_run_and_json);
   CU_ADD_TEST(s, test_exit_codes);
   CU_ADD_TEST(s, test_output_dir);
+  CU_ADD_TEST(s, test_input_option);
+  CU_ADD_TEST(s, test_options_given_twice);
 }
 
 TH_MAIN(register_tests)

@@ -6,22 +6,6 @@
 
 #include "hcrun.h"
 
-int hcrun_exit_code(hc_status_t st) {
-  switch (st) {
-  case HC_OK: return HCRUN_OK;
-  case HC_ERR_VERIFY: return HCRUN_VERIFY_FAILED;
-  case HC_ERR_PARAM:
-  case HC_ERR_INVALID_ARG:
-  case HC_ERR_FORMAT:
-  case HC_ERR_PIPELINE: return HCRUN_USAGE;
-  case HC_ERR_NO_DEVICE:
-  case HC_ERR_UNSUPPORTED:
-  case HC_ERR_NOT_FOUND:
-  case HC_ERR_PLUGIN: return HCRUN_UNAVAILABLE;
-  default: return HCRUN_RUNTIME;
-  }
-}
-
 int hcrun_mkdirs(const char *dir) {
   char buf[4096];
   snprintf(buf, sizeof buf, "%s", dir);
