@@ -457,6 +457,32 @@ static void test_timers(void) {
   double wall = hc_now() - w0;
   if (!(secs > 0 && secs < wall - 0.15)) fprintf(stderr, "span %.6f s in %.6f s of wall time (0.2 s asleep)\n", secs, wall);
   CU_ASSERT(secs > 0 && secs < wall - 0.15);
+  /* Every command between the span's first and its end counts, not only
+   * launches: a span of a large write alone, and one of write + launch +
+   * read + copy, take most of the host's time around them (both block). */
+  size_t big = (size_t)64 << 20;
+  hc_buffer_t *B = new_buffer(big), *C = new_buffer(big);
+  void *host = xmalloc(big);
+  fill_random(host, big, 7);
+  for (int form = 0; form < 2; form++) {
+    w0 = hc_now();
+    TH_ASSERT_OK(hc_device_timer_begin(g_dev));
+    TH_ASSERT_OK(hc_buffer_write(B, 0, host, big));
+    if (form) {
+      TH_ASSERT_OK(hc_kernel_launch(k, 1, &global, NULL, 3, args));
+      TH_ASSERT_OK(hc_buffer_copy(C, 0, B, 0, big));
+      TH_ASSERT_OK(hc_buffer_read(C, 0, host, big));
+    }
+    TH_ASSERT_OK(hc_device_timer_end(g_dev, &secs));
+    wall = hc_now() - w0;
+    if (!(secs >= 0.5 * wall && secs <= wall * 1.05 + 1e-3))
+      fprintf(stderr, "span of %s: %.6f s of %.6f s of host time\n", form ? "write, launch, copy, read" : "a write",
+              secs, wall);
+    CU_ASSERT(secs >= 0.5 * wall && secs <= wall * 1.05 + 1e-3);
+  }
+  free(host);
+  hc_buffer_destroy(B);
+  hc_buffer_destroy(C);
   /* Ending a span that was never begun is an error that says so. */
   CU_ASSERT_EQUAL(hc_device_timer_end(g_dev, &secs), HC_ERR_INVALID_ARG);
   CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "no span is open"));
