@@ -317,7 +317,9 @@ hc_status_t hc_field_wrap(hc_device_t *dev, hc_dtype_t dtype, uint32_t rank,
 
 /* .npy files (format 1.0/2.0/3.0, little-endian, C order; f4 f8 c8 c16).
  * Spacing and origin travel in a side file "<path>.grid" when present.
- * Anything else is HC_ERR_FORMAT with a message that names the problem. */
+ * Anything else is HC_ERR_FORMAT with a message that names the problem. A
+ * header key given twice counts once, with its last value (as NumPy reads
+ * it). */
 hc_status_t hc_field_load_npy(hc_device_t *dev, const char *path,
                               hc_field_t **out);
 /* Written atomically (temporary file, then rename): no half-written file. */

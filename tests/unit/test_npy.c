@@ -225,6 +225,14 @@ static void test_parse_in_memory(void) {
   CU_ASSERT_EQUAL(hc_npy_parse(img, 9, &dt, &rank, shape, &off), HC_ERR_FORMAT);
   CU_ASSERT_EQUAL(hc_npy_parse(img, 20, &dt, &rank, shape, &off), HC_ERR_FORMAT);
   CU_ASSERT_EQUAL(hc_npy_parse(NULL, 0, &dt, &rank, shape, &off), HC_ERR_FORMAT);
+  /* A repeated key: the last one counts, as NumPy reads it (a Python dict
+   * literal), never the two concatenated. */
+  static const char dup[] = "\x93NUMPY\x01\x00\x62\x00{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), "
+                            "'fortran_order': False, 'shape': (6,), }\n";
+  TH_ASSERT_OK(hc_npy_parse(dup, sizeof dup - 1, &dt, &rank, shape, &off));
+  CU_ASSERT_EQUAL(rank, 1);
+  CU_ASSERT_EQUAL(shape[0], 6);
+  CU_ASSERT_EQUAL(off, sizeof dup - 1);
 }
 
 static void test_field_files(void) {
