@@ -76,6 +76,12 @@ static void test_workload_help(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "one of fast|slow|exact"));
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "Outputs:"));
   CU_ASSERT_EQUAL(hcrun("--workload=nosuch --help"), 3);
+  /* a range only where one is checked: never "in [0, 0]" for a string */
+  CU_ASSERT_EQUAL(hcrun("--workload=jacobi --help"), 0);
+  const char *f = strstr(out, "\n  f            string  default sin");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_PTR_NULL(strstr(out, "in [0, 0]"));
+  CU_ASSERT(strchr(f + 1, '\n') < strstr(f, " in [") || !strstr(f, " in ["));
 }
 
 static void test_run_and_json(void) {
