@@ -4,6 +4,7 @@
  * name within a directory). A file that cannot be used is recorded with the
  * reason and skipped; nothing a plugin file contains can make this fail. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ltdl.h>
 #include <stdio.h>
@@ -40,13 +41,23 @@ static void reject(hc_context_t *ctx, const char *path, const char *fmt, ...) {
   hc_log(ctx, HC_LOG_WARN, "plugin %s rejected: %s", path, reason);
 }
 
-static int is_elf(const char *path) {
+/* NULL for a file that starts like a shared object, else why it cannot be
+ * one: a file that cannot be opened says why (a symlink loop is named as
+ * such), not that it lacks an ELF header. */
+static const char *not_elf(const char *path, char *why, size_t n) {
   unsigned char magic[4] = {0};
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, magic, 4);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ELOOP) snprintf(why, n, "symlink loop (%s)", strerror(e));
+    else snprintf(why, n, "cannot open: %s", strerror(e));
+    return why;
+  }
+  ssize_t got = read(fd, magic, 4);
   close(fd);
-  return n == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+  if (got == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F') return NULL;
+  snprintf(why, n, "not a shared object (no ELF header)");
+  return why;
 }
 
 static void unload_handle(void *h) {
@@ -119,11 +130,11 @@ static void add_workload(hc_context_t *ctx, const char *path, lt_dlhandle h,
 }
 
 static void load_file(hc_context_t *ctx, const char *path) {
-  if (!is_elf(path)) {
-    reject(ctx, path, "not a shared object (no ELF header)");
+  char why[512];
+  if (not_elf(path, why, sizeof why)) {
+    reject(ctx, path, "%s", why);
     return;
   }
-  char why[512];
   if (!hc__probe_plugin(ctx, path, why, sizeof why)) {
     reject(ctx, path, "%s", why);
     return;
