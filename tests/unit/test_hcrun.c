@@ -198,6 +198,21 @@ static void test_input_option(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "--input goes with --workload"));
 }
 
+/* A bad HC_LOG is an error naming the variable and what it takes, in the
+ * library (hc_context_create) and so in hcrun (exit 2). */
+static void test_bad_log_setting(void) {
+  setenv("HC_LOG", "verbose", 1);
+  hc_context_t *c = NULL;
+  CU_ASSERT_EQUAL(hc_context_create(NULL, &c), HC_ERR_PARAM);
+  CU_ASSERT_PTR_NULL(c);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "HC_LOG=verbose: expected error, warn, info or debug"));
+  CU_ASSERT_EQUAL(hcrun("--list"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "HC_LOG=verbose"));
+  setenv("HC_LOG", "WARN", 1);
+  CU_ASSERT_EQUAL(hcrun("--workload=probe"), 0);
+  unsetenv("HC_LOG");
+}
+
 /* A single-valued option given twice is a usage error naming it. */
 static void test_options_given_twice(void) {
   CU_ASSERT_EQUAL(hcrun("--workload=probe --workload=saxpy"), 2);
@@ -221,6 +236,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_output_dir);
   CU_ADD_TEST(s, test_input_option);
   CU_ADD_TEST(s, test_options_given_twice);
+  CU_ADD_TEST(s, test_bad_log_setting);
 }
 
 TH_MAIN(register_tests)
