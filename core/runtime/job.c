@@ -92,6 +92,7 @@ HC_API hc_status_t hc_job_create(hc_context_t *ctx, const char *workload, hc_job
 }
 
 static void drop_outputs(hc_job_t *j) {
+  for (uint32_t i = 0; i < j->wl->ops.nparams; i++) j->values[i].unused = 0;
   for (uint32_t i = 0; i < j->wl->ops.noutputs; i++) {
     hc_field_destroy(j->outputs[i]);
     j->outputs[i] = NULL;
@@ -314,6 +315,15 @@ HC_API hc_status_t hc_job_param_get(const hc_job_t *j, uint32_t i, const char **
   if (name) *name = pspec(j->wl, i)->name;
   if (value) *value = j->values[i].present ? j->values[i].text : "";
   return HC_OK;
+}
+
+HC_API int hc_job_param_applies(const hc_job_t *j, uint32_t i) {
+  return j && i < j->wl->ops.nparams && !j->values[i].unused;
+}
+
+HC_API void hc_job_param_unused(hc_job_t *j, const char *name) {
+  for (uint32_t i = 0; j && name && i < j->wl->ops.nparams; i++)
+    if (!strcmp(pspec(j->wl, i)->name, name)) j->values[i].unused = 1;
 }
 
 /* ---- schema queries ---- */

@@ -392,6 +392,10 @@ const char *hc_job_notes(const hc_job_t *job);
 uint32_t hc_job_param_count(const hc_job_t *job);
 hc_status_t hc_job_param_get(const hc_job_t *job, uint32_t index,
                              const char **name, const char **value);
+/* 0 when the workload said its last run did not use parameter `index`
+ * (hc_job_param_unused: a port-fed stage's own source parameters), else 1;
+ * reports show only parameters that apply. */
+int hc_job_param_applies(const hc_job_t *job, uint32_t index);
 
 /* Schema queries for help output and pipeline validation. */
 typedef struct hc_param_spec hc_param_spec_t;

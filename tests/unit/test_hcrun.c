@@ -170,6 +170,27 @@ static void test_input_option(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(j);
   json_t *m = json_object_get(json_object_get(j, "metrics"), "integral");
   CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(m, "value")), 128.0, 1e-12);
+  /* the built-in function's parameters do not apply: not reported */
+  json_t *params = json_object_get(j, "params");
+  CU_ASSERT_PTR_NULL(json_object_get(params, "func"));
+  CU_ASSERT_PTR_NULL(json_object_get(params, "n"));
+  CU_ASSERT_PTR_NULL(json_object_get(params, "box"));
+  CU_ASSERT_PTR_NOT_NULL(json_object_get(params, "variant"));
+  json_decref(j);
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu --input f=%s", f3);
+  CU_ASSERT_EQUAL(hcrun(args), 0);
+  CU_ASSERT_PTR_NULL(strstr(out, "func="));
+  CU_ASSERT_PTR_NULL(strstr(out, "n=129x129x129"));
+  CU_ASSERT_EQUAL(hcrun("--workload=simpson --device=cpu n=9"), 0); /* they apply here */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "func=gauss n=9 box=0:1"));
+  /* a port-fed pipeline stage: the same */
+  CU_ASSERT_EQUAL(hcrun("--pipeline='jacobi dim=3 n=9 @cpu | simpson' --json"), 0);
+  j = parse_out();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  params = json_object_get(json_array_get(json_object_get(j, "stages"), 1), "params");
+  CU_ASSERT_PTR_NOT_NULL(params);
+  CU_ASSERT_PTR_NULL(json_object_get(params, "func"));
+  CU_ASSERT_PTR_NULL(json_object_get(params, "n"));
   json_decref(j);
   snprintf(args, sizeof args, "--workload=simpson --device=cpu --input=f=%s", missing);
   CU_ASSERT_EQUAL(hcrun(args), 2);

@@ -67,7 +67,8 @@ json_t *hcrun_job_json(const hc_job_t *job) {
   json_t *params = json_object();
   for (uint32_t i = 0; i < hc_job_param_count(job); i++) {
     const char *n, *v;
-    if (hc_job_param_get(job, i, &n, &v) == HC_OK) json_object_set_new(params, n, json_string(v));
+    if (hc_job_param_applies(job, i) && hc_job_param_get(job, i, &n, &v) == HC_OK)
+      json_object_set_new(params, n, json_string(v));
   }
   json_object_set_new(o, "params", params);
   hc_job_times_t t;
