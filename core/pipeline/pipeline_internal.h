@@ -50,6 +50,10 @@ struct hc_pipeline {
   hc__pl_bind_t *binds;
   uint32_t nbinds;
   uint32_t *order; /* run order, after validation */
+  /* While validating: the bindings by consuming stage (CSR: those into
+   * stage k are by_to[to_start[k] .. to_start[k + 1]]), so each lookup
+   * reads a stage's few bindings, not all of them; NULL otherwise. */
+  uint32_t *to_start, *by_to;
   int validated;
   hc_pipeline_transfer_t *transfers;
   uint32_t ntransfers;
