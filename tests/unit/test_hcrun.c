@@ -234,6 +234,28 @@ static void test_bad_log_setting(void) {
   unsetenv("HC_LOG");
 }
 
+/* Out of memory on a CPU OpenCL device (PoCL), whose memory is the host's:
+ * exit 4 naming the size, not PoCL's assertion aborting the process. (Not
+ * under sanitizers or valgrind, which an address-space limit breaks.) */
+static void test_opencl_cpu_out_of_memory(void) {
+  if (th_slow_tool()) return;
+  if (hcrun("--list") != 0 || !strstr(out, "opencl:0")) {
+    th_skip("no OpenCL device");
+    return;
+  }
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd,
+           "ulimit -v 400000; HC_PLUGIN_PATH=%s/test-plugins %s/bin/hcrun --backend=opencl --workload=jacobi "
+           "n=4000x4000 dtype=f64 iters=10",
+           th_build_dir(), th_build_dir());
+  hc_device_t *d = th_device("opencl");
+  if (!d || hc_device_info(d)->type != HC_DEVICE_CPU) return; /* a GPU's memory is not the host's */
+  int rc = th_run(cmd, out, sizeof out, err, sizeof err);
+  if (rc != 4) fprintf(stderr, "exit %d: %s\n", rc, err);
+  CU_ASSERT_EQUAL(rc, 4);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "out of device memory: 128000000 bytes"));
+}
+
 /* A single-valued option given twice is a usage error naming it. */
 static void test_options_given_twice(void) {
   CU_ASSERT_EQUAL(hcrun("--workload=probe --workload=saxpy"), 2);
@@ -258,6 +280,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_input_option);
   CU_ADD_TEST(s, test_options_given_twice);
   CU_ADD_TEST(s, test_bad_log_setting);
+  CU_ADD_TEST(s, test_opencl_cpu_out_of_memory);
 }
 
 TH_MAIN(register_tests)
