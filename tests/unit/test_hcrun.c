@@ -256,6 +256,29 @@ static void test_opencl_cpu_out_of_memory(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "out of device memory: 128000000 bytes"));
 }
 
+/* When OpenCL finds no device, --list says what in the environment is the
+ * likely cause: a PoCL cache directory that cannot be written (an
+ * unwritable HOME), an address-space limit. */
+static void test_opencl_unavailable_says_why(void) {
+  if (th_slow_tool()) return;
+  if (hcrun("--list") != 0 || !strstr(out, "opencl:0")) {
+    th_skip("no OpenCL device");
+    return;
+  }
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "env -u XDG_CACHE_HOME -u POCL_CACHE_DIR HOME=/proc/hc-no-home %s/bin/hcrun --list",
+           th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  if (!strstr(out, "opencl:0")) { /* PoCL did not start: the message says why */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "cache directory /proc/hc-no-home/.cache/pocl cannot be created or written"));
+  }
+  snprintf(cmd, sizeof cmd, "ulimit -v 150000; %s/bin/hcrun --list", th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  if (!strstr(out, "opencl:0")) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "an address-space limit of"));
+  }
+}
+
 /* A single-valued option given twice is a usage error naming it. */
 static void test_options_given_twice(void) {
   CU_ASSERT_EQUAL(hcrun("--workload=probe --workload=saxpy"), 2);
@@ -281,6 +304,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_options_given_twice);
   CU_ADD_TEST(s, test_bad_log_setting);
   CU_ADD_TEST(s, test_opencl_cpu_out_of_memory);
+  CU_ADD_TEST(s, test_opencl_unavailable_says_why);
 }
 
 TH_MAIN(register_tests)
