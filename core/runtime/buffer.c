@@ -100,9 +100,10 @@ HC_API hc_status_t hc_buffer_write(hc_buffer_t *b, size_t off, const void *src, 
   if (st != HC_OK) return st;
   if (!bytes) return HC_OK;
   if (!src) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_write: NULL source");
-  if ((st = hc__timer_mark(b->dev)) != HC_OK) return st;
+  if ((st = hc__cmd_begin(b->dev)) != HC_OK) return st;
   double t0 = hc_now();
   st = b->dev->backend->ops.mem_write(b->dev->handle, b->mem, off, src, bytes);
+  hc__cmd_end(b->dev);
   if (st == HC_OK) hc__count_transfer(b->dev->ctx, HC__TO_DEVICE, bytes, hc_now() - t0);
   return st;
 }
@@ -112,9 +113,10 @@ HC_API hc_status_t hc_buffer_read(const hc_buffer_t *b, size_t off, void *dst, s
   if (st != HC_OK) return st;
   if (!bytes) return HC_OK;
   if (!dst) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_read: NULL destination");
-  if ((st = hc__timer_mark(b->dev)) != HC_OK) return st;
+  if ((st = hc__cmd_begin(b->dev)) != HC_OK) return st;
   double t0 = hc_now();
   st = b->dev->backend->ops.mem_read(b->dev->handle, b->mem, off, dst, bytes);
+  hc__cmd_end(b->dev);
   if (st == HC_OK) hc__count_transfer(b->dev->ctx, HC__TO_HOST, bytes, hc_now() - t0);
   return st;
 }
@@ -124,9 +126,19 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
   hc_status_t st = check_range("hc_buffer_copy (destination)", dst, doff, bytes);
   if (st == HC_OK) st = check_range("hc_buffer_copy (source)", src, soff, bytes);
   if (st != HC_OK || !bytes) return st;
-  if ((st = hc__timer_mark(dst->dev)) != HC_OK || (st = hc__timer_mark(src->dev)) != HC_OK) return st;
-  if (dst->dev == src->dev)
-    return dst->dev->backend->ops.mem_copy(dst->dev->handle, dst->mem, doff, src->mem, soff, bytes);
+  if (dst->dev == src->dev) {
+    if ((st = hc__cmd_begin(dst->dev)) != HC_OK) return st;
+    st = dst->dev->backend->ops.mem_copy(dst->dev->handle, dst->mem, doff, src->mem, soff, bytes);
+    hc__cmd_end(dst->dev);
+    return st;
+  }
+  /* Two devices: both command locks, in one global (address) order. */
+  hc_device_t *first = (uintptr_t)dst->dev < (uintptr_t)src->dev ? dst->dev : src->dev, *second = first == dst->dev ? src->dev : dst->dev;
+  if ((st = hc__cmd_begin(first)) != HC_OK) return st;
+  if ((st = hc__cmd_begin(second)) != HC_OK) {
+    hc__cmd_end(first);
+    return st;
+  }
   double t0 = hc_now();
   if (dst->dev->backend == src->dev->backend && dst->dev->backend->ops.peer_copy) {
     st = dst->dev->backend->ops.peer_copy(dst->dev->handle, dst->mem, doff, src->dev->handle,
@@ -138,12 +150,14 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
     else if (dp) st = src->dev->backend->ops.mem_read(src->dev->handle, src->mem, soff, (char *)dp + doff, bytes);
     else {
       void *tmp = malloc(bytes);
-      if (!tmp) return hc_error(HC_ERR_NO_MEMORY, "hc_buffer_copy: cannot stage %zu bytes", bytes);
-      st = src->dev->backend->ops.mem_read(src->dev->handle, src->mem, soff, tmp, bytes);
-      if (st == HC_OK) st = dst->dev->backend->ops.mem_write(dst->dev->handle, dst->mem, doff, tmp, bytes);
+      if (!tmp) st = hc_error(HC_ERR_NO_MEMORY, "hc_buffer_copy: cannot stage %zu bytes", bytes);
+      else st = src->dev->backend->ops.mem_read(src->dev->handle, src->mem, soff, tmp, bytes);
+      if (tmp && st == HC_OK) st = dst->dev->backend->ops.mem_write(dst->dev->handle, dst->mem, doff, tmp, bytes);
       free(tmp);
     }
   }
+  hc__cmd_end(second);
+  hc__cmd_end(first);
   if (st == HC_OK) hc__count_transfer(dst->dev->ctx, HC__CROSS_DEVICE, bytes, hc_now() - t0);
   return st;
 }
@@ -158,6 +172,8 @@ HC_API hc_status_t hc_buffer_fill(hc_buffer_t *b, size_t off, const void *patter
     return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_fill: offset %zu and size %zu must be multiples of the pattern size %zu",
                     off, bytes, psize);
   if (!bytes) return HC_OK;
-  if ((st = hc__timer_mark(b->dev)) != HC_OK) return st;
-  return b->dev->backend->ops.mem_fill(b->dev->handle, b->mem, off, pattern, psize, bytes);
+  if ((st = hc__cmd_begin(b->dev)) != HC_OK) return st;
+  st = b->dev->backend->ops.mem_fill(b->dev->handle, b->mem, off, pattern, psize, bytes);
+  hc__cmd_end(b->dev);
+  return st;
 }

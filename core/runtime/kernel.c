@@ -190,7 +190,9 @@ HC_API hc_status_t hc_kernel_launch(hc_kernel_t *k, uint32_t dims, const size_t 
   }
   l.nargs = nargs;
   l.args = la;
-  hc_status_t st = hc__timer_mark(k->dev);
+  hc_status_t st = hc__cmd_begin(k->dev);
   if (st != HC_OK) return st;
-  return k->dev->backend->ops.launch(k->dev->handle, k->handle, &l);
+  st = k->dev->backend->ops.launch(k->dev->handle, k->handle, &l);
+  hc__cmd_end(k->dev);
+  return st;
 }

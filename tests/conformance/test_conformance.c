@@ -6,6 +6,7 @@
  * as host functions (kernels.h), so source and host devices run the same
  * tests. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -490,6 +491,51 @@ static void test_timers(void) {
   hc_kernel_destroy(k);
 }
 
+/* A span belongs to the thread that began it: another thread's command on
+ * the device before the owner's first one does not open it (it did: the
+ * span then counted the owner's 0.2 s of host time before its first
+ * command). Under ThreadSanitizer this is also the race check of the span
+ * state against other threads' commands. */
+typedef struct {
+  hc_buffer_t *b;
+  void *host;
+  size_t n;
+  hc_status_t st;
+} other_t;
+
+static void *other_thread_write(void *arg) {
+  other_t *o = arg;
+  o->st = hc_buffer_write(o->b, 0, o->host, o->n);
+  return NULL;
+}
+
+static void test_timer_span_is_the_threads(void) {
+  hc_kernel_t *k = new_kernel("conf_busy", conf_host_busy);
+  int32_t n = 1 << 16, iters = 16;
+  hc_buffer_t *b = new_buffer((size_t)n * 4);
+  other_t o = {new_buffer((size_t)8 << 20), xmalloc((size_t)8 << 20), (size_t)8 << 20, HC_ERR_INTERNAL};
+  memset(o.host, 1, o.n);
+  hc_arg_t args[] = {HC_ARG_BUF(b), HC_ARG_VAL(n), HC_ARG_VAL(iters)};
+  size_t global = (size_t)n;
+  TH_ASSERT_OK(hc_kernel_launch(k, 1, &global, NULL, 3, args)); /* builds, first touch */
+  double w0 = hc_now(), secs = -1;
+  TH_ASSERT_OK(hc_device_timer_begin(g_dev));
+  pthread_t t;
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, other_thread_write, &o), 0);
+  pthread_join(t, NULL);
+  TH_ASSERT_OK(o.st);
+  nanosleep(&(struct timespec){0, 200000000}, NULL);
+  TH_ASSERT_OK(hc_kernel_launch(k, 1, &global, NULL, 3, args));
+  TH_ASSERT_OK(hc_device_timer_end(g_dev, &secs));
+  double wall = hc_now() - w0;
+  if (!(secs > 0 && secs < wall - 0.15)) fprintf(stderr, "span %.6f s in %.6f s of wall time (0.2 s asleep)\n", secs, wall);
+  CU_ASSERT(secs > 0 && secs < wall - 0.15);
+  free(o.host);
+  hc_buffer_destroy(o.b);
+  hc_buffer_destroy(b);
+  hc_kernel_destroy(k);
+}
+
 /* ------------------------------------------------------------ errors */
 
 #define ASSERT_STATUS(expr, want)                                                                      \
@@ -765,6 +811,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_axpy_f64);
   CU_ADD_TEST(s, test_local_reduction);
   CU_ADD_TEST(s, test_timers);
+  CU_ADD_TEST(s, test_timer_span_is_the_threads);
   CU_ADD_TEST(s, test_error_ranges);
   CU_ADD_TEST(s, test_error_fill_pattern);
   CU_ADD_TEST(s, test_error_dims);
