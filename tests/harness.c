@@ -71,6 +71,11 @@ const char *th_build_dir(void) {
   return builddir;
 }
 
+int th_slow_tool(void) {
+  const char *s = getenv("HC_SANITIZED"), *p = getenv("LD_PRELOAD");
+  return (s && *s && strcmp(s, "0")) || (p && strstr(p, "vgpreload"));
+}
+
 const char *th_tmpdir(void) {
   if (!tmpdir[0]) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/hc-test-XXXXXX");

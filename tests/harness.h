@@ -34,6 +34,11 @@ int th_dir_empty(const char *path);
  * says needle on stderr and writes nothing to DIR (a fresh directory). */
 void th_expect_usage_error(const char *workload, const char *device, const char *args, const char *needle);
 
+/* 1 under a tool that makes the program many times slower (valgrind, or a
+ * sanitizer build: HC_SANITIZED, set by tests/run.py): tests scale their
+ * work down and drop wall-time bounds then. */
+int th_slow_tool(void);
+
 int th_main(int argc, char **argv, void (*register_tests)(void));
 #define TH_MAIN(reg)                                                           \
   int main(int argc, char **argv) { return th_main(argc, argv, reg); }

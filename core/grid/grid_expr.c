@@ -104,12 +104,16 @@ HC_API hc_status_t hc_grid_create(hc_device_t *dev, const hc_grid_options_t *opt
   return HC_OK;
 }
 
-static void free_nodes(hc_grid_t *g) {
+static void free_exprs(hc_grid_t *g) {
   for (hc_gexpr_t *e = g->exprs, *n; e; e = n) {
     n = e->next_alloc;
     free(e->source);
     free(e);
   }
+  g->exprs = NULL;
+}
+
+static void free_ops(hc_grid_t *g) {
   for (hc_gop_t *o = g->ops, *n; o; o = n) {
     n = o->next_alloc;
     if (o->st) {
@@ -119,13 +123,13 @@ static void free_nodes(hc_grid_t *g) {
     }
     free(o);
   }
-  g->exprs = NULL;
   g->ops = NULL;
 }
 
 HC_API void hc_grid_destroy(hc_grid_t *g) {
   if (!g) return;
-  free_nodes(g);
+  free_exprs(g);
+  free_ops(g);
   hcg_kernels_free(g);
   hcg_temps_free(g);
   hc_kernel_destroy(g->eval_kernel);
@@ -134,9 +138,12 @@ HC_API void hc_grid_destroy(hc_grid_t *g) {
   hc_device_close(d);
 }
 
+/* Operators survive: they are built once and applied to fresh expressions
+ * in every iteration (expression nodes point at their stencils, never the
+ * other way), so only expression nodes go. */
 HC_API void hc_grid_clear(hc_grid_t *g) {
   if (!g) return;
-  free_nodes(g);
+  free_exprs(g);
   g->err = HC_OK;
   g->errmsg[0] = '\0';
 }

@@ -226,6 +226,12 @@ HC_API hc_status_t hc_pipeline_set_input(hc_pipeline_t *p, uint32_t stage, const
   hc__pl_bind_t b = {HC__PL_OUTSIDE, 0, stage, 0, 0, field};
   hc_status_t st = find_port(p, stage, 0, input, &b.in_port);
   if (st != HC_OK) return st;
+  if (field) { /* refused at the call, as hc_job_set_input does */
+    hc__pl_shape_t got = hc__pl_field_shape(field);
+    st = hc__pl_check_delivery(p, stage, hc__pl_port(&p->stages[stage], p->ctx, 0, b.in_port), &got,
+                               "the field set from outside");
+    if (st != HC_OK) return st;
+  }
   hc__pl_drop_defaults(p);
   hc__pl_bind_t *old = binding_of(p, stage, b.in_port);
   if (old && old->from != HC__PL_OUTSIDE) return already_bound(p, old);

@@ -50,6 +50,10 @@ struct hc_pipeline {
   hc__pl_bind_t *binds;
   uint32_t nbinds;
   uint32_t *order; /* run order, after validation */
+  /* While validating: the bindings by consuming stage (CSR: those into
+   * stage k are by_to[to_start[k] .. to_start[k + 1]]), so each lookup
+   * reads a stage's few bindings, not all of them; NULL otherwise. */
+  uint32_t *to_start, *by_to;
   int validated;
   hc_pipeline_transfer_t *transfers;
   uint32_t ntransfers;
@@ -68,6 +72,13 @@ const hc_port_spec_t *hc__pl_port(const hc__pl_stage_t *s, hc_context_t *ctx, in
 int hc__pl_port_index(const hc__pl_stage_t *s, hc_context_t *ctx, int output, const char *name);
 /* "y, z" — the port names, for messages. */
 void hc__pl_port_list(const hc__pl_stage_t *s, hc_context_t *ctx, int output, char *buf, size_t n);
+
+/* What a field delivers to an input port. */
+hc__pl_shape_t hc__pl_field_shape(const hc_field_t *f);
+/* HC_ERR_PIPELINE naming stage k, the port and `source` when what `got`
+ * describes cannot feed input port ps of stage k (dtype or rank). */
+hc_status_t hc__pl_check_delivery(const hc_pipeline_t *p, uint32_t k, const hc_port_spec_t *ps,
+                                  const hc__pl_shape_t *got, const char *source);
 
 /* Drops the default bindings (re-added by each validation). */
 void hc__pl_drop_defaults(hc_pipeline_t *p);

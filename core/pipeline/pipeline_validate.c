@@ -20,19 +20,50 @@ typedef struct {
 static _Thread_local const scope_t *tl_scope;
 
 static const hc__pl_bind_t *binding_of(const hc_pipeline_t *p, uint32_t to, uint32_t in_port) {
+  if (p->to_start) {
+    for (uint32_t j = p->to_start[to]; j < p->to_start[to + 1]; j++)
+      if (p->binds[p->by_to[j]].in_port == in_port) return &p->binds[p->by_to[j]];
+    return NULL;
+  }
   for (uint32_t i = 0; i < p->nbinds; i++)
     if (p->binds[i].to == to && p->binds[i].in_port == in_port) return &p->binds[i];
   return NULL;
 }
 
-static hc__pl_shape_t field_shape(const hc_field_t *f) {
+static void unindex_bindings(hc_pipeline_t *p) {
+  free(p->to_start);
+  free(p->by_to);
+  p->to_start = p->by_to = NULL;
+}
+
+/* Builds the by-consumer index (counting sort on `to`); without memory
+ * for it, lookups fall back to the linear scan. */
+static void index_bindings(hc_pipeline_t *p) {
+  unindex_bindings(p);
+  uint32_t *start = calloc((size_t)p->nstages + 1, sizeof *start);
+  uint32_t *by = malloc(((size_t)p->nbinds + 1) * sizeof *by);
+  if (!start || !by) {
+    free(start);
+    free(by);
+    return;
+  }
+  for (uint32_t i = 0; i < p->nbinds; i++) start[p->binds[i].to + 1]++;
+  for (uint32_t k = 0; k < p->nstages; k++) start[k + 1] += start[k];
+  for (uint32_t i = 0; i < p->nbinds; i++) by[start[p->binds[i].to]++] = i;
+  for (uint32_t k = p->nstages; k > 0; k--) start[k] = start[k - 1];
+  start[0] = 0;
+  p->to_start = start;
+  p->by_to = by;
+}
+
+hc__pl_shape_t hc__pl_field_shape(const hc_field_t *f) {
   hc__pl_shape_t s = {HC_DTYPE_BIT(hc_field_dtype(f)), (int32_t)hc_field_rank(f), (int32_t)hc_field_rank(f), 1};
   return s;
 }
 
 /* What the binding into (stage, in_port) delivers, if known yet. */
 static const hc__pl_shape_t *bound_shape(const hc_pipeline_t *p, const hc__pl_bind_t *b, hc__pl_shape_t *tmp) {
-  if (b->from == HC__PL_OUTSIDE) return b->outside ? (*tmp = field_shape(b->outside), tmp) : NULL;
+  if (b->from == HC__PL_OUTSIDE) return b->outside ? (*tmp = hc__pl_field_shape(b->outside), tmp) : NULL;
   const hc__pl_stage_t *f = &p->stages[b->from];
   return f->out_shape ? &f->out_shape[b->out_port] : NULL;
 }
@@ -89,15 +120,16 @@ static const char *rank_range(int32_t lo, int32_t hi, char *buf, size_t n) {
 }
 
 static void add_defaults(hc_pipeline_t *p) {
+  /* room for every default at once (one realloc, not one per stage) */
+  hc__pl_bind_t *n = realloc(p->binds, ((size_t)p->nbinds + p->nstages) * sizeof *n);
+  if (!n) return; /* then validation reports the inputs as unbound */
+  p->binds = n;
   for (uint32_t k = 1; k < p->nstages; k++) {
     int in = hc__pl_port_index(&p->stages[k], p->ctx, 0, NULL);
     int out = hc__pl_port_index(&p->stages[k - 1], p->ctx, 1, NULL);
     if (in < 0 || out < 0 || binding_of(p, k, (uint32_t)in)) continue;
-    hc__pl_bind_t *n = realloc(p->binds, (p->nbinds + 1) * sizeof *n);
-    if (!n) continue; /* then validation reports the input as unbound */
-    p->binds = n;
     hc__pl_bind_t b = {k - 1, (uint32_t)out, k, (uint32_t)in, 1, NULL};
-    n[p->nbinds++] = b;
+    p->binds[p->nbinds++] = b;
   }
 }
 
@@ -165,33 +197,69 @@ static hc_status_t report_cycle(const hc_pipeline_t *p, const int *done) {
   return hc_error(HC_ERR_PIPELINE, "%s", msg);
 }
 
-/* Run order: producers before consumers, ties in the order added. */
+/* Min-heap of stage indices (the ready stages, lowest first). */
+static void heap_push(uint32_t *h, uint32_t *len, uint32_t v) {
+  uint32_t i = (*len)++;
+  for (; i && h[(i - 1) / 2] > v; i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
+  h[i] = v;
+}
+static uint32_t heap_pop(uint32_t *h, uint32_t *len) {
+  uint32_t top = h[0], v = h[--*len], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= *len) break;
+    if (c + 1 < *len && h[c + 1] < h[c]) c++;
+    if (h[c] >= v) break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = v;
+  return top;
+}
+
+/* Run order: producers before consumers, ties in the order added (Kahn's
+ * algorithm taking the lowest-numbered ready stage each time, with the
+ * bindings grouped by producer: O((stages + bindings) log stages)). */
 static hc_status_t order_stages(hc_pipeline_t *p) {
   uint32_t n = p->nstages;
   uint32_t *order = malloc(n * sizeof *order);
   int *done = calloc(n, sizeof *done);
   uint32_t *indeg = calloc(n, sizeof *indeg);
-  if (!order || !done || !indeg) {
+  uint32_t *heap = malloc(n * sizeof *heap);
+  uint32_t *from_start = calloc((size_t)n + 1, sizeof *from_start);
+  uint32_t *by_from = malloc(((size_t)p->nbinds + 1) * sizeof *by_from);
+  if (!order || !done || !indeg || !heap || !from_start || !by_from) {
     free(order);
     free(done);
     free(indeg);
+    free(heap);
+    free(from_start);
+    free(by_from);
     return hc_error(HC_ERR_NO_MEMORY, "pipeline: out of memory");
   }
   for (uint32_t i = 0; i < p->nbinds; i++)
-    if (p->binds[i].from != HC__PL_OUTSIDE) indeg[p->binds[i].to]++;
-  uint32_t count = 0;
-  for (int progress = 1; progress && count < n;) {
-    progress = 0;
-    for (uint32_t k = 0; k < n; k++) {
-      if (done[k] || indeg[k]) continue;
-      done[k] = 1;
-      order[count++] = k;
-      for (uint32_t i = 0; i < p->nbinds; i++)
-        if (p->binds[i].from == k) indeg[p->binds[i].to]--;
-      progress = 1;
-      break; /* rescan from the lowest index */
+    if (p->binds[i].from != HC__PL_OUTSIDE) {
+      indeg[p->binds[i].to]++;
+      from_start[(uint32_t)p->binds[i].from + 1]++;
     }
+  for (uint32_t k = 0; k < n; k++) from_start[k + 1] += from_start[k];
+  for (uint32_t i = 0; i < p->nbinds; i++)
+    if (p->binds[i].from != HC__PL_OUTSIDE) by_from[from_start[p->binds[i].from]++] = i;
+  for (uint32_t k = n; k > 0; k--) from_start[k] = from_start[k - 1];
+  from_start[0] = 0;
+  uint32_t count = 0, hlen = 0;
+  for (uint32_t k = 0; k < n; k++)
+    if (!indeg[k]) heap_push(heap, &hlen, k);
+  while (hlen) {
+    uint32_t k = heap_pop(heap, &hlen);
+    done[k] = 1;
+    order[count++] = k;
+    for (uint32_t j = from_start[k]; j < from_start[k + 1]; j++)
+      if (--indeg[p->binds[by_from[j]].to] == 0) heap_push(heap, &hlen, p->binds[by_from[j]].to);
   }
+  free(heap);
+  free(from_start);
+  free(by_from);
   hc_status_t st = HC_OK;
   if (count < n) {
     st = report_cycle(p, done);
@@ -217,11 +285,18 @@ static hc_status_t check_input(const hc_pipeline_t *p, uint32_t k, uint32_t in) 
   hc__pl_shape_t tmp;
   const hc__pl_shape_t *got = bound_shape(p, b, &tmp);
   if (!got) return HC_OK; /* an outside field not given yet: the run checks it */
-  char source[256], a[64], c[64];
+  char source[256];
   if (b->from == HC__PL_OUTSIDE) snprintf(source, sizeof source, "the field set from outside");
   else
     snprintf(source, sizeof source, "stage %u (%s) output '%s'", b->from + 1, p->stages[b->from].workload,
              out_name(p, b));
+  return hc__pl_check_delivery(p, k, ps, got, source);
+}
+
+hc_status_t hc__pl_check_delivery(const hc_pipeline_t *p, uint32_t k, const hc_port_spec_t *ps,
+                                  const hc__pl_shape_t *got, const char *source) {
+  const hc__pl_stage_t *s = &p->stages[k];
+  char a[64], c[64];
   if (!(got->dtypes & ps->dtypes))
     return hc_error(HC_ERR_PIPELINE, "pipeline: stage %u (%s): input '%s' takes %s, %s gives %s", k + 1, s->workload,
                     ps->name, dtype_set(ps->dtypes, a, sizeof a), source, dtype_set(got->dtypes, c, sizeof c));
@@ -283,7 +358,9 @@ HC_API hc_status_t hc_pipeline_validate(hc_pipeline_t *p) {
     p->stages[k].out_shape = NULL;
   }
   hc__pl_drop_defaults(p);
+  index_bindings(p);
   add_defaults(p);
+  index_bindings(p); /* again, with the defaults */
   hc_status_t st = order_stages(p);
   const scope_t *saved = tl_scope;
   for (uint32_t i = 0; st == HC_OK && i < p->nstages; i++) {
@@ -296,6 +373,7 @@ HC_API hc_status_t hc_pipeline_validate(hc_pipeline_t *p) {
     if (st == HC_OK) st = predict_outputs(p, k);
     tl_scope = saved;
   }
+  unindex_bindings(p);
   if (st == HC_OK) p->validated = 1;
   return st;
 }

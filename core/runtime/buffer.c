@@ -100,11 +100,12 @@ HC_API hc_status_t hc_buffer_write(hc_buffer_t *b, size_t off, const void *src, 
   if (st != HC_OK) return st;
   if (!bytes) return HC_OK;
   if (!src) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_write: NULL source");
-  if ((st = hc__timer_mark(b->dev)) != HC_OK) return st;
+  if ((st = hc__cmd_begin(b->dev)) != HC_OK) return st;
   hc__trace_cmd_t tc;
   const int traced = HC__TRACING(b->dev->ctx) && hc__trace_cmd_begin(b->dev->ctx, b->dev, &tc);
   double t0 = hc_now();
   st = b->dev->backend->ops.mem_write(b->dev->handle, b->mem, off, src, bytes);
+  hc__cmd_end(b->dev);
   if (st == HC_OK) hc__count_transfer(b->dev->ctx, HC__TO_DEVICE, bytes, hc_now() - t0);
   if (traced) hc__trace_cmd_end(&tc, st, HC__TRACE_TO_DEVICE, "write", bytes, NULL);
   return st;
@@ -115,11 +116,12 @@ HC_API hc_status_t hc_buffer_read(const hc_buffer_t *b, size_t off, void *dst, s
   if (st != HC_OK) return st;
   if (!bytes) return HC_OK;
   if (!dst) return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_read: NULL destination");
-  if ((st = hc__timer_mark(b->dev)) != HC_OK) return st;
+  if ((st = hc__cmd_begin(b->dev)) != HC_OK) return st;
   hc__trace_cmd_t tc;
   const int traced = HC__TRACING(b->dev->ctx) && hc__trace_cmd_begin(b->dev->ctx, b->dev, &tc);
   double t0 = hc_now();
   st = b->dev->backend->ops.mem_read(b->dev->handle, b->mem, off, dst, bytes);
+  hc__cmd_end(b->dev);
   if (st == HC_OK) hc__count_transfer(b->dev->ctx, HC__TO_HOST, bytes, hc_now() - t0);
   if (traced) {
     hc__trace_cmd_end(&tc, st, HC__TRACE_TO_HOST, "read", bytes, NULL);
@@ -142,10 +144,18 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
   hc_status_t st = check_range("hc_buffer_copy (destination)", dst, doff, bytes);
   if (st == HC_OK) st = check_range("hc_buffer_copy (source)", src, soff, bytes);
   if (st != HC_OK || !bytes) return st;
-  if ((st = hc__timer_mark(dst->dev)) != HC_OK || (st = hc__timer_mark(src->dev)) != HC_OK) return st;
   hc_device_t *dd = dst->dev, *sd = src->dev;
   if (dd == sd) {
+    if ((st = hc__cmd_begin(dd)) != HC_OK) return st;
     TRACED_(dd, HC__TRACE_COPY, "copy", NULL, dd->backend->ops.mem_copy(dd->handle, dst->mem, doff, src->mem, soff, bytes));
+    hc__cmd_end(dd);
+    return st;
+  }
+  /* Two devices: both command locks, in one global (address) order. */
+  hc_device_t *first = (uintptr_t)dd < (uintptr_t)sd ? dd : sd, *second = first == dd ? sd : dd;
+  if ((st = hc__cmd_begin(first)) != HC_OK) return st;
+  if ((st = hc__cmd_begin(second)) != HC_OK) {
+    hc__cmd_end(first);
     return st;
   }
   double t0 = hc_now();
@@ -164,13 +174,15 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
               sd->backend->ops.mem_read(sd->handle, src->mem, soff, (char *)dp + doff, bytes));
     else {
       void *tmp = malloc(bytes);
-      if (!tmp) return hc_error(HC_ERR_NO_MEMORY, "hc_buffer_copy: cannot stage %zu bytes", bytes);
-      TRACED_(sd, HC__TRACE_PEER, "send", dd->id, sd->backend->ops.mem_read(sd->handle, src->mem, soff, tmp, bytes));
-      if (st == HC_OK)
+      if (!tmp) st = hc_error(HC_ERR_NO_MEMORY, "hc_buffer_copy: cannot stage %zu bytes", bytes);
+      else TRACED_(sd, HC__TRACE_PEER, "send", dd->id, sd->backend->ops.mem_read(sd->handle, src->mem, soff, tmp, bytes));
+      if (tmp && st == HC_OK)
         TRACED_(dd, HC__TRACE_PEER, "receive", sd->id, dd->backend->ops.mem_write(dd->handle, dst->mem, doff, tmp, bytes));
       free(tmp);
     }
   }
+  hc__cmd_end(second);
+  hc__cmd_end(first);
   if (st == HC_OK) hc__count_transfer(dd->ctx, HC__CROSS_DEVICE, bytes, hc_now() - t0);
   return st;
 }
@@ -185,7 +197,8 @@ HC_API hc_status_t hc_buffer_fill(hc_buffer_t *b, size_t off, const void *patter
     return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_fill: offset %zu and size %zu must be multiples of the pattern size %zu",
                     off, bytes, psize);
   if (!bytes) return HC_OK;
-  if ((st = hc__timer_mark(b->dev)) != HC_OK) return st;
+  if ((st = hc__cmd_begin(b->dev)) != HC_OK) return st;
   TRACED_(b->dev, HC__TRACE_FILL, "fill", NULL, b->dev->backend->ops.mem_fill(b->dev->handle, b->mem, off, pattern, psize, bytes));
+  hc__cmd_end(b->dev);
   return st;
 }

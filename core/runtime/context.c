@@ -146,8 +146,15 @@ HC_API hc_status_t hc_context_create(const hc_context_options_t *opts,
   const char *lv = getenv("HC_LOG");
   if (lv && *lv) {
     static const char *const names[] = {"error", "warn", "info", "debug"};
+    int level = -1;
     for (int i = 0; i < 4; i++)
-      if (!strcasecmp(lv, names[i]) || (lv[0] == '0' + i && !lv[1])) ctx->log_level = i;
+      if (!strcasecmp(lv, names[i]) || (lv[0] == '0' + i && !lv[1])) level = i;
+    if (level < 0) { /* a setting the user made that would do nothing: say so */
+      pthread_mutex_destroy(&ctx->lock);
+      free(ctx);
+      return hc_error(HC_ERR_PARAM, "HC_LOG=%s: expected error, warn, info or debug (or 0 to 3)", lv);
+    }
+    ctx->log_level = level;
     if (!ctx->log) ctx->log = stderr_log;
   }
   build_search_path(ctx, opts ? &o : NULL);

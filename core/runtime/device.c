@@ -147,6 +147,7 @@ HC_API hc_status_t hc_device_open(hc_context_t *ctx, uint32_t index, hc_device_t
   pthread_mutexattr_init(&ra);
   pthread_mutexattr_settype(&ra, PTHREAD_MUTEX_RECURSIVE);
   pthread_mutex_init(&d->run_lock, &ra);
+  pthread_mutex_init(&d->cmd_lock, NULL);
   pthread_mutexattr_destroy(&ra);
   s->open = d;
   *out = d;
@@ -183,6 +184,7 @@ HC_API void hc_device_close(hc_device_t *d) {
   d->backend->ops.device_close(d->handle);
   pthread_mutex_destroy(&d->lock);
   pthread_mutex_destroy(&d->run_lock);
+  pthread_mutex_destroy(&d->cmd_lock);
   free(d);
 }
 
@@ -212,33 +214,50 @@ HC_API hc_status_t hc_device_finish(hc_device_t *d) {
  * did not. */
 HC_API hc_status_t hc_device_timer_begin(hc_device_t *d) {
   if (!d) return hc_error(HC_ERR_INVALID_ARG, "hc_device_timer_begin: NULL device");
+  pthread_mutex_lock(&d->cmd_lock);
   d->timer = 1; /* a new span replaces one left open */
   d->timer_t0 = HC__TRACING(d->ctx) ? hc_now() : 0;
+  d->timer_owner = pthread_self();
+  pthread_mutex_unlock(&d->cmd_lock);
   return HC_OK;
 }
 
+/* With cmd_lock held: opens the span at the owner's first command. */
 hc_status_t hc__timer_mark(hc_device_t *d) {
-  if (d->timer != 1) return HC_OK;
+  if (d->timer != 1 || !pthread_equal(d->timer_owner, pthread_self())) return HC_OK;
   hc_status_t st = d->backend->ops.timer_begin(d->handle);
   if (st == HC_OK) d->timer = 2;
   return st;
 }
 
+hc_status_t hc__cmd_begin(hc_device_t *d) {
+  pthread_mutex_lock(&d->cmd_lock);
+  hc_status_t st = hc__timer_mark(d);
+  if (st != HC_OK) pthread_mutex_unlock(&d->cmd_lock);
+  return st;
+}
+
+void hc__cmd_end(hc_device_t *d) { pthread_mutex_unlock(&d->cmd_lock); }
+
 HC_API hc_status_t hc_device_timer_end(hc_device_t *d, double *seconds) {
   if (!d || !seconds) return hc_error(HC_ERR_INVALID_ARG, "hc_device_timer_end: NULL argument");
+  pthread_mutex_lock(&d->cmd_lock);
   const int state = d->timer;
   d->timer = 0;
   *seconds = 0;
+  hc_status_t st = HC_OK;
   if (!state)
-    return hc_error(HC_ERR_INVALID_ARG, "hc_device_timer_end: no span is open on %s (call hc_device_timer_begin first)",
-                    d->id);
-  if (state == 1) return HC_OK; /* nothing was queued: an empty span */
-  hc_status_t st = d->backend->ops.timer_end(d->handle, seconds);
-  if (HC__TRACING(d->ctx)) {
-    hc__trace_device_sync(d); /* the span's end waited for the queue */
-    if (st == HC_OK && d->timer_t0 > 0) hc__trace_timer(d, d->timer_t0, *seconds);
-  }
+    st = hc_error(HC_ERR_INVALID_ARG, "hc_device_timer_end: no span is open on %s (call hc_device_timer_begin first)",
+                  d->id);
+  else if (state == 2) /* 1: nothing was queued, an empty span */
+    st = d->backend->ops.timer_end(d->handle, seconds);
+  const double t0 = d->timer_t0;
   d->timer_t0 = 0;
+  pthread_mutex_unlock(&d->cmd_lock);
+  if (HC__TRACING(d->ctx) && state) {
+    hc__trace_device_sync(d); /* the span's end waited for the queue */
+    if (st == HC_OK && state == 2 && t0 > 0) hc__trace_timer(d, t0, *seconds);
+  }
   return st;
 }
 

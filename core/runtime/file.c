@@ -22,7 +22,11 @@ HC_API hc_status_t hc_open_regular(const char *path, int *fd_out) {
   /* O_NONBLOCK: the open itself returns at once whatever the file is; it
    * changes nothing for the reads of a regular file. */
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return hc_error(HC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  if (fd < 0) {
+    int e = errno;
+    return hc_error(e == EIO ? HC_ERR_IO : HC_ERR_INVALID_ARG, "%s: cannot open: %s", path,
+                    e == ELOOP ? "symlink loop" : strerror(e));
+  }
   struct stat sb;
   if (fstat(fd, &sb) != 0) {
     int e = errno;
@@ -31,7 +35,7 @@ HC_API hc_status_t hc_open_regular(const char *path, int *fd_out) {
   }
   if (!S_ISREG(sb.st_mode)) {
     close(fd);
-    return hc_error(HC_ERR_IO, "%s: %s, not a regular file", path, kind_of(sb.st_mode));
+    return hc_error(HC_ERR_INVALID_ARG, "%s: %s, not a regular file", path, kind_of(sb.st_mode));
   }
   /* Back to blocking reads, as every reader expects of a regular file. */
   int fl = fcntl(fd, F_GETFL);

@@ -57,9 +57,14 @@ struct hc_device {
   pthread_mutex_t run_lock; /* recursive: hc_device_lock, held by job runs */
   hc__program_t *programs;
   /* Device timer span: 0 none; 1 begun, no command yet; 2 the backend's
-   * span is open (hc__timer_mark). */
+   * span is open (hc__timer_mark). The span belongs to the thread that
+   * began it: another thread's command does not open it. cmd_lock is held
+   * across each command (and the timer calls), so the backend's span state
+   * (OpenCL's first event) is never touched by two threads at once. */
   int timer;
   double timer_t0; /* hc_now() at hc_device_timer_begin, for traces */
+  pthread_t timer_owner;
+  pthread_mutex_t cmd_lock;
 };
 
 typedef struct hc__device_slot {
@@ -148,6 +153,11 @@ hc__workload_t *hc__find_workload(const hc_context_t *ctx, const char *name);
  * is the device's work from its first command to its last, on every
  * backend, without the host's time before that command. */
 hc_status_t hc__timer_mark(hc_device_t *d);
+/* A command on d: takes d's command lock and opens the calling thread's
+ * span if it has one waiting (hc__cmd_end releases the lock). On failure
+ * the lock is not held. */
+hc_status_t hc__cmd_begin(hc_device_t *d);
+void hc__cmd_end(hc_device_t *d);
 
 void hc__count_transfer(hc_context_t *ctx, int kind, size_t bytes,
                         double seconds);

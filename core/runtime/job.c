@@ -97,6 +97,7 @@ HC_API hc_status_t hc_job_create(hc_context_t *ctx, const char *workload, hc_job
 }
 
 static void drop_outputs(hc_job_t *j) {
+  for (uint32_t i = 0; i < j->wl->ops.nparams; i++) j->values[i].unused = 0;
   for (uint32_t i = 0; i < j->wl->ops.noutputs; i++) {
     hc_field_destroy(j->outputs[i]);
     j->outputs[i] = NULL;
@@ -161,10 +162,27 @@ HC_API hc_status_t hc_job_set_kv(hc_job_t *j, const char *kv) {
   return hc_job_set(j, key, eq + 1);
 }
 
+static hc_status_t check_field_port(const hc_job_t *j, const hc_port_spec_t *p, const hc_field_t *f,
+                                    const char *dir) {
+  if (!(p->dtypes & HC_DTYPE_BIT(f->dtype)))
+    return hc_error(HC_ERR_INVALID_ARG, "%s: %s port '%s' does not take dtype %s", hc_job_workload(j), dir, p->name,
+                    hc_dtype_name(f->dtype));
+  if ((int)f->rank < p->rank_min || (int)f->rank > p->rank_max)
+    return hc_error(HC_ERR_INVALID_ARG, "%s: %s port '%s' takes rank %d..%d, got rank %u", hc_job_workload(j), dir,
+                    p->name, p->rank_min, p->rank_max, f->rank);
+  return HC_OK;
+}
+
 HC_API hc_status_t hc_job_set_input(hc_job_t *j, const char *name, hc_field_t *f) {
   if (!j || !name) return hc_error(HC_ERR_INVALID_ARG, "hc_job_set_input: NULL argument");
   int i = port_index(j->wl, 0, name);
   if (i < 0) return hc_error(HC_ERR_NOT_FOUND, "workload '%s' has no input port '%s'", hc_job_workload(j), name);
+  /* A field the port cannot take is refused here, where the caller can
+   * still name it, not when the job runs. */
+  if (f) {
+    hc_status_t st = check_field_port(j, port(j->wl, 0, (uint32_t)i), f, "input");
+    if (st != HC_OK) return st;
+  }
   j->inputs[i] = f;
   return HC_OK;
 }
@@ -205,17 +223,6 @@ HC_API int hc_workload_can_run(hc_context_t *ctx, const char *workload, uint32_t
   }
   if (why) *why = NULL;
   return 1;
-}
-
-static hc_status_t check_field_port(const hc_job_t *j, const hc_port_spec_t *p, const hc_field_t *f,
-                                    const char *dir) {
-  if (!(p->dtypes & HC_DTYPE_BIT(f->dtype)))
-    return hc_error(HC_ERR_INVALID_ARG, "%s: %s port '%s' does not take dtype %s", hc_job_workload(j), dir, p->name,
-                    hc_dtype_name(f->dtype));
-  if ((int)f->rank < p->rank_min || (int)f->rank > p->rank_max)
-    return hc_error(HC_ERR_INVALID_ARG, "%s: %s port '%s' takes rank %d..%d, got rank %u", hc_job_workload(j), dir,
-                    p->name, p->rank_min, p->rank_max, f->rank);
-  return HC_OK;
 }
 
 /* A verified run whose metrics include a NaN or an infinity has not shown
@@ -358,6 +365,15 @@ HC_API hc_status_t hc_job_param_get(const hc_job_t *j, uint32_t i, const char **
   if (name) *name = pspec(j->wl, i)->name;
   if (value) *value = j->values[i].present ? j->values[i].text : "";
   return HC_OK;
+}
+
+HC_API int hc_job_param_applies(const hc_job_t *j, uint32_t i) {
+  return j && i < j->wl->ops.nparams && !j->values[i].unused;
+}
+
+HC_API void hc_job_param_unused(hc_job_t *j, const char *name) {
+  for (uint32_t i = 0; j && name && i < j->wl->ops.nparams; i++)
+    if (!strcmp(pspec(j->wl, i)->name, name)) j->values[i].unused = 1;
 }
 
 /* ---- schema queries ---- */

@@ -207,11 +207,12 @@ HC_API hc_status_t hc_kernel_launch(hc_kernel_t *k, uint32_t dims, const size_t 
   }
   l.nargs = nargs;
   l.args = la;
-  hc_status_t st = hc__timer_mark(k->dev);
+  hc_status_t st = hc__cmd_begin(k->dev);
   if (st != HC_OK) return st;
   hc__trace_cmd_t tc;
   const int traced = HC__TRACING(k->dev->ctx) && hc__trace_cmd_begin(k->dev->ctx, k->dev, &tc);
   st = k->dev->backend->ops.launch(k->dev->handle, k->handle, &l);
   if (traced) hc__trace_cmd_end(&tc, st, HC__TRACE_KERNEL, k->name, 0, NULL);
+  hc__cmd_end(k->dev);
   return st;
 }

@@ -4,6 +4,7 @@
  * name within a directory). A file that cannot be used is recorded with the
  * reason and skipped; nothing a plugin file contains can make this fail. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ltdl.h>
 #include <stdio.h>
@@ -40,13 +41,24 @@ void hc__reject(hc_context_t *ctx, const char *path, const char *fmt, ...) {
   hc_log(ctx, HC_LOG_WARN, "plugin %s rejected: %s", path, reason);
 }
 
-static int is_elf(const char *path) {
+/* NULL for a file that starts like a shared object, else why it cannot be
+ * one: a file that cannot be opened says why (a symlink loop is named as
+ * such), not that it lacks an ELF header. */
+static const char *not_elf(const char *path, char *why, size_t n) {
   unsigned char magic[4] = {0};
   int fd;
-  if (hc_open_regular(path, &fd) != HC_OK) return 0; /* a FIFO named *.so would block */
-  ssize_t n = read(fd, magic, 4);
+  if (hc_open_regular(path, &fd) != HC_OK) { /* a FIFO named *.so would block: say what it is */
+    const char *msg = hc_last_error();
+    size_t pl = strlen(path);
+    if (!strncmp(msg, path, pl) && msg[pl] == ':') msg += pl + 2; /* reject() names the path */
+    snprintf(why, n, "%s", msg);
+    return why;
+  }
+  ssize_t got = read(fd, magic, 4);
   close(fd);
-  return n == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+  if (got == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F') return NULL;
+  snprintf(why, n, "not a shared object (no ELF header)");
+  return why;
 }
 
 static void unload_handle(void *h) {
@@ -125,17 +137,8 @@ static void load_file(hc_context_t *ctx, const char *path) {
     reject(ctx, path, "not trusted: %s", why);
     return;
   }
-  int fd;
-  if (hc_open_regular(path, &fd) != HC_OK) { /* a FIFO, a directory, ...: say which */
-    const char *msg = hc_last_error();
-    size_t pl = strlen(path);
-    if (!strncmp(msg, path, pl) && msg[pl] == ':') msg += pl + 2; /* reject() names the path */
-    reject(ctx, path, "%s", msg);
-    return;
-  }
-  close(fd);
-  if (!is_elf(path)) {
-    reject(ctx, path, "not a shared object (no ELF header)");
+  if (not_elf(path, why, sizeof why)) {
+    reject(ctx, path, "%s", why);
     return;
   }
   int probed = hc__probe_plugin(ctx, path, why, sizeof why);

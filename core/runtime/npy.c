@@ -92,11 +92,13 @@ HC_API hc_status_t hc_npy_parse(const void *bytes, size_t size, hc_dtype_t *dtyp
       if (!p) return fmt_err(what, "malformed 'descr' (structured dtypes are not supported)");
       have_descr = 1;
     } else if (!strcmp(key, "fortran_order")) {
+      fortran = 0; /* a repeated key: the last one counts, as in NumPy (a Python dict literal) */
       if (end - p >= 4 && !strncmp(p, "True", 4)) fortran = 1, p += 4;
       else if (end - p >= 5 && !strncmp(p, "False", 5)) p += 5;
       else return fmt_err(what, "malformed 'fortran_order'");
       have_order = 1;
     } else if (!strcmp(key, "shape")) {
+      r = 0; /* a repeated key: the last one counts, as in NumPy (a Python dict literal) */
       if (p >= end || *p++ != '(') return fmt_err(what, "malformed 'shape'");
       for (;;) {
         p = skip_ws(p, end);

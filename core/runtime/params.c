@@ -54,7 +54,9 @@ int hc__parse_shape(const char *s, hc_shape_t *out) {
   return out->rank > 0;
 }
 
-static int ranged(const hc_param_spec_t *s) { return s->min <= s->max; }
+static int ranged(const hc_param_spec_t *s) {
+  return hc_param_type_ranged((hc_param_type_t)s->type) && s->min <= s->max;
+}
 
 static hc_status_t range_err(const hc_param_spec_t *s, const char *text) {
   return hc_error(HC_ERR_PARAM, "parameter %s=%s: out of range (allowed %s from %g to %g)", s->name, text,

@@ -8,7 +8,7 @@ static _Thread_local char last_error[8192];
 
 HC_API const char *hc_status_str(hc_status_t status) {
   switch (status) {
-#define HC_STATUS_STR_(name, value, text)                                      \
+#define HC_STATUS_STR_(name, value, exit_code, text)                                      \
   case HC_##name:                                                              \
     return text;
     HC_STATUS_LIST(HC_STATUS_STR_)
@@ -19,13 +19,24 @@ HC_API const char *hc_status_str(hc_status_t status) {
 
 HC_API const char *hc_status_name(hc_status_t status) {
   switch (status) {
-#define HC_STATUS_NAME_(name, value, text)                                     \
+#define HC_STATUS_NAME_(name, value, exit_code, text)                                     \
   case HC_##name:                                                              \
     return "HC_" #name;
     HC_STATUS_LIST(HC_STATUS_NAME_)
 #undef HC_STATUS_NAME_
   }
   return "HC_UNKNOWN";
+}
+
+HC_API int hc_status_exit_code(hc_status_t status) {
+  switch (status) {
+#define HC_STATUS_EXIT_(name, value, exit_code, text)                          \
+  case HC_##name:                                                              \
+    return exit_code;
+    HC_STATUS_LIST(HC_STATUS_EXIT_)
+#undef HC_STATUS_EXIT_
+  }
+  return HC_EXIT_RUNTIME;
 }
 
 HC_API const char *hc_last_error(void) { return last_error; }

@@ -55,12 +55,19 @@ HC_API const char *hc_device_type_name(hc_device_type_t t) {
 }
 
 static const char *const ptypes[] = {
-#define HC_PTYPE_ROW_(e, n) n,
+#define HC_PTYPE_ROW_(e, n, ranged) n,
     HC_PARAM_TYPE_LIST(HC_PTYPE_ROW_)
 #undef HC_PTYPE_ROW_
 };
 HC_API const char *hc_param_type_name(hc_param_type_t t) {
   return (unsigned)t < HC_PARAM_TYPE_COUNT_ ? ptypes[t] : "?";
 }
+
+static const unsigned char pranged[] = {
+#define HC_PTYPE_RANGED_(e, n, ranged) ranged,
+    HC_PARAM_TYPE_LIST(HC_PTYPE_RANGED_)
+#undef HC_PTYPE_RANGED_
+};
+HC_API int hc_param_type_ranged(hc_param_type_t t) { return (unsigned)t < HC_PARAM_TYPE_COUNT_ && pranged[t]; }
 
 HC_API const char *hc_version(void) { return HC_VERSION_STRING; }

@@ -22,8 +22,11 @@
  * re-assigns the same expression builds once (per grid; the device's
  * program cache and the on-disk cache sit beneath).
  *
- * Ownership: every hc_gexpr_t and hc_gop_t belongs to the grid that made it
- * and lives until hc_grid_clear() or hc_grid_destroy(); never free one.
+ * Ownership: every hc_gexpr_t and hc_gop_t belongs to the grid that made it;
+ * never free one. An expression lives until hc_grid_clear() or
+ * hc_grid_destroy(); an operator until hc_grid_destroy() (it survives a
+ * clear, so operators built once can be applied in every iteration of a
+ * loop that clears its expressions).
  * Dense nodes borrow their field: it must outlive every assignment that
  * reads it. Nodes of one grid cannot be mixed with another grid's.
  *
@@ -101,9 +104,11 @@ hc_status_t hc_grid_create(hc_device_t *dev, const hc_grid_options_t *opts,
                            hc_grid_t **out);
 /* Frees every node, kernel and temporary of the grid. NULL is allowed. */
 void hc_grid_destroy(hc_grid_t *g);
-/* Frees every expression and operator node (and the recorded build error),
- * keeping the compiled kernels and temporaries: call it between iterations
- * of a loop that builds fresh expressions each time. */
+/* Frees every expression node (and the recorded build error), keeping the
+ * operators, compiled kernels and temporaries: call it between iterations
+ * of a loop that builds fresh expressions each time. Expressions built
+ * before the clear must not be used after it; operators may (build them
+ * once, outside the loop: each one lives until hc_grid_destroy). */
 void hc_grid_clear(hc_grid_t *g);
 hc_device_t *hc_grid_device(const hc_grid_t *g);
 /* The first error recorded while building nodes (HC_OK if none); its

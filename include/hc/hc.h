@@ -339,7 +339,9 @@ hc_status_t hc_field_wrap(hc_device_t *dev, hc_dtype_t dtype, uint32_t rank,
 
 /* .npy files (format 1.0/2.0/3.0, little-endian, C order; f4 f8 c8 c16).
  * Spacing and origin travel in a side file "<path>.grid" when present.
- * Anything else is HC_ERR_FORMAT with a message that names the problem. */
+ * Anything else is HC_ERR_FORMAT with a message that names the problem. A
+ * header key given twice counts once, with its last value (as NumPy reads
+ * it). */
 hc_status_t hc_field_load_npy(hc_device_t *dev, const char *path,
                               hc_field_t **out);
 /* Written atomically (temporary file, then rename): no half-written file. */
@@ -378,7 +380,10 @@ const char *hc_job_workload(const hc_job_t *job);
 hc_status_t hc_job_set(hc_job_t *job, const char *name, const char *value);
 /* Sets "key=value". */
 hc_status_t hc_job_set_kv(hc_job_t *job, const char *key_eq_value);
-/* Binds an input port to a field (borrowed: it must outlive the run). */
+/* Binds an input port to a field (borrowed: it must outlive the run); NULL
+ * unbinds. HC_ERR_NOT_FOUND for an unknown port, HC_ERR_INVALID_ARG naming
+ * port, dtype and rank for a field whose dtype or rank the port does not
+ * take (nothing is bound then). */
 hc_status_t hc_job_set_input(hc_job_t *job, const char *port, hc_field_t *f);
 /* Where the workload may write extra files (images, CSV); NULL: none. */
 hc_status_t hc_job_set_output_dir(hc_job_t *job, const char *dir);
@@ -425,6 +430,10 @@ const char *hc_job_notes(const hc_job_t *job);
 uint32_t hc_job_param_count(const hc_job_t *job);
 hc_status_t hc_job_param_get(const hc_job_t *job, uint32_t index,
                              const char **name, const char **value);
+/* 0 when the workload said its last run did not use parameter `index`
+ * (hc_job_param_unused: a port-fed stage's own source parameters), else 1;
+ * reports show only parameters that apply. */
+int hc_job_param_applies(const hc_job_t *job, uint32_t index);
 
 /* Schema queries for help output and pipeline validation. */
 typedef struct hc_param_spec hc_param_spec_t;

@@ -249,6 +249,11 @@ hc_shape_t hc_job_shape(const hc_job_t *job, const char *name);
 hc_vec_t hc_job_vec(const hc_job_t *job, const char *name);
 /* 1 when the user gave the parameter (not the default). */
 int hc_job_given(const hc_job_t *job, const char *name);
+/* Says that a parameter does not apply to this run (the shape of a built-in
+ * function when the samples come from a bound field), so that reports leave
+ * it out rather than show a default that was not used. Cleared when the
+ * next run starts; an unknown name is ignored. */
+void hc_job_param_unused(hc_job_t *job, const char *name);
 /* Bound input field or NULL. */
 hc_field_t *hc_job_input(const hc_job_t *job, const char *port);
 /* Dtype and rank of an input: the bound field's, or, while a pipeline is

@@ -100,23 +100,27 @@ typedef struct hc_device_info {
   double peak_bandwidth_gbs;     /* memory bandwidth, GB/s (1e9) */
 } hc_device_info_t;
 
-/* Parameter types of workload schemas. X(ENUM_SUFFIX, "name"). */
+/* Parameter types of workload schemas. X(ENUM_SUFFIX, "name", ranged):
+ * ranged types are checked against a spec's [min, max] (every extent of a
+ * shape, every component of a vector); the others ignore it. */
 #define HC_PARAM_TYPE_LIST(X)                                                  \
-  X(INT, "int")                                                                \
-  X(FLOAT, "float")                                                            \
-  X(BOOL, "bool")                                                              \
-  X(STRING, "string")                                                          \
-  X(ENUM, "enum")                                                              \
-  X(SHAPE, "shape")                                                            \
-  X(VEC, "vector")
+  X(INT, "int", 1)                                                             \
+  X(FLOAT, "float", 1)                                                         \
+  X(BOOL, "bool", 0)                                                           \
+  X(STRING, "string", 0)                                                       \
+  X(ENUM, "enum", 0)                                                           \
+  X(SHAPE, "shape", 1)                                                         \
+  X(VEC, "vector", 1)
 
 typedef enum hc_param_type {
-#define HC_PTYPE_ENUM_(e, n) HC_PARAM_##e,
+#define HC_PTYPE_ENUM_(e, n, ranged) HC_PARAM_##e,
   HC_PARAM_TYPE_LIST(HC_PTYPE_ENUM_)
 #undef HC_PTYPE_ENUM_
   HC_PARAM_TYPE_COUNT_
 } hc_param_type_t;
 const char *hc_param_type_name(hc_param_type_t type);
+/* 1 when values of the type are checked against a spec's [min, max]. */
+int hc_param_type_ranged(hc_param_type_t type);
 
 /* A shape value ("256x256x256"): rank and extents. */
 typedef struct hc_shape {

@@ -2,6 +2,9 @@
  * the platform's device order), optionally only the platforms whose name
  * contains $HC_OPENCL_PLATFORM, each described by a hc_device_info_t. */
 #include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +192,58 @@ static void describe(ocl_devslot_t *slot, const char *platform_name) {
   if (!in->preferred_group_multiple) in->preferred_group_multiple = 1;
 }
 
+/* Whether dir exists and can be written, or could be created: its nearest
+ * existing ancestor takes a new entry (tried, since permission bits do not
+ * tell for root or for file systems such as /proc; only on this failure
+ * path, and removed at once). */
+static int dir_usable(const char *dir) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", dir);
+  for (;;) {
+    struct stat st;
+    if (stat(buf, &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return 0;
+      char probe[4200];
+      snprintf(probe, sizeof probe, "%s/.hc-probe-%ld", buf, (long)getpid());
+      if (mkdir(probe, 0700) != 0) return 0;
+      rmdir(probe);
+      return 1;
+    }
+    char *slash = strrchr(buf, '/');
+    if (!slash) return 0;
+    if (slash == buf) slash[1] = '\0';
+    else *slash = '\0';
+  }
+}
+
+/* Appends to why what in the environment commonly keeps an OpenCL driver
+ * from starting, where it is the case: PoCL's cache directory (its rule:
+ * POCL_CACHE_DIR, else $XDG_CACHE_HOME/pocl, else $HOME/.cache/pocl) that
+ * cannot be written, and an address-space limit (drivers reserve large
+ * ranges at start-up). Without these hints an unwritable HOME reads as
+ * "platform without devices" and `ulimit -v` as "no platform installed". */
+static void append_causes(char *why, size_t n) {
+  char dir[4096] = "";
+  const char *pocl = getenv("POCL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  if (pocl && *pocl) snprintf(dir, sizeof dir, "%s", pocl);
+  else if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/pocl", xdg);
+  else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/pocl", home);
+  size_t len = strlen(why);
+  if (!dir[0])
+    snprintf(why + len, n - len, "; HOME is not set, so PoCL has no cache directory (set POCL_CACHE_DIR)");
+  else if (!dir_usable(dir))
+    snprintf(why + len, n - len,
+             "; the driver's cache directory %s cannot be created or written (PoCL keeps its compiled kernels "
+             "there: set POCL_CACHE_DIR or XDG_CACHE_HOME to a writable directory)",
+             dir);
+  len = strlen(why);
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    snprintf(why + len, n - len,
+             "; an address-space limit of %llu MiB is set (ulimit -v), under which OpenCL drivers may fail to start",
+             (unsigned long long)(rl.rlim_cur >> 20));
+}
+
 static int platform_wanted(const char *name, const char *filter) {
   return !filter || !*filter || strcasestr(name, filter) != NULL;
 }
@@ -198,10 +253,12 @@ static hc_status_t enumerate_platforms(ocl_state_t *s) {
   cl_int err = clGetPlatformIDs(0, NULL, &np);
   if (err == OCL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && np == 0)) {
     snprintf(s->why, sizeof s->why, "no OpenCL platform installed (ICD loader found no vendor .icd)");
+    append_causes(s->why, sizeof s->why);
     return HC_OK;
   }
   if (err != CL_SUCCESS) {
     snprintf(s->why, sizeof s->why, "clGetPlatformIDs failed: %s", ocl_err_name(err));
+    append_causes(s->why, sizeof s->why);
     return HC_OK;
   }
   cl_platform_id *plats = calloc(np, sizeof *plats);
@@ -255,8 +312,10 @@ static hc_status_t enumerate_platforms(ocl_state_t *s) {
     if (nwanted == 0)
       snprintf(s->why, sizeof s->why, "HC_OPENCL_PLATFORM=%s matches none of the OpenCL platforms (%s)",
                filter, seen);
-    else
+    else {
       snprintf(s->why, sizeof s->why, "OpenCL platform(s) without devices: %s", empty);
+      append_causes(s->why, sizeof s->why);
+    }
   }
   return HC_OK;
 }

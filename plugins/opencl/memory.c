@@ -1,5 +1,7 @@
 /* Device memory: cl_mem buffers (the handle hc keeps is the cl_mem itself),
  * blocking host transfers, asynchronous device copies and fills. */
+#include <stdlib.h>
+
 #include "ocl.h"
 
 /* OpenCL allocates lazily: clCreateBuffer succeeds and the first command
@@ -28,6 +30,17 @@ static cl_int make_resident(ocl_dev_t *d, cl_mem m, const char **call) {
 hc_status_t ocl_mem_alloc(void *dev, size_t bytes, void **mem) {
   ocl_dev_t *d = dev;
   cl_int err = CL_SUCCESS;
+  /* A CPU device's memory is the host's, and PoCL's CPU driver asserts
+   * (aborting the process) when that allocation fails at the buffer's
+   * first use: ask the host first, so that a full memory (or an address
+   * space limit) is a clean HC_ERR_DEVICE_MEMORY. */
+  if (d->slot->info.type == HC_DEVICE_CPU) {
+    void *probe = malloc(bytes ? bytes : 1);
+    if (!probe)
+      return hc_error(HC_ERR_DEVICE_MEMORY, "opencl: out of device memory: %zu bytes on %s (its memory is the host's, "
+                      "which cannot supply them)", bytes, d->slot->info.name);
+    free(probe);
+  }
   cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
   if (!m || err != CL_SUCCESS)
     return ocl_fail(err, err == CL_OUT_OF_HOST_MEMORY ? HC_ERR_NO_MEMORY : HC_ERR_DEVICE_MEMORY,

@@ -6,8 +6,9 @@
     h[g.interior()] = lap(f + 2 * f)      # one fused kernel
     h[1:-1, 1:-1, 1:-1] = lap(f)          # the same box, as slices
 
-Expressions and operators belong to their grid and stay valid until
-g.clear() (which frees them; using one afterwards raises ValueError)."""
+Expressions belong to their grid and stay valid until g.clear() (which
+frees them; using one afterwards raises ValueError); operators stay valid
+until the grid is closed."""
 import ctypes
 
 import numpy as np
@@ -106,11 +107,11 @@ class Operator:
 
     def __init__(self, grid, ptr):
         grid._check(ptr)
-        self._g, self._p, self._gen = grid, ptr, grid._gen
+        self._g, self._p, self._gen = grid, ptr, grid._opgen
 
     def _ptr(self):
-        if self._gen != self._g._gen:
-            raise ValueError('the grid was cleared: this operator no longer exists')
+        if self._gen != self._g._opgen:
+            raise ValueError('the grid was closed: this operator no longer exists')
         return self._p
 
     def __call__(self, e):
@@ -175,7 +176,7 @@ class Grid:
         opts = _lib.GridOptions(ctypes.sizeof(_lib.GridOptions), _FUSE[fuse], _HOST[host], 0)
         h = ctypes.c_void_p()
         check(self._lg.hc_grid_create(self._dev, ctypes.byref(opts), ctypes.byref(h)))
-        self._h, self._gen = h.value, 0
+        self._h, self._gen, self._opgen = h.value, 0, 0
         self._rt = ctx._rt
         self._rt.acquire()
         ctx._dependents.add(self)
@@ -189,6 +190,7 @@ class Grid:
             self._lg.hc_grid_destroy(self._h)
             self._h = None
             self._gen += 1
+            self._opgen += 1
             self._rt.release()
 
     def __del__(self):
@@ -198,7 +200,7 @@ class Grid:
             pass
 
     def clear(self):
-        """Frees every expression and operator built so far (fields stay)."""
+        """Frees every expression built so far (fields and operators stay)."""
         self._lg.hc_grid_clear(self._h)
         self._gen += 1
 

@@ -107,6 +107,7 @@ S = c_int     # hc_status_t
 # name: (restype, argtypes). One table for libhc ...
 LIBHC = {
     'hc_status_name': (c_char_p, [S]),
+    'hc_status_exit_code': (c_int, [S]),
     'hc_status_str': (c_char_p, [S]),
     'hc_last_error': (c_char_p, []),
     'hc_context_create': (S, [POINTER(ContextOptions), POINTER(P)]),

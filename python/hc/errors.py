@@ -6,10 +6,13 @@ from . import _lib
 
 
 class HcError(Exception):
-    """A failed hc call: .status (the number), .name ("HC_ERR_PARAM") and
-    .message (hc's detail, as hcrun prints it)."""
+    """A failed hc call: .status (the number), .name ("HC_ERR_PARAM"),
+    .exit_code (what hcrun exits with for it: 2 usage, 3 unavailable,
+    4 runtime, 1 verification) and .message (hc's detail, as hcrun prints
+    it)."""
     status = None
     name = None
+    exit_code = 4
 
     def __init__(self, message, status=None):
         super().__init__(message)
@@ -34,7 +37,8 @@ def _make_classes():
         if name == 'HC_UNKNOWN':
             break
         doc = lib.hc_status_str(code).decode()
-        cls = type(_class_name(name), (HcError,), {'status': code, 'name': name, '__doc__': '%s (%s)' % (doc, name)})
+        cls = type(_class_name(name), (HcError,), {'status': code, 'name': name, 'exit_code': lib.hc_status_exit_code(code),
+                                                   '__doc__': '%s (%s)' % (doc, name)})
         _by_status[code] = cls
         code += 1
     return {cls.__name__: cls for cls in _by_status.values()}

@@ -6,6 +6,7 @@
  * as host functions (kernels.h), so source and host devices run the same
  * tests. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -457,9 +458,80 @@ static void test_timers(void) {
   double wall = hc_now() - w0;
   if (!(secs > 0 && secs < wall - 0.15)) fprintf(stderr, "span %.6f s in %.6f s of wall time (0.2 s asleep)\n", secs, wall);
   CU_ASSERT(secs > 0 && secs < wall - 0.15);
+  /* Every command between the span's first and its end counts, not only
+   * launches: a span of a large write alone, and one of write + launch +
+   * read + copy, take most of the host's time around them (both block). */
+  size_t big = (size_t)64 << 20;
+  hc_buffer_t *B = new_buffer(big), *C = new_buffer(big);
+  void *host = xmalloc(big);
+  fill_random(host, big, 7);
+  for (int form = 0; form < 2; form++) {
+    w0 = hc_now();
+    TH_ASSERT_OK(hc_device_timer_begin(g_dev));
+    TH_ASSERT_OK(hc_buffer_write(B, 0, host, big));
+    if (form) {
+      TH_ASSERT_OK(hc_kernel_launch(k, 1, &global, NULL, 3, args));
+      TH_ASSERT_OK(hc_buffer_copy(C, 0, B, 0, big));
+      TH_ASSERT_OK(hc_buffer_read(C, 0, host, big));
+    }
+    TH_ASSERT_OK(hc_device_timer_end(g_dev, &secs));
+    wall = hc_now() - w0;
+    if (!(secs >= 0.5 * wall && secs <= wall * 1.05 + 1e-3))
+      fprintf(stderr, "span of %s: %.6f s of %.6f s of host time\n", form ? "write, launch, copy, read" : "a write",
+              secs, wall);
+    CU_ASSERT(secs >= 0.5 * wall && secs <= wall * 1.05 + 1e-3);
+  }
+  free(host);
+  hc_buffer_destroy(B);
+  hc_buffer_destroy(C);
   /* Ending a span that was never begun is an error that says so. */
   CU_ASSERT_EQUAL(hc_device_timer_end(g_dev, &secs), HC_ERR_INVALID_ARG);
   CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "no span is open"));
+  hc_buffer_destroy(b);
+  hc_kernel_destroy(k);
+}
+
+/* A span belongs to the thread that began it: another thread's command on
+ * the device before the owner's first one does not open it (it did: the
+ * span then counted the owner's 0.2 s of host time before its first
+ * command). Under ThreadSanitizer this is also the race check of the span
+ * state against other threads' commands. */
+typedef struct {
+  hc_buffer_t *b;
+  void *host;
+  size_t n;
+  hc_status_t st;
+} other_t;
+
+static void *other_thread_write(void *arg) {
+  other_t *o = arg;
+  o->st = hc_buffer_write(o->b, 0, o->host, o->n);
+  return NULL;
+}
+
+static void test_timer_span_is_the_threads(void) {
+  hc_kernel_t *k = new_kernel("conf_busy", conf_host_busy);
+  int32_t n = 1 << 16, iters = 16;
+  hc_buffer_t *b = new_buffer((size_t)n * 4);
+  other_t o = {new_buffer((size_t)8 << 20), xmalloc((size_t)8 << 20), (size_t)8 << 20, HC_ERR_INTERNAL};
+  memset(o.host, 1, o.n);
+  hc_arg_t args[] = {HC_ARG_BUF(b), HC_ARG_VAL(n), HC_ARG_VAL(iters)};
+  size_t global = (size_t)n;
+  TH_ASSERT_OK(hc_kernel_launch(k, 1, &global, NULL, 3, args)); /* builds, first touch */
+  double w0 = hc_now(), secs = -1;
+  TH_ASSERT_OK(hc_device_timer_begin(g_dev));
+  pthread_t t;
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, other_thread_write, &o), 0);
+  pthread_join(t, NULL);
+  TH_ASSERT_OK(o.st);
+  nanosleep(&(struct timespec){0, 200000000}, NULL);
+  TH_ASSERT_OK(hc_kernel_launch(k, 1, &global, NULL, 3, args));
+  TH_ASSERT_OK(hc_device_timer_end(g_dev, &secs));
+  double wall = hc_now() - w0;
+  if (!(secs > 0 && secs < wall - 0.15)) fprintf(stderr, "span %.6f s in %.6f s of wall time (0.2 s asleep)\n", secs, wall);
+  CU_ASSERT(secs > 0 && secs < wall - 0.15);
+  free(o.host);
+  hc_buffer_destroy(o.b);
   hc_buffer_destroy(b);
   hc_kernel_destroy(k);
 }
@@ -739,6 +811,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_axpy_f64);
   CU_ADD_TEST(s, test_local_reduction);
   CU_ADD_TEST(s, test_timers);
+  CU_ADD_TEST(s, test_timer_span_is_the_threads);
   CU_ADD_TEST(s, test_error_ranges);
   CU_ADD_TEST(s, test_error_fill_pattern);
   CU_ADD_TEST(s, test_error_dims);

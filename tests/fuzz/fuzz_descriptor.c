@@ -50,7 +50,7 @@ static uint32_t nfakes;
 static fz_t in; /* read by the stubs while the core calls them */
 
 static const hc_status_t statuses[] = {
-#define FZ_STATUS_(name, value, text) HC_##name,
+#define FZ_STATUS_(name, value, exit_code, text) HC_##name,
     HC_STATUS_LIST(FZ_STATUS_)
 #undef FZ_STATUS_
 };

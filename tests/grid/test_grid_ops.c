@@ -615,6 +615,53 @@ static void test_kernel_cache(void) {
   }
 }
 
+/* Operators survive hc_grid_clear (docs/grid.md's pattern: operators built
+ * once, expressions rebuilt and cleared per iteration): a composite operator
+ * built before several clears still applies correctly after them, even when
+ * the memory the clears freed has been handed out to new nodes since. */
+static void test_operators_survive_clear(void) {
+  int64_t shape[3] = {7, 8, 9};
+  for (size_t c = 0; c < GT_NCFG; c++) {
+    hc_grid_t *g = gt_grid(&gt_cfgs[c], HC_GRID_FUSE_AUTO);
+    if (!g) continue;
+    hc_device_t *d = hc_grid_device(g);
+    double *f;
+    hc_field_t *F = gt_field(d, HC_F64, 3, shape, NAN, &f), *H = gt_field(d, HC_F64, 3, shape, 0.0, NULL);
+    hc_gop_t *L = hc_gop_laplacian(g, 3, NULL);
+    hc_gop_t *A = hc_gop_sub(g, hc_gop_scale(g, 2.0, L), hc_gop_identity(g, 3)); /* 2 Δ - I */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+    int64_t n[3];
+    gt_ext(3, shape, n);
+    double h2[3];
+    for (int a = 0; a < 3; a++) h2[a] = 1.0 / (hc_field_spacing(F)[a] * hc_field_spacing(F)[a]);
+    double *ref = calloc(gt_count(n), sizeof *ref);
+    hc_grid_range_t in = hc_grid_interior(1);
+    for (int it = 0; it < 3; it++) {
+      /* fresh expressions of every kind reuse the memory the clear freed */
+      for (int k = 0; k < 64; k++) hc_gexpr_add(g, hc_gexpr_scalar(g, k), hc_gexpr_dense(g, F));
+      double s = 1.0 + it;
+      TH_ASSERT_OK(hc_grid_assign(g, H, hc_gexpr_apply(g, A, hc_gexpr_scale(g, s, hc_gexpr_dense(g, F))), &in, NULL));
+      for (int64_t i = 1; i < n[0] - 1; i++)
+        for (int64_t j = 1; j < n[1] - 1; j++)
+          for (int64_t k = 1; k < n[2] - 1; k++) {
+            size_t id = gt_id(n, i, j, k);
+            double lap = (f[gt_id(n, i - 1, j, k)] + f[gt_id(n, i + 1, j, k)] - 2 * f[id]) * h2[0] +
+                         (f[gt_id(n, i, j - 1, k)] + f[gt_id(n, i, j + 1, k)] - 2 * f[id]) * h2[1] +
+                         (f[gt_id(n, i, j, k - 1)] + f[gt_id(n, i, j, k + 1)] - 2 * f[id]) * h2[2];
+            ref[id] = s * (2 * lap - f[id]);
+          }
+      if (gt_check(gt_cfgs[c].label, H, ref, NULL, &in, 1e-12)) CU_FAIL("operator applied after hc_grid_clear");
+      hc_grid_clear(g);
+      CU_ASSERT_EQUAL(hc_grid_error(g, NULL), HC_OK);
+    }
+    free(ref);
+    free(f);
+    hc_field_destroy(F);
+    hc_field_destroy(H);
+    hc_grid_destroy(g);
+  }
+}
+
 /* Red-black Gauss-Seidel in place: u = u + s (f + Δu) on the red then the
  * black cells reads only the other colour, so it is allowed and equals a
  * sequential host sweep. */
@@ -756,6 +803,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_reductions_nonfinite);
   CU_ADD_TEST(s, test_backends_agree);
   CU_ADD_TEST(s, test_kernel_cache);
+  CU_ADD_TEST(s, test_operators_survive_clear);
   CU_ADD_TEST(s, test_red_black_in_place);
   CU_ADD_TEST(s, test_parity_shared_rows);
 }

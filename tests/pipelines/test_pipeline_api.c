@@ -277,6 +277,64 @@ static void test_outside_field(void) {
   hc_field_destroy(f);
 }
 
+/* Every input port of every workload refuses, at hc_job_set_input and at
+ * hc_pipeline_set_input, a field whose dtype or rank it does not take (and
+ * binds nothing), and takes one it does. */
+static void test_input_checked_at_the_call(void) {
+  hc_device_t *cpu = th_device("cpu");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(cpu);
+  int64_t shape[5] = {2, 2, 2, 2, 2};
+  uint32_t checked = 0;
+  for (uint32_t w = 0; w < hc_workload_count(ctx()); w++) {
+    hc_plugin_summary_t sum;
+    TH_ASSERT_OK(hc_workload_get(ctx(), w, &sum));
+    for (uint32_t i = 0; i < hc_workload_port_count(ctx(), sum.name, 0); i++) {
+      const hc_port_spec_t *ps = hc_workload_port(ctx(), sum.name, 0, i);
+      hc_job_t *job = NULL;
+      TH_ASSERT_OK(hc_job_create(ctx(), sum.name, &job));
+      hc_pipeline_t *p = NULL;
+      TH_ASSERT_OK(hc_pipeline_create(ctx(), &p));
+      TH_ASSERT_OK(hc_pipeline_add_stage(p, sum.name, NULL, 0, "cpu", NULL));
+      for (int dt = 1; dt < HC_DTYPE_COUNT_; dt++)
+        for (int32_t rank = 0; rank <= HC_MAX_DIMS; rank++) {
+          hc_field_t *f = NULL;
+          if (hc_field_create(cpu, (hc_dtype_t)dt, (uint32_t)rank, shape, &f) != HC_OK) continue;
+          int fits = (ps->dtypes & HC_DTYPE_BIT(dt)) && rank >= ps->rank_min && rank <= ps->rank_max;
+          hc_status_t st = hc_job_set_input(job, ps->name, f);
+          hc_status_t pst = hc_pipeline_set_input(p, 0, ps->name, f);
+          if (fits) {
+            CU_ASSERT_EQUAL(st, HC_OK);
+            CU_ASSERT_EQUAL(pst, HC_OK);
+            CU_ASSERT_PTR_EQUAL(hc_job_input(job, ps->name), f);
+          } else {
+            if (st != HC_ERR_INVALID_ARG || !strstr(hc_last_error(), ps->name))
+              fprintf(stderr, "%s.%s took a %s field of rank %d: %s\n", sum.name, ps->name,
+                      hc_dtype_name((hc_dtype_t)dt), rank, hc_status_name(st));
+            CU_ASSERT_EQUAL(st, HC_ERR_INVALID_ARG);
+            CU_ASSERT_EQUAL(pst, HC_ERR_PIPELINE);
+            CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), ps->name));
+            checked++;
+          }
+          hc_job_set_input(job, ps->name, NULL);
+          hc_pipeline_set_input(p, 0, ps->name, NULL);
+          CU_ASSERT_PTR_NULL(hc_job_input(job, ps->name));
+          hc_field_destroy(f);
+        }
+      hc_pipeline_destroy(p);
+      hc_job_destroy(job);
+    }
+  }
+  CU_ASSERT(checked > 0);
+  /* the example of the report: a c64 field on simpson's f32|f64 port */
+  hc_field_t *z = NULL;
+  TH_ASSERT_OK(hc_field_create(cpu, HC_C64, 3, shape, &z));
+  hc_job_t *job = NULL;
+  TH_ASSERT_OK(hc_job_create(ctx(), "simpson", &job));
+  EXPECT_ERROR(hc_job_set_input(job, "f", z), HC_ERR_INVALID_ARG, "simpson: input port 'f' does not take dtype c64");
+  hc_job_destroy(job);
+  hc_field_destroy(z);
+}
+
 /* Stages added in any order run producers first. */
 static void test_run_order(void) {
   hc_pipeline_t *p = NULL;
@@ -511,6 +569,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_cross_device_moves);
   CU_ADD_TEST(s, test_one_move_for_two_consumers);
   CU_ADD_TEST(s, test_outside_field);
+  CU_ADD_TEST(s, test_input_checked_at_the_call);
   CU_ADD_TEST(s, test_run_order);
   CU_ADD_TEST(s, test_validation_messages);
   CU_ADD_TEST(s, test_validation_dtype);

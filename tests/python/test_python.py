@@ -85,6 +85,9 @@ def test_parameters_validated_by_hc(hc, ctx):
 def test_errors_are_classes_per_status(hc, ctx):
     assert issubclass(hc.ParamError, hc.HcError) and issubclass(hc.VerifyError, hc.HcError)
     assert hc.ParamError is not hc.NotFoundError
+    # the exit code hcrun gives each status, from the status list itself
+    assert (hc.ParamError.exit_code, hc.VerifyError.exit_code, hc.NoDeviceError.exit_code) == (2, 1, 3)
+    assert hc.DeviceMemoryError.exit_code == 4
     with pytest.raises(hc.HcError) as e:
         ctx.run('no-such-workload')
     assert 'no-such-workload' in str(e.value)
@@ -132,6 +135,8 @@ def test_grid_expressions_match_numpy(hc, ctx):
         h[...] = e  # built before the clear
     h[...] = f + 1.0  # fields survive a clear
     np.testing.assert_allclose(np.asarray(h), a + 1.0, rtol=1e-15)
+    h[g.interior()] = lap(f + gg)  # and operators do
+    np.testing.assert_allclose(np.asarray(h)[i, i, i], ref, rtol=1e-12, atol=1e-9)
     g.close()
 
 

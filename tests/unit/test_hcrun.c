@@ -76,6 +76,12 @@ static void test_workload_help(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "one of fast|slow|exact"));
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "Outputs:"));
   CU_ASSERT_EQUAL(hcrun("--workload=nosuch --help"), 3);
+  /* a range only where one is checked: never "in [0, 0]" for a string */
+  CU_ASSERT_EQUAL(hcrun("--workload=jacobi --help"), 0);
+  const char *f = strstr(out, "\n  f            string  default sin");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_PTR_NULL(strstr(out, "in [0, 0]"));
+  CU_ASSERT(strchr(f + 1, '\n') < strstr(f, " in [") || !strstr(f, " in ["));
 }
 
 static void test_run_and_json(void) {
@@ -298,6 +304,150 @@ static void test_auto_prefers_cpu_over_other(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"cpu:0\""));
 }
 
+/* --input PORT=FILE binds a port for one run; everything about it is
+ * checked before running and a bad one is a usage error (exit 2), as a bad
+ * input file is through a workload's own file parameter. */
+static void test_input_option(void) {
+  char f3[1200], z3[1200], l1[1200], missing[1200], args[4096];
+  snprintf(f3, sizeof f3, "%s/in-f64.npy", th_tmpdir());
+  snprintf(z3, sizeof z3, "%s/in-c64.npy", th_tmpdir());
+  snprintf(l1, sizeof l1, "%s/in-line.npy", th_tmpdir());
+  snprintf(missing, sizeof missing, "%s/in-missing.npy", th_tmpdir());
+  double v[125];
+  for (int i = 0; i < 125; i++) v[i] = 2.0;
+  int64_t s3[3] = {5, 5, 5}, s1[1] = {5};
+  TH_ASSERT_OK(hc_npy_write(f3, HC_F64, 3, s3, v));
+  TH_ASSERT_OK(hc_npy_write(z3, HC_C64, 3, s3, v)); /* 125 c64 values: 1000 bytes, as 125 doubles */
+  TH_ASSERT_OK(hc_npy_write(l1, HC_F64, 1, s1, v));
+  /* spacing 1 (no .grid side file): 2 over a 4x4x4 box */
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu --input f=%s --json", f3);
+  CU_ASSERT_EQUAL(hcrun(args), 0);
+  json_t *j = parse_out();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  json_t *m = json_object_get(json_object_get(j, "metrics"), "integral");
+  CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(m, "value")), 128.0, 1e-12);
+  /* the built-in function's parameters do not apply: not reported */
+  json_t *params = json_object_get(j, "params");
+  CU_ASSERT_PTR_NULL(json_object_get(params, "func"));
+  CU_ASSERT_PTR_NULL(json_object_get(params, "n"));
+  CU_ASSERT_PTR_NULL(json_object_get(params, "box"));
+  CU_ASSERT_PTR_NOT_NULL(json_object_get(params, "variant"));
+  json_decref(j);
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu --input f=%s", f3);
+  CU_ASSERT_EQUAL(hcrun(args), 0);
+  CU_ASSERT_PTR_NULL(strstr(out, "func="));
+  CU_ASSERT_PTR_NULL(strstr(out, "n=129x129x129"));
+  CU_ASSERT_EQUAL(hcrun("--workload=simpson --device=cpu n=9"), 0); /* they apply here */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "func=gauss n=9 box=0:1"));
+  /* a port-fed pipeline stage: the same */
+  CU_ASSERT_EQUAL(hcrun("--pipeline='jacobi dim=3 n=9 @cpu | simpson' --json"), 0);
+  j = parse_out();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  params = json_object_get(json_array_get(json_object_get(j, "stages"), 1), "params");
+  CU_ASSERT_PTR_NOT_NULL(params);
+  CU_ASSERT_PTR_NULL(json_object_get(params, "func"));
+  CU_ASSERT_PTR_NULL(json_object_get(params, "n"));
+  json_decref(j);
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu --input=f=%s", missing);
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot open"));
+  /* the same file through simpson's own parameter: the same exit code */
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu input=%s", missing);
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu --input g=%s", f3);
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "has no input port 'g' (its inputs: f)"));
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu --input f=%s", z3);
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "does not take dtype c64"));
+  snprintf(args, sizeof args, "--workload=jacobi --device=cpu --input f=%s", l1);
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "takes rank 2..3, got rank 1"));
+  snprintf(args, sizeof args, "--workload=simpson --device=cpu --input f=%s --json", th_tmpdir());
+  CU_ASSERT_EQUAL(hcrun(args), 2);
+  j = parse_out();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(j, "error"), "exit_code")), 2);
+  json_decref(j);
+  CU_ASSERT_EQUAL(hcrun("--workload=simpson --input=f"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "expected PORT=FILE.npy"));
+  CU_ASSERT_EQUAL(hcrun("--pipeline='simpson' --input=f=x.npy"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--input goes with --workload"));
+}
+
+/* A bad HC_LOG is an error naming the variable and what it takes, in the
+ * library (hc_context_create) and so in hcrun (exit 2). */
+static void test_bad_log_setting(void) {
+  setenv("HC_LOG", "verbose", 1);
+  hc_context_t *c = NULL;
+  CU_ASSERT_EQUAL(hc_context_create(NULL, &c), HC_ERR_PARAM);
+  CU_ASSERT_PTR_NULL(c);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "HC_LOG=verbose: expected error, warn, info or debug"));
+  CU_ASSERT_EQUAL(hcrun("--list"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "HC_LOG=verbose"));
+  setenv("HC_LOG", "WARN", 1);
+  CU_ASSERT_EQUAL(hcrun("--workload=probe"), 0);
+  unsetenv("HC_LOG");
+}
+
+/* Out of memory on a CPU OpenCL device (PoCL), whose memory is the host's:
+ * exit 4 naming the size, not PoCL's assertion aborting the process. (Not
+ * under sanitizers or valgrind, which an address-space limit breaks.) */
+static void test_opencl_cpu_out_of_memory(void) {
+  if (th_slow_tool()) return;
+  if (hcrun("--list") != 0 || !strstr(out, "opencl:0")) {
+    th_skip("no OpenCL device");
+    return;
+  }
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd,
+           "ulimit -v 400000; HC_PLUGIN_PATH=%s/test-plugins %s/bin/hcrun --backend=opencl --workload=jacobi "
+           "n=4000x4000 dtype=f64 iters=10",
+           th_build_dir(), th_build_dir());
+  hc_device_t *d = th_device("opencl");
+  if (!d || hc_device_info(d)->type != HC_DEVICE_CPU) return; /* a GPU's memory is not the host's */
+  int rc = th_run(cmd, out, sizeof out, err, sizeof err);
+  if (rc != 4) fprintf(stderr, "exit %d: %s\n", rc, err);
+  CU_ASSERT_EQUAL(rc, 4);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "out of device memory: 128000000 bytes"));
+}
+
+/* When OpenCL finds no device, --list says what in the environment is the
+ * likely cause: a PoCL cache directory that cannot be written (an
+ * unwritable HOME), an address-space limit. */
+static void test_opencl_unavailable_says_why(void) {
+  if (th_slow_tool()) return;
+  if (hcrun("--list") != 0 || !strstr(out, "opencl:0")) {
+    th_skip("no OpenCL device");
+    return;
+  }
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "env -u XDG_CACHE_HOME -u POCL_CACHE_DIR HOME=/proc/hc-no-home %s/bin/hcrun --list",
+           th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  if (!strstr(out, "opencl:0")) { /* PoCL did not start: the message says why */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "cache directory /proc/hc-no-home/.cache/pocl cannot be created or written"));
+  }
+  snprintf(cmd, sizeof cmd, "ulimit -v 150000; %s/bin/hcrun --list", th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  if (!strstr(out, "opencl:0")) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "an address-space limit of"));
+  }
+}
+
+/* A single-valued option given twice is a usage error naming it. */
+static void test_options_given_twice(void) {
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --workload=saxpy"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--workload given twice (--workload=probe and --workload=saxpy)"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --output=a --output=b"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--output given twice"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --repeat=2 --repeat=3"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--repeat given twice"));
+  CU_ASSERT_EQUAL(hcrun("--pipeline=probe --pipeline=saxpy"), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--pipeline given twice"));
+  CU_ASSERT_EQUAL(hcrun("--workload=probe --device=cpu --device=cpu:0"), 2);
+}
+
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("hcrun", NULL, NULL);
   CU_ADD_TEST(s, test_version_and_usage);
@@ -310,6 +460,11 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_untrusted_plugin_dirs_refused);
   CU_ADD_TEST(s, test_search_order);
   CU_ADD_TEST(s, test_auto_prefers_cpu_over_other);
+  CU_ADD_TEST(s, test_input_option);
+  CU_ADD_TEST(s, test_options_given_twice);
+  CU_ADD_TEST(s, test_bad_log_setting);
+  CU_ADD_TEST(s, test_opencl_cpu_out_of_memory);
+  CU_ADD_TEST(s, test_opencl_unavailable_says_why);
 }
 
 TH_MAIN(register_tests)

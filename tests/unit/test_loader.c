@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "harness.h"
@@ -85,6 +86,14 @@ static int setup(void) {
   fclose(f);
   snprintf(cmd, sizeof cmd, "head -c 200 %s/good.so > %s/truncated.so", dir1, dir1);
   rc |= th_run(cmd, NULL, 0, NULL, 0);
+  /* A symlink loop and a dangling symlink: named as what they are. */
+  char q[4400];
+  snprintf(p, sizeof p, "%s/loop.so", dir1);
+  snprintf(q, sizeof q, "%s/loop2.so", dir1);
+  rc |= symlink(q, p) != 0;
+  rc |= symlink(p, q) != 0;
+  snprintf(p, sizeof p, "%s/dangling.so", dir1);
+  rc |= symlink("/nonexistent/x.so", p) != 0;
   /* A file that is not *.so is not a plugin candidate at all. */
   snprintf(p, sizeof p, "%s/README", dir1);
   f = fopen(p, "w");
@@ -128,6 +137,9 @@ static void test_rejections(void) {
   hc_context_t *c = make_ctx();
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   expect_reason(c, "text.so", "not a shared object (no ELF header)");
+  expect_reason(c, "loop.so", "symlink loop");
+  expect_reason(c, "loop2.so", "symlink loop");
+  expect_reason(c, "dangling.so", "cannot open: No such file or directory");
   expect_reason(c, "truncated.so", "cannot be loaded: ");
   expect_reason(c, "nodesc.so", "no descriptor symbol 'hc_plugin_descriptor'");
   expect_reason(c, "future.so", "ABI mismatch: plugin built for 99.0, core supports 1.0-1.");
@@ -138,7 +150,7 @@ static void test_rejections(void) {
   expect_reason(c, "dup.so", "duplicate workload name 'goodwl' (first loaded from ");
   CU_ASSERT_PTR_NULL(reason_for(c, "good.so"));
   CU_ASSERT_PTR_NULL(reason_for(c, "README"));
-  CU_ASSERT_EQUAL(hc_rejected_count(c), 9);
+  CU_ASSERT_EQUAL(hc_rejected_count(c), 12);
   /* The good one loaded, from the first directory. */
   CU_ASSERT_EQUAL(hc_workload_count(c), 1);
   hc_plugin_summary_t s;

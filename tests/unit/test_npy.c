@@ -169,11 +169,40 @@ static void test_malformed(void) {
   write_bytes(p, "\x93NUMPY\x01\x00\xff\x7f{", 11);
   CU_ASSERT_EQUAL(hc_npy_read(p, &dt, &rank, shape, &data), HC_ERR_FORMAT);
   CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "truncated header"));
-  /* Missing file and a directory. */
-  CU_ASSERT_EQUAL(hc_npy_read(tmpfile_named("missing.npy"), &dt, &rank, shape, &data), HC_ERR_IO);
+  /* Missing file and a directory: the caller's input is wrong (a usage
+   * error by include/hc/status.h), on the host and the device path alike. */
+  CU_ASSERT_EQUAL(hc_npy_read(tmpfile_named("missing.npy"), &dt, &rank, shape, &data), HC_ERR_INVALID_ARG);
   CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "cannot open"));
-  CU_ASSERT_EQUAL(hc_npy_read(th_tmpdir(), &dt, &rank, shape, &data), HC_ERR_IO);
+  CU_ASSERT_EQUAL(hc_npy_read(th_tmpdir(), &dt, &rank, shape, &data), HC_ERR_INVALID_ARG);
   CU_ASSERT_PTR_NULL(data);
+  hc_field_t *f = NULL;
+  hc_status_t st = hc_field_load_npy(th_device("cpu"), tmpfile_named("missing.npy"), &f);
+  CU_ASSERT_EQUAL(hc_status_exit_code(st), HC_EXIT_USAGE);
+  CU_ASSERT_PTR_NULL(f);
+}
+
+/* Every status has an exit code of the documented five, and the classes
+ * agree with the README's: usage errors 2, unavailable 3, runtime 4. */
+static void test_status_exit_codes(void) {
+  int n = 0;
+  for (int s = 0; s < 64; s++) {
+    if (!strcmp(hc_status_name((hc_status_t)s), "HC_UNKNOWN")) continue;
+    int c = hc_status_exit_code((hc_status_t)s);
+    CU_ASSERT(c >= HC_EXIT_OK && c <= HC_EXIT_RUNTIME);
+    n++;
+  }
+  CU_ASSERT_EQUAL(n, HC_ERR_INTERNAL + 1);
+  CU_ASSERT_EQUAL(hc_status_exit_code(HC_OK), 0);
+  CU_ASSERT_EQUAL(hc_status_exit_code(HC_ERR_VERIFY), 1);
+  CU_ASSERT_EQUAL(hc_status_exit_code(HC_ERR_PARAM), 2);
+  CU_ASSERT_EQUAL(hc_status_exit_code(HC_ERR_INVALID_ARG), 2);
+  CU_ASSERT_EQUAL(hc_status_exit_code(HC_ERR_FORMAT), 2);
+  CU_ASSERT_EQUAL(hc_status_exit_code(HC_ERR_PIPELINE), 2);
+  CU_ASSERT_EQUAL(hc_status_exit_code(HC_ERR_NO_DEVICE), 3);
+  CU_ASSERT_EQUAL(hc_status_exit_code(HC_ERR_ABI), 3);
+  CU_ASSERT_EQUAL(hc_status_exit_code(HC_ERR_DEVICE_MEMORY), 4);
+  CU_ASSERT_EQUAL(hc_status_exit_code(HC_ERR_IO), 4);
+  CU_ASSERT_EQUAL(hc_status_exit_code((hc_status_t)999), HC_EXIT_RUNTIME);
 }
 
 static void test_parse_in_memory(void) {
@@ -196,6 +225,14 @@ static void test_parse_in_memory(void) {
   CU_ASSERT_EQUAL(hc_npy_parse(img, 9, &dt, &rank, shape, &off), HC_ERR_FORMAT);
   CU_ASSERT_EQUAL(hc_npy_parse(img, 20, &dt, &rank, shape, &off), HC_ERR_FORMAT);
   CU_ASSERT_EQUAL(hc_npy_parse(NULL, 0, &dt, &rank, shape, &off), HC_ERR_FORMAT);
+  /* A repeated key: the last one counts, as NumPy reads it (a Python dict
+   * literal), never the two concatenated. */
+  static const char dup[] = "\x93NUMPY\x01\x00\x62\x00{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), "
+                            "'fortran_order': False, 'shape': (6,), }\n";
+  TH_ASSERT_OK(hc_npy_parse(dup, sizeof dup - 1, &dt, &rank, shape, &off));
+  CU_ASSERT_EQUAL(rank, 1);
+  CU_ASSERT_EQUAL(shape[0], 6);
+  CU_ASSERT_EQUAL(off, sizeof dup - 1);
 }
 
 static void test_field_files(void) {
@@ -239,6 +276,7 @@ static void test_field_files(void) {
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("npy", NULL, NULL);
   CU_ADD_TEST(s, test_roundtrip_all_dtypes);
+  CU_ADD_TEST(s, test_status_exit_codes);
   CU_ADD_TEST(s, test_header_is_numpy_compatible);
   CU_ADD_TEST(s, test_versions_and_layouts);
   CU_ADD_TEST(s, test_malformed);

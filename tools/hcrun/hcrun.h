@@ -6,17 +6,18 @@
 #include <hc/plugin.h>
 #include <jansson.h>
 
-/* Documented exit codes (README, hcrun --help). */
+/* Documented exit codes (README, hcrun --help): those of include/hc/status.h. */
 enum {
-  HCRUN_OK = 0,
-  HCRUN_VERIFY_FAILED = 1,
-  HCRUN_USAGE = 2,
-  HCRUN_UNAVAILABLE = 3,
-  HCRUN_RUNTIME = 4
+  HCRUN_OK = HC_EXIT_OK,
+  HCRUN_VERIFY_FAILED = HC_EXIT_VERIFY,
+  HCRUN_USAGE = HC_EXIT_USAGE,
+  HCRUN_UNAVAILABLE = HC_EXIT_UNAVAILABLE,
+  HCRUN_RUNTIME = HC_EXIT_RUNTIME
 };
 
-/* Maps a library status to hcrun's exit code. */
-int hcrun_exit_code(hc_status_t st);
+/* Maps a library status to hcrun's exit code (hc_status_exit_code: the one
+ * mapping, kept in the status list). */
+#define hcrun_exit_code(st) hc_status_exit_code(st)
 
 /* --list, as text or JSON. */
 int hcrun_list(hc_context_t *ctx, int json);

@@ -177,7 +177,8 @@ int hcrun_workload_help(hc_context_t *ctx, const char *w) {
     const hc_param_spec_t *p = hc_workload_param(ctx, w, i);
     char range[128] = "";
     if (p->type == HC_PARAM_ENUM) snprintf(range, sizeof range, " one of %s", p->choices);
-    else if (p->min <= p->max) snprintf(range, sizeof range, " in [%g, %g]", p->min, p->max);
+    else if (hc_param_type_ranged((hc_param_type_t)p->type) && p->min <= p->max)
+      snprintf(range, sizeof range, " in [%g, %g]", p->min, p->max);
     printf("  %-12s %-7s default %-10s%s\n      %s\n", p->name, hc_param_type_name((hc_param_type_t)p->type),
            p->def ? p->def : "(none)", range, p->help ? p->help : "");
   }

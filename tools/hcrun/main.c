@@ -3,7 +3,7 @@
  *   hcrun --list [--json]
  *   hcrun --workload=W --help
  *   hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]
- *         [--verify] [--repeat=N] [--json] [--output=DIR] [--plugin-dir=DIR]
+ *         [--input PORT=FILE.npy ...] [--verify] [--repeat=N] [--json] [--output=DIR] [--plugin-dir=DIR]
  *         [--trace=FILE.json]
  *   hcrun --pipeline='W1 k=v @dev | W2 ...' | --pipeline-file=FILE [--trace=FILE.json]
  *   any of them with --rescan (forget the plugin probe's verdicts first)
@@ -26,7 +26,8 @@ static void usage(FILE *f) {
           "usage: hcrun --list [--json]\n"
           "       hcrun --workload=W --help\n"
           "       hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]\n"
-          "             [--verify] [--repeat=N] [--json] [--output=DIR] [--plugin-dir=DIR] [--trace=FILE.json]\n"
+          "             [--input PORT=FILE.npy ...] [--verify] [--repeat=N] [--json] [--output=DIR]\n"
+          "             [--plugin-dir=DIR] [--trace=FILE.json]\n"
           "       hcrun --pipeline='W1 k=v @device | W2 k=v' [--pipeline-file=FILE] [--json] [--output=DIR]\n"
           "             [--trace=FILE.json]\n"
           "       hcrun --version\n"
@@ -59,6 +60,34 @@ static int fail(hc_status_t st, int json, const char *what) {
   return code;
 }
 
+/* --input PORT=FILE: loads each file onto dev and binds it, all before
+ * anything runs. An unknown port, a file that cannot be read or a field the
+ * port does not take fails with a status that maps to exit 2. fields[]
+ * gets what was loaded (the caller destroys them after the job). */
+static hc_status_t bind_inputs(hc_context_t *ctx, hc_job_t *job, hc_device_t *dev, const hcrun_options_t *o,
+                               hc_field_t **fields) {
+  for (int i = 0; i < o->ninputs; i++) {
+    const char *arg = o->inputs[i], *eq = strchr(arg, '=');
+    char port[128];
+    snprintf(port, sizeof port, "%.*s", (int)(eq - arg), arg);
+    uint32_t n = hc_workload_port_count(ctx, o->workload, 0), k = 0;
+    while (k < n && strcmp(hc_workload_port(ctx, o->workload, 0, k)->name, port)) k++;
+    if (k == n) {
+      char list[512] = "";
+      size_t len = 0;
+      for (uint32_t j = 0; j < n && len < sizeof list; j++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", j ? ", " : "",
+                                hc_workload_port(ctx, o->workload, 0, j)->name);
+      return hc_error(HC_ERR_PARAM, "--input=%s: workload '%s' has no input port '%s' (%s%s)", arg, o->workload,
+                      port, n ? "its inputs: " : "it takes no input fields", list);
+    }
+    hc_status_t st = hc_field_load_npy(dev, eq + 1, &fields[i]);
+    if (st == HC_OK) st = hc_job_set_input(job, port, fields[i]);
+    if (st != HC_OK) return hc_error_prefix(st, "--input=%s: ", arg);
+  }
+  return HC_OK;
+}
+
 /* Runs one workload (possibly repeated) and reports it. */
 static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
   hc_job_t *job = NULL;
@@ -86,6 +115,15 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
   }
   if (o->output && ((st = hcrun_prepare_output(o->output)) != HC_OK ||
                     (st = hcrun_check_output_files(job, o->output, "")) != HC_OK)) {
+    hc_device_close(dev);
+    hc_job_destroy(job);
+    return fail(st, o->json, NULL);
+  }
+  hc_field_t **inputs = calloc((size_t)o->ninputs + 1, sizeof *inputs);
+  st = inputs ? bind_inputs(ctx, job, dev, o, inputs) : hc_error(HC_ERR_NO_MEMORY, "hcrun: out of memory");
+  if (st != HC_OK) {
+    for (int i = 0; inputs && i < o->ninputs; i++) hc_field_destroy(inputs[i]);
+    free(inputs);
     hc_device_close(dev);
     hc_job_destroy(job);
     return fail(st, o->json, NULL);
@@ -177,8 +215,10 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
   }
   json_decref(best_doc);
   json_decref(runs);
-  hc_device_close(dev);
   hc_job_destroy(job);
+  for (int i = 0; i < o->ninputs; i++) hc_field_destroy(inputs[i]);
+  free(inputs);
+  hc_device_close(dev);
   return code;
 }
 

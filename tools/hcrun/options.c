@@ -24,6 +24,17 @@ static int push(char ***arr, int *n, const char *s) {
   return 1;
 }
 
+/* Sets a single-valued option; a second occurrence is a usage error (the
+ * user meant one of them, and hcrun cannot tell which). */
+static int once(const char **slot, const char *v, const char *name) {
+  if (*slot) {
+    fprintf(stderr, "hcrun: %s given twice (%s=%s and %s=%s): give it once\n", name, name, *slot, name, v);
+    return 0;
+  }
+  *slot = v;
+  return 1;
+}
+
 int hcrun_parse_options(int argc, char **argv, hcrun_options_t *o) {
   memset(o, 0, sizeof *o);
   o->repeat = 1;
@@ -35,7 +46,9 @@ int hcrun_parse_options(int argc, char **argv, hcrun_options_t *o) {
     else if (!strcmp(a, "--json")) o->json = 1;
     else if (!strcmp(a, "--verify")) o->verify = 1;
     else if (!strcmp(a, "--rescan")) o->rescan = 1;
-    else if ((v = opt_value(argc, argv, &i, "--workload"))) o->workload = v;
+    else if ((v = opt_value(argc, argv, &i, "--workload"))) {
+      if (!once(&o->workload, v, "--workload")) return HCRUN_USAGE;
+    }
     else if ((v = opt_value(argc, argv, &i, "--backend"))) {
       if (o->device) {
         fprintf(stderr, "hcrun: give either --backend or --device, not both\n");
@@ -52,19 +65,29 @@ int hcrun_parse_options(int argc, char **argv, hcrun_options_t *o) {
         return HCRUN_USAGE;
       }
       o->device = v;
-    } else if ((v = opt_value(argc, argv, &i, "--output"))) o->output = v;
-    else if ((v = opt_value(argc, argv, &i, "--pipeline-file"))) o->pipeline_file = v;
-    else if ((v = opt_value(argc, argv, &i, "--trace"))) {
+    } else if ((v = opt_value(argc, argv, &i, "--output"))) {
+      if (!once(&o->output, v, "--output")) return HCRUN_USAGE;
+    } else if ((v = opt_value(argc, argv, &i, "--pipeline-file"))) {
+      if (!once(&o->pipeline_file, v, "--pipeline-file")) return HCRUN_USAGE;
+    } else if ((v = opt_value(argc, argv, &i, "--pipeline"))) {
+      if (!once(&o->pipeline, v, "--pipeline")) return HCRUN_USAGE;
+    } else if ((v = opt_value(argc, argv, &i, "--trace"))) {
       if (!*v) {
         fprintf(stderr, "hcrun: --trace needs a file name (--trace=FILE.json)\n");
         return HCRUN_USAGE;
       }
-      o->trace = v;
-    }
-    else if ((v = opt_value(argc, argv, &i, "--pipeline"))) o->pipeline = v;
-    else if ((v = opt_value(argc, argv, &i, "--plugin-dir"))) {
+      if (!once(&o->trace, v, "--trace")) return HCRUN_USAGE;
+    } else if ((v = opt_value(argc, argv, &i, "--input"))) {
+      const char *eq = strchr(v, '=');
+      if (!eq || eq == v || !eq[1]) {
+        fprintf(stderr, "hcrun: --input=%s: expected PORT=FILE.npy\n", v);
+        return HCRUN_USAGE;
+      }
+      if (!push(&o->inputs, &o->ninputs, v)) return HCRUN_RUNTIME;
+    } else if ((v = opt_value(argc, argv, &i, "--plugin-dir"))) {
       if (!push(&o->plugin_dirs, &o->nplugin_dirs, v)) return HCRUN_RUNTIME;
     } else if ((v = opt_value(argc, argv, &i, "--repeat"))) {
+      if (!once(&o->repeat_text, v, "--repeat")) return HCRUN_USAGE;
       char *end = NULL;
       long r = strtol(v, &end, 10);
       if (!*v || *end || r < 1 || r > 100000) {
@@ -100,6 +123,11 @@ int hcrun_parse_options(int argc, char **argv, hcrun_options_t *o) {
     fprintf(stderr, "hcrun: --trace records a run (--workload or --pipeline), not --list\n");
     return HCRUN_USAGE;
   }
+  if (o->ninputs && !o->workload) {
+    fprintf(stderr, "hcrun: --input goes with --workload (in a pipeline, a stage's input is bound to an earlier "
+                    "stage's output)\n");
+    return HCRUN_USAGE;
+  }
   if (o->pipeline && o->pipeline_file) {
     fprintf(stderr, "hcrun: give either --pipeline or --pipeline-file\n");
     return HCRUN_USAGE;
@@ -110,5 +138,6 @@ int hcrun_parse_options(int argc, char **argv, hcrun_options_t *o) {
 void hcrun_free_options(hcrun_options_t *o) {
   free(o->plugin_dirs);
   free(o->kv);
+  free(o->inputs);
   memset(o, 0, sizeof *o);
 }

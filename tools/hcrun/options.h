@@ -17,6 +17,9 @@ typedef struct hcrun_options {
   int nplugin_dirs;
   char **kv; /* key=value arguments */
   int nkv;
+  char **inputs; /* --input PORT=FILE arguments */
+  int ninputs;
+  const char *repeat_text; /* --repeat as given (once) */
 } hcrun_options_t;
 
 /* Parses argv. Returns -1 to go on, or an exit code (after printing the

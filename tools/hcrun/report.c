@@ -10,22 +10,6 @@
 
 #include "hcrun.h"
 
-int hcrun_exit_code(hc_status_t st) {
-  switch (st) {
-  case HC_OK: return HCRUN_OK;
-  case HC_ERR_VERIFY: return HCRUN_VERIFY_FAILED;
-  case HC_ERR_PARAM:
-  case HC_ERR_INVALID_ARG:
-  case HC_ERR_FORMAT:
-  case HC_ERR_PIPELINE: return HCRUN_USAGE;
-  case HC_ERR_NO_DEVICE:
-  case HC_ERR_UNSUPPORTED:
-  case HC_ERR_NOT_FOUND:
-  case HC_ERR_PLUGIN: return HCRUN_UNAVAILABLE;
-  default: return HCRUN_RUNTIME;
-  }
-}
-
 int hcrun_mkdirs(const char *dir) {
   char buf[4096];
   snprintf(buf, sizeof buf, "%s", dir);
@@ -135,7 +119,8 @@ json_t *hcrun_job_json(const hc_job_t *job) {
   json_t *params = json_object();
   for (uint32_t i = 0; i < hc_job_param_count(job); i++) {
     const char *n, *v;
-    if (hc_job_param_get(job, i, &n, &v) == HC_OK) json_object_set_new(params, n, hcrun_json_str(v));
+    if (hc_job_param_applies(job, i) && hc_job_param_get(job, i, &n, &v) == HC_OK)
+      json_object_set_new(params, n, hcrun_json_str(v));
   }
   json_object_set_new(o, "params", params);
   hc_job_times_t t;

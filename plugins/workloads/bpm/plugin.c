@@ -71,6 +71,11 @@ hc_status_t bpm_run(hc_job_t *job) {
   memset(&r, 0, sizeof r);
   hc_status_t st = bpm_config_from_job(job, &c);
   if (st != HC_OK) return st;
+  if (c.launch == BPM_LAUNCH_PORT) { /* the launched beam's parameters do not apply to a field from a port */
+    static const char *const beam[] = {"launch", "waist", "offset", "tilt"};
+    for (size_t i = 0; i < sizeof beam / sizeof beam[0]; i++)
+      if (!hc_job_given(job, beam[i])) hc_job_param_unused(job, beam[i]);
+  }
   if ((st = check_size(hc_job_device(job), &c)) != HC_OK) return st;
   if ((st = bpm_problem_build(job, &c, &p)) != HC_OK) return st;
   describe(job, &c, &p);

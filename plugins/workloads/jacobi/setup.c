@@ -121,6 +121,7 @@ static hc_status_t settle_grid(hc_job_t *job, jacobi_problem_t *p, uint32_t fran
   if (!hc_job_given(job, "n") && frank) {
     if (dim && dim != (int)frank)
       return hc_error(HC_ERR_PARAM, "dim=%d, but %s is %u-D", dim, fwhat, frank);
+    hc_job_param_unused(job, "n"); /* the field's shape, not the default n */
     dim = (int)frank;
     for (int d = 0; d < dim; d++) pub[d] = fshape[d];
   } else {
@@ -208,7 +209,7 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
   const char *fname = hc_job_string(job, "f");
   if (fport && hc_job_given(job, "f"))
     return hc_error(HC_ERR_PARAM, "f=%s and the input field f: give one of them", fname);
-  if (fport) p->rhs = RHS_FIELD;
+  if (fport) p->rhs = RHS_FIELD, hc_job_param_unused(job, "f"); /* the report shows no default f=sin */
   else if (!jacobi_rhs_from_name(fname, &p->rhs)) {
     if (!ends_with(fname, ".npy"))
       return hc_error(HC_ERR_PARAM, "f=%s: neither a built-in right-hand side (sin, gauss, point, zero) nor a "
@@ -225,7 +226,7 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
     st = hc_error(HC_ERR_PARAM, "init=%s and the input field u0: give one of them", init);
     goto out;
   }
-  if (uport) p->init = INIT_FIELD;
+  if (uport) p->init = INIT_FIELD, hc_job_param_unused(job, "init");
   else if (!strcmp(init, "zero")) p->init = INIT_ZERO;
   else if (!strcmp(init, "eigen")) p->init = INIT_EIGEN;
   else if (ends_with(init, ".npy")) {

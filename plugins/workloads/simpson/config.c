@@ -147,8 +147,16 @@ static hc_status_t resolve_source(hc_job_t *job, simpson_config_t *cfg) {
   hc_field_t *port = hc_job_input(job, "f");
   const char *input = hc_job_string(job, "input");
   int has_input = hc_job_given(job, "input") && input && *input;
+  /* The built-in function's parameters do not apply to samples from a port
+   * or a file: the report leaves them out (dtype, shape and spacing are the
+   * samples'). */
+  static const char *const func_params[] = {"func", "n", "box", "dtype"};
+  if (port || has_input)
+    for (size_t i = 0; i < sizeof func_params / sizeof func_params[0]; i++)
+      if (!hc_job_given(job, func_params[i])) hc_job_param_unused(job, func_params[i]);
   if (port) {
     if (has_input) hc_job_note(job, "input=%s ignored: the f port is bound", input);
+    if (has_input) hc_job_param_unused(job, "input");
     cfg->source = SIMPSON_SRC_PORT;
     cfg->dtype = hc_field_dtype(port);
     cfg->rank = hc_field_rank(port);
