@@ -106,8 +106,9 @@ static void save_registry(void) {
 }
 
 static int find_scanner(char *out, size_t n) {
-  const char *env = getenv("HC_PLUGIN_SCANNER");
-  if (env && *env) return snprintf(out, n, "%s", env) < (int)n && access(out, X_OK) == 0;
+  const char *env = NULL;
+  hc_config_str("HC_PLUGIN_SCANNER", &env);
+  if (env) return snprintf(out, n, "%s", env) < (int)n && access(out, X_OK) == 0;
   Dl_info info;
   if (!dladdr((void *)hc__probe_plugin, &info) || !info.dli_fname) return 0;
   char lib[PATH_MAX];
@@ -119,9 +120,9 @@ static int find_scanner(char *out, size_t n) {
 }
 
 static double probe_timeout(void) {
-  const char *e = getenv("HC_PLUGIN_PROBE_TIMEOUT");
-  double t = e ? atof(e) : 10.0;
-  return t > 0 ? t : 10.0;
+  double t = 10.0; /* the table's default, should the value be bad */
+  hc_config_double("HC_PLUGIN_PROBE_TIMEOUT", &t);
+  return t;
 }
 
 /* Runs the scanner on path; fills reason and returns 0 on a bad verdict. */
@@ -181,8 +182,9 @@ static int run_scanner(hc_context_t *ctx, const char *scanner, const char *path,
 }
 
 int hc__probe_plugin(hc_context_t *ctx, const char *path, char *reason, size_t n) {
-  const char *e = getenv("HC_PLUGIN_PROBE");
-  if (e && !strcmp(e, "0")) return 1;
+  long long probe = 1;
+  hc_config_int("HC_PLUGIN_PROBE", &probe);
+  if (!probe) return 1;
   struct stat st;
   if (stat(path, &st) != 0) return 1; /* the loader reports it */
   long long size = (long long)st.st_size;

@@ -29,6 +29,7 @@
 #include "hc/status.h"
 #include "hc/types.h"
 #include "hc/version.h"
+#include "hc/config.h"
 
 #ifdef __cplusplus
 extern "C" {

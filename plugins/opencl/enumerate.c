@@ -212,7 +212,8 @@ static hc_status_t enumerate_platforms(ocl_state_t *s) {
     snprintf(s->why, sizeof s->why, "clGetPlatformIDs failed: %s", ocl_err_name(err));
     return HC_OK;
   }
-  const char *filter = getenv("HC_OPENCL_PLATFORM");
+  const char *filter = NULL;
+  hc_config_str("HC_OPENCL_PLATFORM", &filter);
   char seen[384] = "", empty[384] = "";
   uint32_t nwanted = 0;
   for (cl_uint p = 0; p < np; p++) {
