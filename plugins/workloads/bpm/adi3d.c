@@ -237,16 +237,13 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   shape3_t sh = pick_shapes(c, info);
   /* The half-steps hand each other their right-hand sides (kernels.hcl,
    * BPM_FWD) on device languages, in a uniform medium, with staged y-lines
-   * and walls other than Hadley's (which read the field at the walls). On
-   * the H100 (2048^2 c64 step) that took CUDA from 100.7 to 87.9 us and
-   * NVIDIA's OpenCL from 104.1 to 93.0 (c128: 229 to 190 and 200 us); with
-   * a varying medium, whose explicit diagonal the x-lines then load after
-   * their sweeps, it was no faster at 2048^2 and 5-10 % slower at 1024^2
-   * (docs/performance/h100-20261124.md, "Night"). HC_BPM_NOFWD=1 (any value
-   * but empty or 0) turns it off, for comparison. */
-  const char *nofwd = getenv("HC_BPM_NOFWD");
-  const int fwd = !(info->languages & HC_LANG_BIT(HC_LANG_HOST)) && !tbc && !percol && sh.staged &&
-                  !(nofwd && *nofwd && strcmp(nofwd, "0"));
+   * and walls other than Hadley's (which read the field at the walls):
+   * one pass over the field fewer per half-step, which the GPU runs of
+   * the benchmark report show as a faster step; with a varying medium, whose
+   * explicit diagonal the x-lines then load after their sweeps, it was no
+   * faster, so it stays off there. forward_rhs=off turns it off, for
+   * comparison (tests/gpu/probe.sh alternates the two on a GPU). */
+  const int fwd = !(info->languages & HC_LANG_BIT(HC_LANG_HOST)) && !tbc && !percol && sh.staged && c->forward_rhs;
   uint64_t bytes = (uint64_t)N * cs * (fwd ? 3 : 2) + (uint64_t)ncoef * cs * (2 + 2 + (tbc ? 4 : 0)) + N * rs +
                    (uint64_t)c->nsaved * c->nx * 2 * rs;
   if ((st = hc_device_check_memory(dev, bytes, "bpm's 3-D field, scratch and coefficients")) != HC_OK) return st;

@@ -39,6 +39,9 @@ static const hc_param_spec_t params[] = {
     {"dtype", HC_PARAM_ENUM, 0, "f64", 0, 0, "f32|f64", "sample type for func= (an input's own type is checked)"},
     {"groups", HC_PARAM_INT, 0, "0", 0, 1e8, NULL,
      "work-groups of the fused source kernel (0: 20 per compute unit, 80 for f64 read as pairs on CUDA); one partial sum each"},
+    {"isa", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|avx512|avx2|sse2",
+     "widest SIMD instructions of the host kernels' sums (cpu backend; auto: the widest the CPU has, a wider cap "
+     "than the CPU has means the CPU's widest); the run's notes name the one used"},
 };
 
 static const hc_port_spec_t inputs[] = {

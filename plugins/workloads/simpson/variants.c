@@ -59,7 +59,7 @@ static hc_status_t build(ctx_t *c, const char *name, hc_host_kernel_fn host_fn, 
     if (st != HC_OK) return st;
     size_t max = hc_kernel_max_group_size(*k);
     if (hc_kernel_language(*k) == HC_LANG_HOST) {
-      hc_job_note(c->job, "host kernels: %s sums", simpson_host_isa());
+      hc_job_note(c->job, "host kernels: %s sums", simpson_isa_name(c->cfg->isa));
       return HC_OK;
     }
     if (max >= (size_t)c->block || c->block == 1) return HC_OK;
@@ -134,11 +134,13 @@ static hc_status_t run_reduce(ctx_t *c, hc_field_t *field, int one_group, simpso
   if ((st = hc_buffer_create(c->dev, groups * (as_double ? 8 : 4), &partial)) != HC_OK) goto out;
   const int nx = cfg->nx, ny = cfg->ny, nz = cfg->nz;
   const long nn = (long)cfg->n;
-  hc_arg_t args[6] = {HC_ARG_BUF(hc_field_buffer(field)), HC_ARG_BUF(partial), HC_ARG_VAL(nx), HC_ARG_VAL(ny),
-                      HC_ARG_VAL(nz), HC_ARG_VAL(nn)};
+  const int isa = cfg->isa;
+  /* the host kernel also takes the SIMD instructions of its sums */
+  hc_arg_t args[7] = {HC_ARG_BUF(hc_field_buffer(field)), HC_ARG_BUF(partial), HC_ARG_VAL(nx), HC_ARG_VAL(ny),
+                      HC_ARG_VAL(nz), HC_ARG_VAL(nn), HC_ARG_VAL(isa)};
   double t0 = hc_now();
   if ((st = hc_device_timer_begin(c->dev)) != HC_OK) goto out;
-  if ((st = hc_kernel_launch(k, 1, &global, &local, 6, args)) != HC_OK) goto out;
+  if ((st = hc_kernel_launch(k, 1, &global, &local, host ? 7 : 6, args)) != HC_OK) goto out;
   if ((st = hc_device_timer_end(c->dev, &res->device_s)) != HC_OK) goto out;
   double sum = 0;
   if ((st = sum_partials(c, partial, groups, as_double, &sum)) != HC_OK) goto out;
@@ -210,7 +212,7 @@ static hc_status_t run_products(ctx_t *c, hc_field_t *field, int precomputed, si
     result = host_out;
   }
   if ((st = hc_device_timer_end(c->dev, &res->device_s)) != HC_OK) goto done;
-  double sum = simpson_host_sum(cfg->dtype, result, n);
+  double sum = simpson_host_sum(cfg->isa, cfg->dtype, result, n);
   res->compute_s = hc_now() - t0;
   res->integral = sum * simpson_scale(cfg);
   res->groups = host ? (n + local - 1) / local : 0;
