@@ -200,7 +200,7 @@ static hc_status_t wrong_type(const hc_config_var_t *v, const char *reader) {
 }
 
 HC_API hc_status_t hc_config_var_int(const hc_config_var_t *v, long long *out) {
-  const char *t;
+  const char *t = NULL;
   hc_status_t st = text_of(v, "hc_config_int", &t);
   if (st != HC_OK) return st;
   if (v->type != HC_CONFIG_BOOL && v->type != HC_CONFIG_INT && v->type != HC_CONFIG_SIZE &&
@@ -214,7 +214,7 @@ HC_API hc_status_t hc_config_var_int(const hc_config_var_t *v, long long *out) {
 }
 
 HC_API hc_status_t hc_config_var_double(const hc_config_var_t *v, double *out) {
-  const char *t;
+  const char *t = NULL;
   hc_status_t st = text_of(v, "hc_config_double", &t);
   if (st != HC_OK) return st;
   if (v->type == HC_CONFIG_INT) {
@@ -233,7 +233,7 @@ HC_API hc_status_t hc_config_var_double(const hc_config_var_t *v, double *out) {
 }
 
 HC_API hc_status_t hc_config_var_str(const hc_config_var_t *v, const char **out) {
-  const char *t;
+  const char *t = NULL;
   hc_status_t st = text_of(v, "hc_config_str", &t);
   if (st != HC_OK) return st;
   if (!t) return HC_OK;
@@ -243,7 +243,7 @@ HC_API hc_status_t hc_config_var_str(const hc_config_var_t *v, const char **out)
 }
 
 HC_API hc_status_t hc_config_var_shape(const hc_config_var_t *v, int out[3]) {
-  const char *t;
+  const char *t = NULL;
   hc_status_t st = text_of(v, "hc_config_shape", &t);
   if (st != HC_OK) return st;
   if (v->type != HC_CONFIG_SHAPE) return wrong_type(v, "hc_config_shape");

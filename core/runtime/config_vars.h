@@ -42,7 +42,7 @@
   /* libhc-grid */                                                                                                 \
   X(HC_GRID_CC, STRING, PUBLIC, "cc", 0, 0, NULL, "the C compiler of grid expressions' host kernels")              \
   X(HC_GRID_CFLAGS, STRING, TUNING, NULL, 0, 0, NULL,                                                              \
-    "extra flags for that compiler (at most 8, e.g. -march=native); part of the cache key")                        \
+    "extra flags for HC_GRID_CC (at most 8, e.g. -march=native); part of the cache key")                        \
   X(HC_GRID_STENCIL, SHAPE, TUNING, "128x2x4", 1, 1024, NULL,                                                      \
     "work-group and planes per item of device stencil kernels")                                                    \
   X(HC_GRID_POINT, SHAPE, TUNING, "128x2x8", 1, 1024, NULL,                                                        \
