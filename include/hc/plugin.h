@@ -7,8 +7,11 @@
  * ABI rules: the core accepts abi_major == HC_ABI_MAJOR and abi_minor <=
  * HC_ABI_MINOR. Every ops table and spec array carries its own size; the
  * core reads only the members that size covers, so tables grow by appending
- * and an old plugin keeps working with a newer core. tests/test_abi.c pins
- * every size and offset. */
+ * and an old plugin keeps working with a newer core. The one rule for every
+ * table: its size must be at least ABI 1.0's (HC_*_SIZE_1_0 below), and
+ * members past the size a plugin was built with count as NULL (absent).
+ * tests/unit/test_abi.c pins every size and offset; tests/plugins/abi10_*.c
+ * are plugins with ABI 1.0's sizes that must keep loading. */
 #ifndef HC_PLUGIN_H
 #define HC_PLUGIN_H
 
@@ -131,6 +134,11 @@ typedef struct hc_backend_ops {
   void (*mem_unwrap)(void *dev, void *mem);
 } hc_backend_ops_t;
 
+/* ABI 1.0's sizes of the ops tables and spec entries: the smallest sizes
+ * the core accepts (one rule for every table; descriptor.c). Each is the
+ * end of the last member ABI 1.0 defined. */
+#define HC_BACKEND_OPS_SIZE_1_0 offsetof(hc_backend_ops_t, mem_native)
+
 /* ================================================================ cache */
 
 /* The on-disk kernel cache shared by the backends: $HC_CACHE_DIR, else
@@ -200,6 +208,10 @@ typedef struct hc_workload_ops {
   /* Runs the job on hc_job_device(job). */
   hc_status_t (*run)(hc_job_t *job);
 } hc_workload_ops_t;
+
+#define HC_WORKLOAD_OPS_SIZE_1_0 (offsetof(hc_workload_ops_t, run) + sizeof(void (*)(void)))
+#define HC_PARAM_SPEC_SIZE_1_0 (offsetof(hc_param_spec_t, help) + sizeof(const char *))
+#define HC_PORT_SPEC_SIZE_1_0 (offsetof(hc_port_spec_t, help) + sizeof(const char *))
 
 /* The schema fields of a hc_workload_ops_t initializer from static arrays
  * (counts from the arrays themselves, so they cannot disagree):
