@@ -88,9 +88,8 @@ struct hc_context {
   hc__device_slot_t *devices;
   uint32_t ndevices;
 
-  pthread_mutex_t lock; /* devices, transfer stats, why buffer */
+  pthread_mutex_t lock; /* devices, transfer stats */
   hc_transfer_stats_t transfers;
-  char why[512];
   uint64_t live_buffers; /* atomic: buffers created, not yet destroyed */
 };
 

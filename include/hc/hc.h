@@ -400,8 +400,9 @@ uint32_t hc_workload_port_count(const hc_context_t *ctx, const char *workload,
 const hc_port_spec_t *hc_workload_port(const hc_context_t *ctx,
                                        const char *workload, int output,
                                        uint32_t i);
-/* Can workload run on device index? 1 yes, 0 no with *why (owned by ctx,
- * valid until next call) — "no kernel in a language the device accepts". */
+/* Can workload run on device index? 1 yes, 0 no with *why (owned by the
+ * calling thread, valid until its next call of this function) — "no kernel
+ * in a language the device accepts". */
 int hc_workload_can_run(hc_context_t *ctx, const char *workload,
                         uint32_t device_index, const char **why);
 

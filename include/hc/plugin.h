@@ -229,7 +229,11 @@ typedef struct hc_workload_ops {
 hc_device_t *hc_job_device(const hc_job_t *job);
 hc_context_t *hc_job_context(const hc_job_t *job);
 /* Parameter values (validated; defaults applied). Asking for a name that
- * is not in the schema or of another type returns 0 / "" / empty. */
+ * is not in the schema, or as another type, is a bug of the workload: the
+ * getter returns 0 / "" / empty and sets the thread's last error
+ * (HC_ERR_PARAM), and the job records it, so that hc_job_run fails with a
+ * message naming the parameter even when run() returns HC_OK. INT reads as
+ * FLOAT and ENUM as STRING. */
 int64_t hc_job_int(const hc_job_t *job, const char *name);
 double hc_job_float(const hc_job_t *job, const char *name);
 int hc_job_bool(const hc_job_t *job, const char *name);
