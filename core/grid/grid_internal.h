@@ -25,7 +25,7 @@
 #include "hc/plugin.h"
 
 /* libhc-grid is built on libhc's public API alone (linked with -z defs;
- * tests/unit/layers.py checks its imports). */
+ * tests/unit/test_layers.py checks its imports). */
 #define HC_API __attribute__((visibility("default")))
 
 /* Appends printf-formatted text to a growable string (grid_str.c);

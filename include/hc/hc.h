@@ -72,9 +72,13 @@ typedef struct hc_context_options {
   void *progress_user;
 } hc_context_options_t;
 
-/* Creates a context and loads every plugin on the search path (DESIGN.md
- * order). opts may be NULL. Broken plugins never fail this call: they are
- * recorded (hc_rejected_*). The caller owns *out (hc_context_destroy). */
+/* Creates a context and loads every plugin on the search path
+ * (plugin_dirs, HC_PLUGIN_PATH, the install directory, the build tree;
+ * README "Plugins"). Every HC_* environment variable is checked first
+ * (docs/env.md): a value it does not accept fails this call with
+ * HC_ERR_PARAM naming it. opts may be NULL. Broken plugins never fail this
+ * call: they are recorded (hc_rejected_*). The caller owns *out
+ * (hc_context_destroy). */
 hc_status_t hc_context_create(const hc_context_options_t *opts,
                               hc_context_t **out);
 /* Closes every device, unloads every plugin. NULL is allowed. */

@@ -115,7 +115,7 @@ typedef struct hc_backend_ops {
 
   hc_status_t (*finish)(void *dev);
   /* called by the core just before the span's first command, and
-   * timer_end only for a span that got one (core/device.c) */
+   * timer_end only for a span that got one (core/runtime/device.c) */
   hc_status_t (*timer_begin)(void *dev);
   hc_status_t (*timer_end)(void *dev, double *seconds);
 
@@ -247,7 +247,7 @@ hc_field_t *hc_job_input(const hc_job_t *job, const char *port);
 /* Dtype and rank of an input: the bound field's, or, while a pipeline is
  * being validated (it calls describe_output and check then, before any
  * field exists), those the stage bound to it will give. HC_ERR_NOT_FOUND
- * when neither is known. (core/pipeline_validate.c) */
+ * when neither is known. (core/pipeline/pipeline_validate.c) */
 hc_status_t hc_job_input_info(const hc_job_t *job, const char *port,
                               hc_dtype_t *dtype, uint32_t *rank);
 /* Hands an output to the job (the job owns it from now on). */

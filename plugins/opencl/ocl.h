@@ -29,7 +29,7 @@ typedef struct ocl_state {
 } ocl_state_t;
 
 /* An opened device: its own context, an in-order profiling queue for all
- * work, and a second queue used only to force allocations (alloc.c). */
+ * work, and a second queue used only to force allocations (memory.c). */
 typedef struct ocl_dev {
   ocl_state_t *state;
   ocl_devslot_t *slot;

@@ -72,7 +72,7 @@ typedef struct {
   int v_uniform; /* every v[] equal: per-line coefficients collapse to one line */
 } bpm_problem_t;
 
-/* params.c: the schema and the ops table; workload.c: run(). */
+/* params.c: the schema and the ops table; plugin.c: run() and the descriptor. */
 extern const hc_workload_ops_t bpm_ops;
 hc_status_t bpm_run(hc_job_t *job);
 

@@ -1,5 +1,5 @@
 /* bpm's schema: parameters, ports, the fp64 check, output shapes, and the
- * ops table that the descriptor (workload.c) points at. */
+ * ops table that the descriptor (plugin.c) points at. */
 #include <stdio.h>
 #include <string.h>
 
