@@ -176,14 +176,12 @@ HC_KERNEL void jacobi_tiled(SWEEP_ARGS) {
 #endif
 /* -DMARCH_UNROLL=1 unrolls the plane loop by the queue's length, DEPTH + 2,
  * so that the queue turns by renaming registers, where the rolled loop
- * moves about DEPTH + 1 values per point per plane (sm_90 SASS, f32,
- * ROWS=4, DEPTH=1, block 1x256: 27.4 instructions a point instead of 33.5).
- * It costs registers (106 instead of 74 there; see MARCH_BOUNDS). On the
- * H100 at 512^3 f32, block 1x256: ROWS=4 DEPTH=2 ran 308 GLUP/s unrolled
- * against 283 rolled (CUDA), 291 against 254 (NVIDIA's OpenCL); ROWS=8 ran
- * slower unrolled (253 against 289), and at ROWS=1 or 2 the SASS count
- * does not drop. So it is the default at 4 rows only (HC_KERNEL_OPTIONS=
- * -DMARCH_UNROLL=0|1 overrides it; tests/gpu/probe.sh jacobi, 2026-11-23). */
+ * moves about DEPTH + 1 values per point per plane (fewer instructions a
+ * point in the SASS). It costs registers (see MARCH_BOUNDS). On a GPU it
+ * was faster at ROWS=4 on both backends, slower at ROWS=8, and at ROWS=1
+ * or 2 the instruction count does not drop. So it is the default at 4 rows
+ * only (HC_KERNEL_OPTIONS=-DMARCH_UNROLL=0|1 overrides it;
+ * tests/gpu/probe.sh jacobi re-measures it). */
 #ifndef MARCH_UNROLL
 #define MARCH_UNROLL (ROWS == 4)
 #endif

@@ -18,10 +18,10 @@ extern const char simpson_kernels_src[];
 /* Work-groups per compute unit of the fused source kernel: 4 waves of the
  * 5 groups of 256 items an SM keeps resident (kernels.hcl), enough to cover
  * memory latency on a GPU, few enough that the partials stay a small
- * readback (2640 doubles on an H100). groups= overrides it. f64 read as
- * pairs keeps 4 groups resident and runs faster in 20 waves: 512^3 on the
- * H100, 2715-2756 GB/s with 80 groups a CU against 2613-2697 with 20
- * (three runs of 5 each, alternating, 2026-11-24). */
+ * readback (a few thousand doubles). groups= overrides it. f64 read as
+ * pairs keeps 4 groups resident and ran faster in 20 waves. These are
+ * per-device tuning values: re-measure them with groups= on a GPU
+ * (tests/gpu/probe.sh simpson, bench/ simpson). */
 #define GROUPS_PER_CU 20
 #define GROUPS_PER_CU_PAIR 80
 #define BLOCK 256
@@ -35,10 +35,10 @@ typedef struct {
   int block;      /* work-group size the reducing source kernels were built for */
 } ctx_t;
 
-/* f64 on CUDA reads pairs of double2 (SIMPSON_PAIR): on the H100 at 512^3,
- * 2623-2663 GB/s against 2504-2544 with single double2 vectors; NVIDIA's
- * OpenCL the other way round, 2697 single against 2527-2536 (two runs of 5
- * each, 2026-11-23). hc_kernel_create prefers cuda-c. */
+/* f64 on CUDA reads pairs of double2 (SIMPSON_PAIR), which was faster
+ * there than single double2 vectors; on NVIDIA's OpenCL it was the other
+ * way round (HC_KERNEL_OPTIONS=-DSIMPSON_PAIR=0|1 with tests/gpu/probe.sh
+ * simpson re-measures it). hc_kernel_create prefers cuda-c. */
 static int reads_pairs(const ctx_t *c) {
   return c->cfg->dtype != HC_F32 && (hc_device_info(c->dev)->languages & HC_LANG_BIT(HC_LANG_CUDA_C));
 }
