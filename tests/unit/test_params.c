@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hc/workload_util.h>
+
 #include "harness.h"
 
 static hc_job_t *job;
@@ -226,6 +228,27 @@ static void test_can_run_reason_per_thread(void) {
   CU_ASSERT(a.why != b.why); /* one buffer each, while both were alive */
 }
 
+/* hc_check_fp64 (include/hc/workload_util.h), the check every workload
+ * with a dtype parameter shares. */
+static void test_check_fp64(void) {
+  hc_job_t *j = NULL;
+  TH_ASSERT_OK(hc_job_create(th_context(), "saxpy", &j));
+  hc_device_info_t dev;
+  memset(&dev, 0, sizeof dev);
+  char why[64] = "";
+  TH_ASSERT_OK(hc_job_set_kv(j, "dtype=f64"));
+  CU_ASSERT_EQUAL(hc_check_fp64(j, "dtype", &dev, why, sizeof why), 1);
+  CU_ASSERT_STRING_EQUAL(why, "needs fp64 (dtype=f64)");
+  dev.fp64 = 1;
+  CU_ASSERT_EQUAL(hc_check_fp64(j, "dtype", &dev, why, sizeof why), 0);
+  dev.fp64 = 0;
+  TH_ASSERT_OK(hc_job_set_kv(j, "dtype=f32"));
+  CU_ASSERT_EQUAL(hc_check_fp64(j, "dtype", &dev, why, sizeof why), 0);
+  CU_ASSERT(hc_dtype_is_double(HC_C128) && hc_dtype_is_double(HC_F64));
+  CU_ASSERT(!hc_dtype_is_double(HC_C64) && !hc_dtype_is_double(HC_F32));
+  hc_job_destroy(j);
+}
+
 static void test_unknown_workload(void) {
   hc_job_t *j = NULL;
   CU_ASSERT_EQUAL(hc_job_create(th_context(), "nosuch", &j), HC_ERR_NOT_FOUND);
@@ -243,6 +266,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_unknown_workload);
   CU_ADD_TEST(s, test_undeclared_parameter);
   CU_ADD_TEST(s, test_can_run_reason_per_thread);
+  CU_ADD_TEST(s, test_check_fp64);
 }
 
 TH_MAIN(register_tests)

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <hc/workload_util.h>
+
 #include "bpm.h"
 
 #define BPM_BC_NAME_(e, s) "|" s
@@ -67,11 +69,7 @@ static const hc_port_spec_t bpm_outputs[] = {
 };
 
 static int bpm_check(const hc_job_t *job, const hc_device_info_t *dev, char *why, size_t why_size) {
-  if (!strcmp(hc_job_string(job, "dtype"), "c128") && !dev->fp64) {
-    snprintf(why, why_size, "needs fp64 (dtype=c128)");
-    return 1;
-  }
-  return 0;
+  return hc_check_fp64(job, "dtype", dev, why, why_size);
 }
 
 static hc_status_t bpm_describe_output(const hc_job_t *job, const char *port, hc_dtype_t *dtype, uint32_t *rank) {

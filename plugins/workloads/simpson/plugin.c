@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hc/workload_util.h>
+
 #include "simpson.h"
 
 /* "|a|b|c" from the X-lists; the schema takes it from the second char. */
@@ -55,12 +57,10 @@ static const hc_port_spec_t outputs[] = {
 
 static int simpson_check(const hc_job_t *job, const hc_device_info_t *dev, char *why, size_t n) {
   hc_field_t *f = hc_job_input(job, "f");
-  int f64 = f ? hc_field_dtype(f) == HC_F64 : !strcmp(hc_job_string(job, "dtype"), "f64");
-  if (f64 && !dev->fp64) {
-    snprintf(why, n, "needs fp64 (dtype f64)");
-    return 1;
-  }
-  return 0;
+  if (!f) return hc_check_fp64(job, "dtype", dev, why, n);
+  if (!hc_dtype_is_double(hc_field_dtype(f)) || dev->fp64) return 0;
+  snprintf(why, n, "needs fp64 (input f is f64)");
+  return 1;
 }
 
 static hc_status_t simpson_describe_output(const hc_job_t *job, const char *port, hc_dtype_t *dtype,
