@@ -27,9 +27,9 @@ mrun() {
 }
 
 probe_jacobi() {
-  # Rolled and unrolled plane loop back to back (MARCH_UNROLL in kernels.hcl).
-  echo "== jacobi 512^3 f32 march block 1x256: plane loop rolled [] or unrolled [-DMARCH_UNROLL=1]"
-  for dev in cuda:0 opencl:0; do for rows in 4 8; do for d in 1 2; do for o in "" -DMARCH_UNROLL=1; do
+  # Rolled and unrolled plane loop back to back (JACOBI_MARCH_UNROLL in kernels.hcl).
+  echo "== jacobi 512^3 f32 march block 1x256: plane loop rolled [] or unrolled [-DJACOBI_MARCH_UNROLL=1]"
+  for dev in cuda:0 opencl:0; do for rows in 4 8; do for d in 1 2; do for o in "" -DJACOBI_MARCH_UNROLL=1; do
     printf '%-8s rows=%d depth=%d [%s]: ' "$dev" "$rows" "$d" "$o"
     HC_KERNEL_OPTIONS="$o" mrun glups,bandwidth_gbs --repeat=2 --device="$dev" --workload=jacobi dim=3 n=512 iters=100 block=1x256 depth="$d" rows="$rows"
   done; done; done; done

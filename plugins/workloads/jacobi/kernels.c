@@ -276,7 +276,8 @@ hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_
   int tb[3] = {2, 2, 2};
   if (p->variant == VARIANT_TILED) tb[0] = p->block[2], tb[1] = p->block[1], tb[2] = p->block[0] > 1 ? p->block[0] : 2;
   snprintf(k->options, sizeof k->options,
-           "-DREAL=%s -DDIM=%d -DF_STORED=%d -DSWEEP=%d -DBX=%d -DBY=%d -DBZ=%d -DDEPTH=%d -DROWS=%d",
+           "-DJACOBI_REAL=%s -DJACOBI_DIM=%d -DJACOBI_F_STORED=%d -DJACOBI_SWEEP=%d -DJACOBI_BX=%d -DJACOBI_BY=%d "
+           "-DJACOBI_BZ=%d -DJACOBI_DEPTH=%d -DJACOBI_ROWS=%d",
            p->dtype == HC_F64 ? "double" : "float", p->dim, p->f_stored, (int)p->sweep + 1, tb[0], tb[1], tb[2],
            p->sweep == SWEEP_MARCH ? p->depth : 2, p->sweep == SWEEP_MARCH ? p->rows : 1);
   const jacobi_host_fns_t *fns = &jacobi_host_fns[p->dtype == HC_F64][p->f_stored];
