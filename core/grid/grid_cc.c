@@ -29,17 +29,11 @@ extern char **environ;
 
 static const char *const cc_flags[] = {"-O3", "-std=c11", "-fPIC", "-shared", "-fno-math-errno", NULL};
 
-static const char *compiler(void) {
-  const char *c = getenv("HC_GRID_CC");
-  return c && *c ? c : "cc";
-}
-
-/* $HC_GRID_CFLAGS: extra flags (space-separated, at most 8), e.g.
- * "-march=native"; part of the cache key. */
-static int extra_flags(char *buf, size_t n, const char **out, int max) {
-  const char *e = getenv("HC_GRID_CFLAGS");
+/* HC_GRID_CFLAGS (the grid's tune.cflags): extra flags (space-separated,
+ * at most 8), e.g. "-march=native"; part of the cache key. */
+static int extra_flags(const hc_grid_t *g, char *buf, size_t n, const char **out, int max) {
   int k = 0;
-  snprintf(buf, n, "%s", e ? e : "");
+  snprintf(buf, n, "%s", g->tune.cflags);
   for (char *save = NULL, *t = strtok_r(buf, " \t", &save); t && k < max; t = strtok_r(NULL, " \t", &save))
     out[k++] = t;
   return k;
@@ -129,15 +123,15 @@ static int compiler_exists(const char *cc) {
 
 /* Runs the compiler; returns HC_OK, HC_ERR_UNSUPPORTED (cannot run it) or
  * HC_ERR_BUILD (it failed: log in the message). */
-static hc_status_t run_cc(const char *dir, const char *src, const char *obj) {
+static hc_status_t run_cc(const hc_grid_t *g, const char *dir, const char *src, const char *obj) {
   char logpath[4096];
   snprintf(logpath, sizeof logpath, "%s/cc.log", dir);
   const char *argv[24];
   char extra[512];
   int n = 0;
-  argv[n++] = compiler();
+  argv[n++] = g->tune.cc;
   for (int i = 0; cc_flags[i]; i++) argv[n++] = cc_flags[i];
-  n += extra_flags(extra, sizeof extra, argv + n, 8);
+  n += extra_flags(g, extra, sizeof extra, argv + n, 8);
   argv[n++] = "-o";
   argv[n++] = obj;
   argv[n++] = src;
@@ -260,9 +254,8 @@ hc_status_t hcg_cc_build(hc_grid_t *g, const char *source, hc_host_kernel_fn *fn
     strncat(flags, cc_flags[i], sizeof flags - strlen(flags) - 2);
     strncat(flags, " ", sizeof flags - strlen(flags) - 1);
   }
-  const char *e = getenv("HC_GRID_CFLAGS");
-  if (e) strncat(flags, e, sizeof flags - strlen(flags) - 1);
-  const void *parts[5] = {"grid-host-v1", compiler(), flags, u.machine, source};
+  strncat(flags, g->tune.cflags, sizeof flags - strlen(flags) - 1);
+  const void *parts[5] = {"grid-host-v1", g->tune.cc, flags, u.machine, source};
   char key[33];
   hc_cache_key(key, 5, parts, NULL);
   hc_context_t *ctx = hc_device_context(g->dev);
@@ -303,7 +296,11 @@ hc_status_t hcg_cc_build(hc_grid_t *g, const char *source, hc_host_kernel_fn *fn
     remove_dir(&w);
     return st;
   }
-  st = run_cc(w.dir, src, obj);
+  st = run_cc(g, w.dir, src, obj);
+  if (st == HC_ERR_UNSUPPORTED) {
+    g->cc_state = -1;
+    snprintf(g->cc_why, sizeof g->cc_why, "%s", hc_last_error());
+  }
   if (st == HC_OK) {
     bytes = read_all(obj, &nbytes);
     st = open_object(obj, fn, dl);

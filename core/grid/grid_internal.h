@@ -25,7 +25,7 @@
 #include "hc/plugin.h"
 
 /* libhc-grid is built on libhc's public API alone (linked with -z defs;
- * tests/unit/layers.py checks its imports). */
+ * tests/unit/test_layers.py checks its imports). */
 #define HC_API __attribute__((visibility("default")))
 
 /* Appends printf-formatted text to a growable string (grid_str.c);
@@ -106,6 +106,38 @@ struct hc_gop {
 typedef struct gk_entry gk_entry_t;
 typedef struct gtemp gtemp_t;
 
+/* The grid's kernel shapes and plane order, read once when the grid is
+ * created (hcg_tuning_read) from the configuration table
+ * (core/runtime/config_vars.h holds the defaults; tests/gpu/grid_shapes.sh
+ * and tests/gpu/probe.sh grid sweep them on a device to re-measure):
+ *
+ * stencil  device stencil assignments (stencil, restriction, prolongation)
+ *          run in 2-D work-groups of BX x BY items, each item taking Z
+ *          consecutive planes (3-D). With 1-D groups along the rows, a
+ *          7-point Laplacian read its y and z neighbours from L2; in a 2-D
+ *          group the y neighbours are mostly L1 hits, and an item's planes
+ *          share their z neighbours in registers (HC_GRID_STENCIL).
+ * point    3-D pointwise device assignments run the stencils' way too,
+ *          which streams better than UNROLL cells along the rows
+ *          (HC_GRID_POINT).
+ * vector   vector assignments (grid_vector.c): items of 16 bytes /
+ *          element size cells along the rows, in groups of BX x BY items
+ *          taking Z planes each; all 0 when turned off (HC_GRID_VECTOR=off).
+ * alternate successive 3-D device assignments alternate between ascending
+ *          and descending planes, so that each one starts on the planes the
+ *          previous one touched last, which are still in the device's
+ *          cache; the order within a launch does not change what it
+ *          computes. 0 with HC_GRID_PLANE_ORDER=forward.
+ * cc, cflags the C compiler of host kernels (grid_cc.c). */
+typedef struct hcg_tuning {
+  int stencil[3], point[3], vector[3]; /* BX, BY, Z */
+  int alternate;
+  char cc[512];      /* host kernels' C compiler (HC_GRID_CC) */
+  char cflags[512];  /* its extra flags (HC_GRID_CFLAGS) */
+} hcg_tuning_t;
+/* The values of the environment, or an error naming the variable. */
+hc_status_t hcg_tuning_read(hcg_tuning_t *t);
+
 struct hc_grid {
   hc_device_t *dev;
   hc_grid_options_t opts;
@@ -120,7 +152,8 @@ struct hc_grid {
   hc_grid_stats_t stats;
   const char *last_source; /* points into a kernel cache entry */
   int cc_state;       /* 0 untried, 1 works, -1 cannot run */
-  int zrev;           /* a_zrev of the next 3-D device assignment (hcg_plane_order) */
+  int zrev;           /* a_zrev of the next 3-D device assignment (tune.alternate) */
+  hcg_tuning_t tune;  /* read when the grid was created */
   char cc_why[256];
 };
 
@@ -218,12 +251,12 @@ typedef struct gk {
   int idx64;                 /* 64-bit index arithmetic */
   int unroll;                /* cells per item of a plain device assignment */
   int zunroll;               /* planes per item of a device stencil assignment (2-D work-groups) */
-  int sbx, sby;              /* its work-group (HCG_STENCIL_BX x BY, or HC_GRID_STENCIL) */
+  int sbx, sby;              /* its work-group (the grid's tune.stencil) */
   int vec;                   /* cells per item of a vector assignment (grid_vector.c; its
                                 zunroll and group are HCG_VEC_*), or 0 */
   int zrev_arg;              /* takes a_zrev: its items take the planes in reverse order when
-                                it is set (3-D device assignments; hcg_plane_order) */
-  int alternate;             /* hcg_plane_order's choice when built (not in the key) */
+                                it is set (3-D device assignments; tune.alternate) */
+  int alternate;             /* tune.alternate when built (not in the key) */
   int64_t lo[3], cnt[3];     /* box at base level (internal axes) */
   int64_t n[3];              /* base level extents */
   uint32_t parity;
@@ -276,70 +309,19 @@ int gk_for_each_offset(gp_plan_t *p, gp_node_t *root, gp_node_t *leaf, void (*fn
 #define HCG_REDUCE_LOCAL 256
 /* Cells per work-item of a 1-D or 2-D pointwise device assignment, along
  * the fast axis: one cell per item leaves too few loads in flight to
- * stream from HBM (2048 items x 4 B per SM on an H100: a copy kernel
- * reached 0.55 of the copy bandwidth, Nsight Compute, 2026-11-23; 4 cells:
- * 0.71); each item takes UNROLL cells a group's width apart, so every load
- * of a warp stays one coalesced row segment. Stencils keep one cell per
- * item: there the neighbours' loads already overlap, and 4 cells ran 5-8 %
- * slower. */
+ * stream from device memory; each item takes UNROLL cells a group's width
+ * apart, so every load of a warp stays one coalesced row segment. Stencils
+ * keep one cell per item: there the neighbours' loads already overlap, and
+ * more cells per item were slower. Re-measure with bench/ (grid) after
+ * changing it. */
 #define HCG_ASSIGN_UNROLL 4
 
-/* Device stencil assignments (stencil, restriction, prolongation) run in
- * 2-D work-groups of BX x BY items, each item taking ZUNROLL consecutive
- * planes (3-D). With 1-D groups along the rows, a 7-point Laplacian read its
- * y and z neighbours from L2 (Nsight Compute on the H100, 256^3 f32: L2 79 %
- * busy, DRAM 49 %, 0.49 of the copy bandwidth); in a 2-D group the y
- * neighbours are mostly L1 hits, and an item's planes share their z
- * neighbours in registers (the compiler merges the unrolled loads). Of 8
- * shapes tried there (tests/gpu/probe.sh grid, 2026-11-23), 128x2x4 was
- * among the best on both backends for Δf, Δ(f + g) and the Jacobi sweep
- * (1880, 2200, 2291 GB/s on CUDA; 32x8x4: 1806, 2142, 2207). */
-#define HCG_STENCIL_BX 128
-#define HCG_STENCIL_BY 2
-#define HCG_STENCIL_ZUNROLL 4
-/* HC_GRID_STENCIL=BXxBYxZ overrides the three (a tuning experiment;
- * tests/gpu/probe.sh grid sweeps it): the shape, or an error naming the
- * variable. */
-hc_status_t hcg_stencil_shape(int *bx, int *by, int *zu);
-/* 3-D pointwise device assignments run the stencils' way too, in groups
- * of 128 x 2 items taking 8 planes each: at 256^3 f32 on the H100 f + g
- * and a f + g reached 0.91 and 0.90 of the copy bandwidth on CUDA and 0.89
- * on NVIDIA's OpenCL, against 0.88 and 0.81 with UNROLL cells along the
- * rows (7 shapes tried, tests/gpu/probe.sh grid, 2026-11-24); PoCL's CPU
- * device was no slower. HC_GRID_POINT=BXxBYxZ overrides the shape. */
-#define HCG_POINT_BX 128
-#define HCG_POINT_BY 2
-#define HCG_POINT_ZUNROLL 8
-hc_status_t hcg_point_shape(int *bx, int *by, int *zu);
-/* Vector assignments (grid_vector.c): items of HCG_VEC_BYTES / element
- * size cells along the rows, in groups of BX x BY items taking Z planes
- * each. At 256^3 f32 on the H100 (tests/gpu/probe.sh grid, 8 shapes, then
- * 3 alternating rounds of the closest; 2026-11-24) 32x4 items were as good
- * as any group and 1 plane was slower than 2 or 4. With the straddling
- * items' stores merged (grid_vector.c), 4 planes against 2 gave, GB/s on
- * CUDA / NVIDIA OpenCL in two rounds, Δf 2537-2542 / 2516-2530 against
- * 2480-2502 / 2481-2500, Δ(f + g) 2649-2652 / 2633-2634 against
- * 2586-2589 / 2582-2587 (tests/gpu/grid_shapes.sh, 2026-11-24; before the
- * merge, OpenCL's Δ(f + g) had preferred 2). HC_GRID_VECTOR=BXxBYxZ
- * overrides the shape, =off turns vector kernels off. */
+/* Bytes per item of a vector assignment (the tune.vector groups). */
 #define HCG_VEC_BYTES 16
-#define HCG_VEC_BX 32
-#define HCG_VEC_BY 4
-#define HCG_VEC_ZUNROLL 4
-/* Plane order of 3-D device assignments: successive launches on a grid
- * alternate between ascending and descending planes, so that each one
- * starts on the planes the previous one touched last, which are still in
- * the device's cache. At 256^3 f32 on the H100 (two 64 MiB fields, a 50 MB
- * L2) back-to-back h = Δf ran at 2537 GB/s in one order and 2892
- * alternating; at 512^3 2814 and 2874 (tests/gpu/stencil_variants.py,
- * "merge" and "snake", 2026-11-24). The order within a launch does not
- * change what it computes. HC_GRID_PLANE_ORDER=forward keeps the planes
- * ascending; *alternate = 0 then. */
-hc_status_t hcg_plane_order(int *alternate);
 /* The expression for the item's plane chunk from hc_global_id(2). */
 const char *gk_plane_chunk(const gk_t *k);
-/* *bx = 0 when turned off. */
-hc_status_t hcg_vector_shape(int *bx, int *by, int *zu);
+/* Cells per item when k can run as a vector assignment, else 0. */
+int gk_vector_cells(const gk_t *k);
 /* Cells per item when k can run as a vector assignment, else 0. */
 int gk_vector_cells(const gk_t *k);
 

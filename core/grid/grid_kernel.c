@@ -181,22 +181,17 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
   k->idx64 = lang == HC_LANG_HOST || maxcells >= (INT64_C(1) << 31) - 64;
   k->unroll = HCG_ASSIGN_UNROLL;
   k->zunroll = 0;
-  int sbx, sby, szu, pbx, pby, pzu;
-  hc_status_t st = hcg_stencil_shape(&sbx, &sby, &szu);
-  if (st == HC_OK) st = hcg_point_shape(&pbx, &pby, &pzu);
-  if (st == HC_OK) st = hcg_plane_order(&k->alternate);
-  if (st != HC_OK) {
-    gk_free(k);
-    return st;
-  }
+  const hcg_tuning_t *tune = &p->g->tune;
+  k->alternate = tune->alternate;
   for (uint32_t i = 0; i < k->nnodes; i++)
     if (!gk_is_leaf(k, k->nodes[i]) &&
         (k->nodes[i]->kind == GX_STENCIL || k->nodes[i]->kind == GX_RESTRICT || k->nodes[i]->kind == GX_PROLONG)) {
       k->unroll = 1;
-      if (p->rank >= 2) k->zunroll = p->rank == 3 ? szu : 1; /* HCG_STENCIL_*: 2-D groups */
-      k->sbx = sbx, k->sby = sby;
+      if (p->rank >= 2) k->zunroll = p->rank == 3 ? tune->stencil[2] : 1; /* 2-D groups */
+      k->sbx = tune->stencil[0], k->sby = tune->stencil[1];
     }
-  if (k->zunroll == 0 && p->rank == 3) k->unroll = 1, k->zunroll = pzu, k->sbx = pbx, k->sby = pby; /* HCG_POINT_* */
+  if (k->zunroll == 0 && p->rank == 3)
+    k->unroll = 1, k->zunroll = tune->point[2], k->sbx = tune->point[0], k->sby = tune->point[1];
   if (!host_eval && mode == GK_ASSIGN && parity == HC_GRID_ALL && root == p->root)
     for (uint32_t i = 0; i < k->nnodes; i++)
       if (k->nodes[i]->staged && !gk_is_leaf(k, k->nodes[i]) && k->nodes[i] != root) k->staged = 1;
@@ -205,15 +200,10 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
   k->zrev_arg = !host_eval && lang != HC_LANG_HOST && mode == GK_ASSIGN && p->rank == 3 && !k->staged;
   uint32_t nargs = 1 + (k->nfields - 1) + k->nparams + 9 + (mode == GK_REDUCE) + (uint32_t)k->zrev_arg;
   k->params_in_buffer = !host_eval && nargs > HC_MAX_KERNEL_ARGS;
-  int vbx, vby, vzu;
-  if ((st = hcg_vector_shape(&vbx, &vby, &vzu)) != HC_OK) {
-    gk_free(k);
-    return st;
-  }
-  if (vbx > 0 && (k->vec = gk_vector_cells(k)) > 0) {
+  if (tune->vector[0] > 0 && (k->vec = gk_vector_cells(k)) > 0) {
     k->unroll = 1;
-    k->zunroll = p->rank == 3 ? vzu : 1;
-    k->sbx = vbx, k->sby = p->rank >= 2 ? vby : 1;
+    k->zunroll = p->rank == 3 ? tune->vector[2] : 1;
+    k->sbx = tune->vector[0], k->sby = p->rank >= 2 ? tune->vector[1] : 1;
   }
   if (!build_key(k)) {
     gk_free(k);

@@ -538,9 +538,8 @@ hc_status_t gp_plan_decide(gp_plan_t *p, hc_grid_fuse_t fuse, hc_language_t lang
     double tmp = 2.0 * es * balance;             /* write + read of a temporary */
     /* A GPU under auto stages only what would be worth a temporary:
      * cheaper sub-expressions recompute faster, since the stencil kernels'
-     * 2-D groups serve their re-reads from cache (H100, h = Δ(f + g) 256^3
-     * f32: recompute 92 us, stage 121 us, materialise 146 us; probe of
-     * 2026-11-23). */
+     * 2-D groups serve their re-reads from cache (bench/ grid's
+     * recompute / stage / materialise table re-measures it). */
     int stage_pays = fuse == HC_GRID_FUSE_STAGE || lang == HC_LANG_HOST || extra > tmp;
     if (want_stage && stage_pays && n->pointwise && !n->reads_dst) {
       int32_t r[3];

@@ -29,44 +29,21 @@ struct gtemp {
 
 /* ---------------------------------------------------------------- cost model */
 
-/* BXxBYxZ from the environment variable `name`, if set. */
-static hc_status_t shape_from_env(const char *name, int *bx, int *by, int *zu) {
-  const char *e = getenv(name);
-  if (!e || !*e) return HC_OK;
-  int a, b, c, used = 0;
-  if (sscanf(e, "%dx%dx%d%n", &a, &b, &c, &used) != 3 || e[used] || a < 1 || b < 1 || c < 1 || c > 16 ||
-      a * b > 1024)
-    return hc_error(HC_ERR_PARAM, "%s=%s: give BXxBYxZ (work-group BX x BY <= 1024 items, Z = 1..16 "
-                                  "planes per item), e.g. 32x8x4", name, e);
-  *bx = a, *by = b, *zu = c;
-  return HC_OK;
-}
-
-hc_status_t hcg_stencil_shape(int *bx, int *by, int *zu) {
-  *bx = HCG_STENCIL_BX, *by = HCG_STENCIL_BY, *zu = HCG_STENCIL_ZUNROLL;
-  return shape_from_env("HC_GRID_STENCIL", bx, by, zu);
-}
-
-hc_status_t hcg_point_shape(int *bx, int *by, int *zu) {
-  *bx = HCG_POINT_BX, *by = HCG_POINT_BY, *zu = HCG_POINT_ZUNROLL;
-  return shape_from_env("HC_GRID_POINT", bx, by, zu);
-}
-
-hc_status_t hcg_vector_shape(int *bx, int *by, int *zu) {
-  const char *e = getenv("HC_GRID_VECTOR");
-  if (e && !strcmp(e, "off")) {
-    *bx = *by = *zu = 0;
-    return HC_OK;
-  }
-  *bx = HCG_VEC_BX, *by = HCG_VEC_BY, *zu = HCG_VEC_ZUNROLL;
-  return shape_from_env("HC_GRID_VECTOR", bx, by, zu);
-}
-
-hc_status_t hcg_plane_order(int *alternate) {
-  const char *e = getenv("HC_GRID_PLANE_ORDER");
-  *alternate = !e || !*e || !strcmp(e, "alternate");
-  if (*alternate || !strcmp(e, "forward")) return HC_OK;
-  return hc_error(HC_ERR_PARAM, "HC_GRID_PLANE_ORDER=%s: give alternate (the default) or forward", e);
+hc_status_t hcg_tuning_read(hcg_tuning_t *t) {
+  long long order = 0;
+  hc_status_t st = hc_config_shape("HC_GRID_STENCIL", t->stencil);
+  if (st == HC_OK) st = hc_config_shape("HC_GRID_POINT", t->point);
+  if (st == HC_OK) st = hc_config_shape("HC_GRID_VECTOR", t->vector);
+  if (st == HC_OK) st = hc_config_int("HC_GRID_PLANE_ORDER", &order); /* alternate|forward */
+  t->alternate = order == 0;
+  const char *cc = "cc", *flags = "";
+  if (st == HC_OK) st = hc_config_str("HC_GRID_CC", &cc);
+  if (st == HC_OK) st = hc_config_str("HC_GRID_CFLAGS", &flags);
+  if (st == HC_OK && (strlen(cc) >= sizeof t->cc || strlen(flags) >= sizeof t->cflags))
+    st = hc_error(HC_ERR_PARAM, "HC_GRID_CC or HC_GRID_CFLAGS is longer than %zu characters", sizeof t->cc - 1);
+  snprintf(t->cc, sizeof t->cc, "%s", cc);
+  snprintf(t->cflags, sizeof t->cflags, "%s", flags);
+  return st;
 }
 
 double hcg_balance(const hc_device_info_t *info, hc_dtype_t dt) {

@@ -4,12 +4,11 @@
  * 16-byte load per row, a row shared by two planes once, scalar loads for
  * the stencil's reach past the V cells), then computes and stores plane
  * by plane with 16-byte stores. One scalar access per item per row leaves
- * too few bytes in flight to stream from HBM: at 256^3 f32 on the H100 a
- * hand-written 7-point Laplacian ran at 1985 GB/s with one cell per item,
- * 2224 once its rows started on a 16-byte boundary, 2407 with four cells
- * per item and 16-byte accesses, 2464 with the planes' rows loaded up
- * front; hc-ceilings' copy is 3000 (tests/gpu/stencil_variants.py,
- * 2026-11-24).
+ * too few bytes in flight to stream from device memory: a hand-written
+ * 7-point Laplacian gained, step by step, from rows that start on a
+ * 16-byte boundary, from several cells per item with 16-byte accesses and
+ * from loading the planes' rows up front (tests/gpu/stencil_variants.py
+ * re-measures each step on a GPU).
  *
  * Eligible kernels: assignments to the whole parity, not staged, whose
  * leaves (dense fields, temporaries) are all read at constant offsets from
@@ -141,11 +140,9 @@ static void emit_column_plane(gw_t *w, const gk_t *k, const gv_col_t *c, int p) 
  * destination's old values there with its other loads, so that its store
  * writes them back unchanged and always covers 16 bytes. A store of part
  * of a 32-byte sector makes the memory read and merge the rest (HBM with
- * ECC): at 256^3 f32 on the H100, h = Δf on the interior (two such
- * sectors a row of 32) ran at 2432 GB/s with the straddling items storing
- * scalars, 2540 with them merged here, 2737 when the cells outside were
- * overwritten (a ceiling, not a kernel; tests/gpu/stencil_variants.py,
- * "preload", "merge", "whole"). */
+ * ECC), so merged whole stores beat scalar stores at the edges
+ * (tests/gpu/stencil_variants.py "preload", "merge", "whole" compare the
+ * two with a ceiling that overwrites the cells outside). */
 static void emit_partial_loads(gw_t *w, const gk_t *k) {
   const int v = k->vec;
   gw_put(w, "  const int part = x0 < lo2 || x0 + %d > lo2 + c2;\n", v);

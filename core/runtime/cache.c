@@ -59,13 +59,15 @@ HC_API void hc_cache_key(char out[33], uint32_t nparts, const void *const *parts
 }
 
 HC_API int hc_cache_enabled(void) {
-  const char *e = getenv("HC_CACHE");
-  return !(e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no")));
+  long long on = 1;
+  hc_config_int("HC_CACHE", &on); /* a bad value failed hc_context_create */
+  return on != 0;
 }
 
 int hc__cache_dir(char *out, size_t n) {
-  const char *d = getenv("HC_CACHE_DIR");
-  if (d && *d) return snprintf(out, n, "%s", d) < (int)n;
+  const char *d = NULL;
+  hc_config_str("HC_CACHE_DIR", &d);
+  if (d) return snprintf(out, n, "%s", d) < (int)n;
   d = getenv("XDG_CACHE_HOME");
   if (d && *d) return snprintf(out, n, "%s/hc", d) < (int)n;
   d = getenv("HOME");

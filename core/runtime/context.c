@@ -63,7 +63,8 @@ static void add_relative(hc_context_t *ctx, const char *file, const char *rel, c
 static void build_search_path(hc_context_t *ctx, const hc_context_options_t *o) {
   for (uint32_t i = 0; o && o->plugin_dirs && i < o->plugin_dir_count; i++)
     add_dir(ctx, o->plugin_dirs[i], "caller (--plugin-dir)");
-  const char *env = getenv("HC_PLUGIN_PATH");
+  const char *env = NULL;
+  hc_config_str("HC_PLUGIN_PATH", &env);
   if (env && !(o && o->no_env_path)) {
     char *copy = hc__strdup(env), *save = NULL;
     for (char *tok = copy ? strtok_r(copy, ":", &save) : NULL; tok;
@@ -132,6 +133,10 @@ HC_API hc_status_t hc_context_create(const hc_context_options_t *opts,
   *out = NULL;
   if (opts && opts->size < sizeof(uint32_t) * 2)
     return hc_error(HC_ERR_INVALID_ARG, "hc_context_create: opts->size not set");
+  /* Every HC_* variable, checked once: a bad value fails here, naming
+   * itself, rather than being ignored wherever it is read. */
+  hc_status_t cst = hc_config_check();
+  if (cst != HC_OK) return cst;
   hc_context_t *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return hc_error(HC_ERR_NO_MEMORY, "hc_context_create: out of memory");
   pthread_mutex_init(&ctx->lock, NULL);
@@ -143,18 +148,10 @@ HC_API hc_status_t hc_context_create(const hc_context_options_t *opts,
   ctx->log_level = o.log_level;
   ctx->progress = o.progress;
   ctx->progress_user = o.progress_user;
-  const char *lv = getenv("HC_LOG");
-  if (lv && *lv) {
-    static const char *const names[] = {"error", "warn", "info", "debug"};
-    int level = -1;
-    for (int i = 0; i < 4; i++)
-      if (!strcasecmp(lv, names[i]) || (lv[0] == '0' + i && !lv[1])) level = i;
-    if (level < 0) { /* a setting the user made that would do nothing: say so */
-      pthread_mutex_destroy(&ctx->lock);
-      free(ctx);
-      return hc_error(HC_ERR_PARAM, "HC_LOG=%s: expected error, warn, info or debug (or 0 to 3)", lv);
-    }
-    ctx->log_level = level;
+  long long lv = -1;
+  hc_config_int("HC_LOG", &lv); /* checked above */
+  if (lv >= 0) {
+    ctx->log_level = (hc_log_level_t)lv;
     if (!ctx->log) ctx->log = stderr_log;
   }
   build_search_path(ctx, opts ? &o : NULL);

@@ -46,8 +46,9 @@ static const char *missing_backend_op(const hc_backend_ops_t *o) {
 }
 
 static const char *backend_problem(const hc_backend_ops_t *ops, char *buf, size_t n) {
-  if (ops->size < offsetof(hc_backend_ops_t, peer_copy)) {
-    snprintf(buf, n, "invalid descriptor: backend ops size %u is smaller than ABI 1.0's", ops->size);
+  if (ops->size < HC_BACKEND_OPS_SIZE_1_0) {
+    snprintf(buf, n, "invalid descriptor: backend ops size %u is smaller than ABI 1.0's (%zu)", ops->size,
+             (size_t)HC_BACKEND_OPS_SIZE_1_0);
     return buf;
   }
   /* Only the members its size covers are read: the rest count as NULL,
@@ -63,14 +64,16 @@ static const char *backend_problem(const hc_backend_ops_t *ops, char *buf, size_
   return NULL;
 }
 
+/* ops is the plugin's table; members past ops->size are not read (the
+ * loader keeps a zero-extended copy). */
 static const char *workload_problem(const hc_workload_ops_t *ops) {
-  if (ops->size < sizeof(hc_workload_ops_t)) return "ops size smaller than ABI 1.0's";
+  if (ops->size < HC_WORKLOAD_OPS_SIZE_1_0) return "workload ops size smaller than ABI 1.0's";
   if (!ops->run) return "workload ops lack 'run'";
-  if (ops->nparams && (!ops->params || ops->param_spec_size < sizeof(hc_param_spec_t)))
-    return "parameter table missing or its entry size too small";
+  if (ops->nparams && (!ops->params || ops->param_spec_size < HC_PARAM_SPEC_SIZE_1_0))
+    return "parameter table missing or its entry size smaller than ABI 1.0's";
   if ((ops->ninputs && !ops->inputs) || (ops->noutputs && !ops->outputs) ||
-      ((ops->ninputs || ops->noutputs) && ops->port_spec_size < sizeof(hc_port_spec_t)))
-    return "port table missing or its entry size too small";
+      ((ops->ninputs || ops->noutputs) && ops->port_spec_size < HC_PORT_SPEC_SIZE_1_0))
+    return "port table missing or its entry size smaller than ABI 1.0's";
   if (ops->nparams > 256 || ops->ninputs > 64 || ops->noutputs > 64) return "too many parameters or ports";
   for (uint32_t i = 0; i < ops->nparams; i++) {
     const hc_param_spec_t *p = (const void *)((const char *)ops->params + (size_t)i * ops->param_spec_size);

@@ -208,10 +208,9 @@ HC_API hc_status_t hc_device_finish(hc_device_t *d) {
 }
 
 /* The backend's span begins at the span's first command (hc__timer_mark):
- * CUDA's start event recorded at hc_device_timer_begin counted the host's
- * planning of a grid assignment before its launch (4 % of a round of 8 at
- * 256^3 on the H100), where OpenCL's span, from its first command's start,
- * did not. */
+ * a start event recorded at hc_device_timer_begin would count the host's
+ * work before the first launch (e.g. planning a grid assignment) as device
+ * time, where OpenCL's span, from its first command's start, does not. */
 HC_API hc_status_t hc_device_timer_begin(hc_device_t *d) {
   if (!d) return hc_error(HC_ERR_INVALID_ARG, "hc_device_timer_begin: NULL device");
   pthread_mutex_lock(&d->cmd_lock);

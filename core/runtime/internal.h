@@ -96,9 +96,8 @@ struct hc_context {
   hc__device_slot_t *devices;
   uint32_t ndevices;
 
-  pthread_mutex_t lock; /* devices, transfer stats, why buffer */
+  pthread_mutex_t lock; /* devices, transfer stats */
   hc_transfer_stats_t transfers;
-  char why[512];
   uint64_t live_buffers; /* atomic: buffers created, not yet destroyed */
   /* Tracing (trace.c): the running trace or NULL (atomic), its holders,
    * and the usage the last stopped one left. */

@@ -35,7 +35,20 @@ struct hc_job {
   hc_device_t *dev; /* during run */
   uint32_t flags;
   double last_progress;
+  /* The first parameter the workload asked for that its schema does not
+   * declare (or as another type): hc_job_run then fails naming it. The
+   * getters take a const job, and the job belongs to one thread at a time,
+   * so they record it here (bad_param_mark). */
+  char bad_param[256];
 };
+
+static void bad_param_mark(const hc_job_t *j, const char *fmt, const char *name, const char *as, const char *is) {
+  hc_job_t *mj = (hc_job_t *)j; /* see bad_param */
+  char msg[256];
+  snprintf(msg, sizeof msg, fmt, hc_job_workload(j), name, as, is);
+  if (!mj->bad_param[0]) snprintf(mj->bad_param, sizeof mj->bad_param, "%s", msg);
+  hc_error(HC_ERR_PARAM, "%s", msg);
+}
 
 static const hc_param_spec_t *pspec(const hc__workload_t *w, uint32_t i) {
   return (const void *)((const char *)w->ops.params + (size_t)i * w->ops.param_spec_size);
@@ -213,14 +226,17 @@ HC_API int hc_workload_can_run(hc_context_t *ctx, const char *workload, uint32_t
   }
   char buf[256] = "";
   const char *r = cannot_run(j, &ctx->devices[device_index].info, buf, sizeof buf);
-  hc_job_destroy(j);
+  if (j->bad_param[0]) r = j->bad_param;
   if (r) {
-    pthread_mutex_lock(&ctx->lock);
-    snprintf(ctx->why, sizeof ctx->why, "%s", r);
-    pthread_mutex_unlock(&ctx->lock);
-    if (why) *why = ctx->why;
+    /* the calling thread's own copy: other threads asking at the same
+     * time get theirs */
+    static _Thread_local char reason[512];
+    snprintf(reason, sizeof reason, "%s", r);
+    hc_job_destroy(j);
+    if (why) *why = reason;
     return 0;
   }
+  hc_job_destroy(j);
   if (why) *why = NULL;
   return 1;
 }
@@ -264,9 +280,11 @@ static hc_status_t job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags, hc__tr
   drop_outputs(j);
   const double tv = tr ? hc_now() : 0;
   drop_files(j);
+  j->bad_param[0] = '\0';
   char why[256];
-  if (cannot_run(j, &dev->info, why, sizeof why))
-    return hc_error(HC_ERR_UNSUPPORTED, "workload '%s' cannot run on %s: %s", hc_job_workload(j), dev->id, why);
+  const char *no = cannot_run(j, &dev->info, why, sizeof why);
+  if (j->bad_param[0]) return hc_error(HC_ERR_PARAM, "%s", j->bad_param);
+  if (no) return hc_error(HC_ERR_UNSUPPORTED, "workload '%s' cannot run on %s: %s", hc_job_workload(j), dev->id, why);
   /* Inputs: check them; move those on another device to this one. */
   hc_field_t *moved[64] = {0};
   hc_field_t *orig[64] = {0};
@@ -296,6 +314,7 @@ static hc_status_t job_run(hc_job_t *j, hc_device_t *dev, uint32_t flags, hc__tr
     hc_device_unlock(dev);
     if (j->times.compute_s == 0) j->times.compute_s = j->times.wall_s;
     j->dev = NULL;
+    if (j->bad_param[0]) st = hc_error(HC_ERR_PARAM, "%s", j->bad_param); /* a bug of the workload */
     if (st != HC_OK) {
       if (!*hc_last_error()) hc_error(st, "%s", hc_status_str(st));
       hc_error_prefix(st, "workload '%s' on %s: ", hc_job_workload(j), dev->id);
@@ -399,14 +418,19 @@ HC_API hc_device_t *hc_job_device(const hc_job_t *j) { return j ? j->dev : NULL;
 HC_API hc_context_t *hc_job_context(const hc_job_t *j) { return j ? j->ctx : NULL; }
 
 static const hc__param_value_t *value_of(const hc_job_t *j, const char *name, hc_param_type_t want) {
-  int i = j ? param_index(j->wl, name) : -1;
-  if (i < 0) return NULL;
+  if (!j) return NULL;
+  int i = name ? param_index(j->wl, name) : -1;
+  if (i < 0) {
+    bad_param_mark(j, "workload '%s' asked for parameter '%s' (as %s), which it does not declare%s",
+                   name ? name : "(null)", hc_param_type_name(want), "");
+    return NULL;
+  }
   hc_param_type_t t = (hc_param_type_t)pspec(j->wl, (uint32_t)i)->type;
   int compatible = t == want || (want == HC_PARAM_STRING && t == HC_PARAM_ENUM) ||
                    (want == HC_PARAM_FLOAT && t == HC_PARAM_INT);
   if (!compatible) {
-    hc_log(j->ctx, HC_LOG_ERROR, "workload %s asked for parameter '%s' as %s, it is %s", hc_job_workload(j), name,
-           hc_param_type_name(want), hc_param_type_name(t));
+    bad_param_mark(j, "workload '%s' asked for parameter '%s' as %s, it is %s", name, hc_param_type_name(want),
+                   hc_param_type_name(t));
     return NULL;
   }
   return j->values[i].present ? &j->values[i] : NULL;
@@ -439,7 +463,10 @@ HC_API hc_vec_t hc_job_vec(const hc_job_t *j, const char *n) {
   return v ? v->vec : empty;
 }
 HC_API int hc_job_given(const hc_job_t *j, const char *n) {
-  int i = j ? param_index(j->wl, n) : -1;
+  if (!j) return 0;
+  int i = n ? param_index(j->wl, n) : -1;
+  if (i < 0) bad_param_mark(j, "workload '%s' asked whether parameter '%s' was given%s%s, which it does not declare",
+                            n ? n : "(null)", "", "");
   return i >= 0 && j->values[i].given;
 }
 

@@ -73,7 +73,8 @@ static hc_status_t get_program(hc_device_t *d, hc_language_t lang, const char *s
   /* HC_KERNEL_OPTIONS is appended to every source kernel's options, so a
    * tuning experiment (a -D a kernel reads with #ifndef) needs no rebuild
    * of hc; it is part of the cache key like the options themselves. */
-  const char *extra = getenv("HC_KERNEL_OPTIONS");
+  const char *extra = NULL;
+  hc_config_str("HC_KERNEL_OPTIONS", &extra);
   char *joined = NULL;
   if (extra && *extra) {
     size_t ol = options ? strlen(options) : 0, el = strlen(extra);

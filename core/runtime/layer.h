@@ -1,6 +1,6 @@
 /* hc core — the one internal header that the layers built on the runtime
  * inside libhc (core/pipeline) may include. Everything else they use is the
- * public API (include/hc); tests/unit/layers.py checks the symbols each
+ * public API (include/hc); tests/unit/test_layers.py checks the symbols each
  * layer's objects import against this list. Nothing here is part of the ABI. */
 #ifndef HC_CORE_LAYER_H
 #define HC_CORE_LAYER_H

@@ -297,8 +297,9 @@ HC_API hc_status_t hc_plugin_rescan(void) {
 }
 
 static int find_scanner(char *out, size_t n) {
-  const char *env = getenv("HC_PLUGIN_SCANNER");
-  if (env && *env) return snprintf(out, n, "%s", env) < (int)n && access(out, X_OK) == 0;
+  const char *env = NULL;
+  hc_config_str("HC_PLUGIN_SCANNER", &env);
+  if (env) return snprintf(out, n, "%s", env) < (int)n && access(out, X_OK) == 0;
   Dl_info info;
   if (!dladdr((void *)hc__probe_plugin, &info) || !info.dli_fname) return 0;
   char lib[PATH_MAX];
@@ -310,9 +311,9 @@ static int find_scanner(char *out, size_t n) {
 }
 
 static double probe_timeout(void) {
-  const char *e = getenv("HC_PLUGIN_PROBE_TIMEOUT");
-  double t = e ? atof(e) : 10.0;
-  return t > 0 ? t : 10.0;
+  double t = 10.0; /* the table's default, should the value be bad */
+  hc_config_double("HC_PLUGIN_PROBE_TIMEOUT", &t);
+  return t;
 }
 
 /* Reads what the child has written so far into *rep (NUL-terminated). */
@@ -447,8 +448,9 @@ static int still_holds(const verdict_t *v, const ident_t *id, double limit, cons
 }
 
 int hc__probe_plugin(hc_context_t *ctx, const char *path, char *reason, size_t n) {
-  const char *e = getenv("HC_PLUGIN_PROBE");
-  if (e && !strcmp(e, "0")) return 1;
+  long long probe = 1;
+  hc_config_int("HC_PLUGIN_PROBE", &probe);
+  if (!probe) return 1;
   ident_t id;
   if (!file_ident(path, &id)) return 1; /* the loader reports it */
   double limit = probe_timeout();

@@ -99,7 +99,9 @@ const char *hc_grid_host_name(hc_grid_host_t host);
 
 /* Creates an arena + kernel cache for expressions evaluated on dev. opts
  * gives the defaults of every assignment (NULL: auto, auto). The caller owns
- * *out. The C compiler for HOST_COMPILE is $HC_GRID_CC, else "cc". */
+ * *out. The grid reads its HC_GRID_* settings here, once (docs/env.md: the
+ * C compiler for HOST_COMPILE, $HC_GRID_CC, else "cc"; kernel shapes);
+ * a value they do not accept is HC_ERR_PARAM naming the variable. */
 hc_status_t hc_grid_create(hc_device_t *dev, const hc_grid_options_t *opts,
                            hc_grid_t **out);
 /* Frees every node, kernel and temporary of the grid. NULL is allowed. */

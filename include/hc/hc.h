@@ -30,6 +30,7 @@
 #include "hc/status.h"
 #include "hc/types.h"
 #include "hc/version.h"
+#include "hc/config.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -72,9 +73,13 @@ typedef struct hc_context_options {
   void *progress_user;
 } hc_context_options_t;
 
-/* Creates a context and loads every plugin on the search path (DESIGN.md
- * order). opts may be NULL. Broken plugins never fail this call: they are
- * recorded (hc_rejected_*). The caller owns *out (hc_context_destroy). */
+/* Creates a context and loads every plugin on the search path
+ * (plugin_dirs, HC_PLUGIN_PATH, the install directory, the build tree;
+ * README "Plugins"). Every HC_* environment variable is checked first
+ * (docs/env.md): a value it does not accept fails this call with
+ * HC_ERR_PARAM naming it. opts may be NULL. Broken plugins never fail this
+ * call: they are recorded (hc_rejected_*). The caller owns *out
+ * (hc_context_destroy). */
 hc_status_t hc_context_create(const hc_context_options_t *opts,
                               hc_context_t **out);
 /* Closes every device, unloads every plugin. NULL is allowed. */
@@ -446,8 +451,9 @@ uint32_t hc_workload_port_count(const hc_context_t *ctx, const char *workload,
 const hc_port_spec_t *hc_workload_port(const hc_context_t *ctx,
                                        const char *workload, int output,
                                        uint32_t i);
-/* Can workload run on device index? 1 yes, 0 no with *why (owned by ctx,
- * valid until next call) — "no kernel in a language the device accepts". */
+/* Can workload run on device index? 1 yes, 0 no with *why (owned by the
+ * calling thread, valid until its next call of this function) — "no kernel
+ * in a language the device accepts". */
 int hc_workload_can_run(hc_context_t *ctx, const char *workload,
                         uint32_t device_index, const char **why);
 

@@ -7,8 +7,11 @@
  * ABI rules: the core accepts abi_major == HC_ABI_MAJOR and abi_minor <=
  * HC_ABI_MINOR. Every ops table and spec array carries its own size; the
  * core reads only the members that size covers, so tables grow by appending
- * and an old plugin keeps working with a newer core. tests/test_abi.c pins
- * every size and offset. */
+ * and an old plugin keeps working with a newer core. The one rule for every
+ * table: its size must be at least ABI 1.0's (HC_*_SIZE_1_0 below), and
+ * members past the size a plugin was built with count as NULL (absent).
+ * tests/unit/test_abi.c pins every size and offset; tests/plugins/abi10_*.c
+ * are plugins with ABI 1.0's sizes that must keep loading. */
 #ifndef HC_PLUGIN_H
 #define HC_PLUGIN_H
 
@@ -68,21 +71,55 @@ typedef struct hc_launch {
 } hc_launch_t;
 
 /* A backend's operations. void *state is what init returned; void *dev is
- * what device_open returned. Required unless marked optional. */
+ * what device_open returned. Required unless marked optional.
+ *
+ * Threads. The core calls:
+ *   - init, device_count, device_info, status_message while the context is
+ *     created, and fini while it is destroyed: one thread, nothing else of
+ *     the backend running;
+ *   - device_open under the context's lock (one at a time per context), and
+ *     device_close when the device's last reference closes; several
+ *     contexts may each hold a state of the backend at once, so a
+ *     backend's process-wide resources need their own lock;
+ *   - every op taking a dev from whichever thread uses the device, never two
+ *     at once on the same dev (the core serialises jobs per device; callers
+ *     of the raw API bracket shared use with hc_device_lock), and at the
+ *     same time on different devs: a backend's ops on two devices must not
+ *     share unlocked state. peer_copy holds both devices.
+ *   - the log callback through hc_log from any of these.
+ * Ownership on failure. An op that returns an error has created nothing the
+ * core must release: *state, *dev, *mem, *program or *kernel is left unset
+ * and anything partly made is freed by the op. Arguments the core passes
+ * stay the core's (the op never frees mem, program or kernel handles it
+ * was given, nor keeps pointers to `source`, `options`, `launch` or host
+ * data past its return unless it copied them). On an error the op sets the
+ * detail with hc_error (which returns the status), e.g. the build log. The
+ * release ops (fini, device_close, mem_free, program_release,
+ * kernel_release, mem_unwrap) cannot fail and are called once per handle
+ * a successful create gave. */
 typedef struct hc_backend_ops {
   uint32_t size; /* sizeof(hc_backend_ops_t) as the plugin was compiled */
 
-  /* Must succeed on a machine without devices (report 0 and say why). */
+  /* Must succeed on a machine without devices (report 0 and say why);
+   * an error here rejects the plugin with the message. */
   hc_status_t (*init)(hc_context_t *ctx, void **state);
   void (*fini)(void *state);
   uint32_t (*device_count)(void *state);
-  /* Why there are no devices ("no CUDA driver found"); optional. */
+  /* Why there are no devices ("no CUDA driver found"); optional. The text
+   * is the backend's, valid until fini. */
   const char *(*status_message)(void *state);
+  /* Fills *info (info->size set by the core); index < device_count. */
   hc_status_t (*device_info)(void *state, uint32_t index,
                              hc_device_info_t *info);
+  /* Opens a device once per context (the core counts further opens). */
   hc_status_t (*device_open)(void *state, uint32_t index, void **dev);
+  /* After the core released the device's programs (buffers or kernels a
+   * caller leaked are never used again). */
   void (*device_close)(void *dev);
 
+  /* Memory: *mem is the backend's handle; bytes > 0. write and read are
+   * synchronous for the host's data (it may be reused on return); copy and
+   * fill may be queued (ordered with launches, complete by finish). */
   hc_status_t (*mem_alloc)(void *dev, size_t bytes, void **mem);
   void (*mem_free)(void *dev, void *mem);
   hc_status_t (*mem_write)(void *dev, void *mem, size_t offset,
@@ -94,7 +131,9 @@ typedef struct hc_backend_ops {
   hc_status_t (*mem_fill)(void *dev, void *mem, size_t offset,
                           const void *pattern, size_t pattern_size,
                           size_t bytes);
-  void *(*mem_host_ptr)(void *dev, void *mem); /* optional */
+  /* The host address of mem when the device shares host memory (cpu),
+   * else NULL; optional. */
+  void *(*mem_host_ptr)(void *dev, void *mem);
 
   /* Source kernels (languages other than host): the core passes the full
    * text, prelude included. Backends cache binaries on disk (hc_cache_*). */
@@ -108,11 +147,14 @@ typedef struct hc_backend_ops {
                                     void **kernel);            /* optional */
   void (*kernel_release)(void *dev, void *kernel);
   size_t (*kernel_max_group_size)(void *dev, void *kernel);    /* optional */
+  /* Queues (or runs) the kernel; the arguments' values are copied before
+   * it returns. */
   hc_status_t (*launch)(void *dev, void *kernel, const hc_launch_t *launch);
 
+  /* Waits for everything queued on dev; reports a queued command's error. */
   hc_status_t (*finish)(void *dev);
   /* called by the core just before the span's first command, and
-   * timer_end only for a span that got one (core/device.c) */
+   * timer_end only for a span that got one (core/runtime/device.c) */
   hc_status_t (*timer_begin)(void *dev);
   hc_status_t (*timer_end)(void *dev, double *seconds);
 
@@ -149,6 +191,11 @@ typedef struct hc_backend_ops {
   void (*range_push)(void *state, const char *name);
   void (*range_pop)(void *state);
 } hc_backend_ops_t;
+
+/* ABI 1.0's sizes of the ops tables and spec entries: the smallest sizes
+ * the core accepts (one rule for every table; descriptor.c). Each is the
+ * end of the last member ABI 1.0 defined. */
+#define HC_BACKEND_OPS_SIZE_1_0 offsetof(hc_backend_ops_t, mem_native)
 
 /* ================================================================ cache */
 
@@ -224,6 +271,10 @@ typedef struct hc_workload_ops {
   hc_status_t (*run)(hc_job_t *job);
 } hc_workload_ops_t;
 
+#define HC_WORKLOAD_OPS_SIZE_1_0 (offsetof(hc_workload_ops_t, run) + sizeof(void (*)(void)))
+#define HC_PARAM_SPEC_SIZE_1_0 (offsetof(hc_param_spec_t, help) + sizeof(const char *))
+#define HC_PORT_SPEC_SIZE_1_0 (offsetof(hc_port_spec_t, help) + sizeof(const char *))
+
 /* The schema fields of a hc_workload_ops_t initializer from static arrays
  * (counts from the arrays themselves, so they cannot disagree):
  *   static const hc_workload_ops_t ops = {
@@ -240,7 +291,11 @@ typedef struct hc_workload_ops {
 hc_device_t *hc_job_device(const hc_job_t *job);
 hc_context_t *hc_job_context(const hc_job_t *job);
 /* Parameter values (validated; defaults applied). Asking for a name that
- * is not in the schema or of another type returns 0 / "" / empty. */
+ * is not in the schema, or as another type, is a bug of the workload: the
+ * getter returns 0 / "" / empty and sets the thread's last error
+ * (HC_ERR_PARAM), and the job records it, so that hc_job_run fails with a
+ * message naming the parameter even when run() returns HC_OK. INT reads as
+ * FLOAT and ENUM as STRING. */
 int64_t hc_job_int(const hc_job_t *job, const char *name);
 double hc_job_float(const hc_job_t *job, const char *name);
 int hc_job_bool(const hc_job_t *job, const char *name);
@@ -259,7 +314,7 @@ hc_field_t *hc_job_input(const hc_job_t *job, const char *port);
 /* Dtype and rank of an input: the bound field's, or, while a pipeline is
  * being validated (it calls describe_output and check then, before any
  * field exists), those the stage bound to it will give. HC_ERR_NOT_FOUND
- * when neither is known. (core/pipeline_validate.c) */
+ * when neither is known. (core/pipeline/pipeline_validate.c) */
 hc_status_t hc_job_input_info(const hc_job_t *job, const char *port,
                               hc_dtype_t *dtype, uint32_t *rank);
 /* For an input the workload cannot use unless finite (status.h, "Non-finite

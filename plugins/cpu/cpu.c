@@ -28,16 +28,13 @@ static hc_status_t cpu_init(hc_context_t *ctx, void **out) {
   if (!s) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   s->threads = cores > 0 ? (unsigned)cores : 1;
-  const char *env = getenv("HC_CPU_THREADS");
-  if (env && *env) {
-    char *end = NULL;
-    long v = strtol(env, &end, 10);
-    if (*end || v < 1 || v > 1024) {
-      free(s);
-      return hc_error(HC_ERR_INVALID_ARG, "HC_CPU_THREADS=%s: expected a whole number from 1 to 1024", env);
-    }
-    s->threads = (unsigned)v;
+  long long threads = s->threads;
+  hc_status_t st = hc_config_int("HC_CPU_THREADS", &threads);
+  if (st != HC_OK) {
+    free(s);
+    return st;
   }
+  s->threads = (unsigned)threads;
   hc_cpu_describe(&s->info, s->threads);
   hc_log(ctx, HC_LOG_DEBUG, "cpu: %u threads on %s", s->threads, s->info.name);
   *out = s;

@@ -13,10 +13,9 @@
 static void discover(cuda_state_t *s) {
   char why[512], desc[256];
   int rc = hc_cu_load(&s->cu, why, sizeof why);
-  const char *lib = getenv("HC_CUDA_DRIVER");
-  if (!lib || !*lib) lib = "libcuda.so.1";
+  const char *lib = s->cu.path;
   if (rc == -1) {
-    snprintf(s->status, sizeof s->status, "no CUDA driver found (%s not loadable)", lib);
+    snprintf(s->status, sizeof s->status, "no CUDA driver found (%.400s not loadable)", lib);
     hc_log(s->ctx, HC_LOG_DEBUG, "cuda: %s", why);
     return;
   }

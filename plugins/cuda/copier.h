@@ -2,7 +2,7 @@
  *
  * A transfer from pageable memory is bounded by the host copy into (or out
  * of) the pinned bounce buffer: one thread copies far slower than the DMA
- * engines move data (PCIe 5: ~55 GB/s). Splitting each chunk's memcpy over a
+ * engines move data. Splitting each chunk's memcpy over a
  * few threads lifts that bound. Workers sleep on a condition variable
  * between chunks; the caller copies one share itself. */
 #ifndef HC_CUDA_COPIER_H

@@ -9,8 +9,12 @@
 
 int hc_cu_load(hc_cu_api_t *api, char *why, size_t why_size) {
   memset(api, 0, sizeof *api);
-  const char *path = getenv("HC_CUDA_DRIVER");
-  if (!path || !*path) path = "libcuda.so.1";
+  const char *path = "libcuda.so.1";
+  if (hc_config_str("HC_CUDA_DRIVER", &path) != HC_OK) {
+    snprintf(why, why_size, "%s", hc_last_error());
+    return -1;
+  }
+  snprintf(api->path, sizeof api->path, "%s", path);
   void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char *e = dlerror();

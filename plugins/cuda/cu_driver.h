@@ -76,6 +76,7 @@
 
 typedef struct hc_cu_api {
   void *lib; /* dlopen handle of libcuda */
+  char path[512]; /* what was opened (HC_CUDA_DRIVER, default libcuda.so.1) */
 #define HC_CU_MEMBER_(name) __typeof__(name) *name;
 #define HC_CU_MEMBER_F_(name, old) HC_CU_MEMBER_(name)
   HC_CU_FUNCS(HC_CU_MEMBER_, HC_CU_MEMBER_, HC_CU_MEMBER_F_)
@@ -84,7 +85,8 @@ typedef struct hc_cu_api {
 } hc_cu_api_t;
 
 /* Loads the driver: $HC_CUDA_DRIVER if set (a path; tests point it at the
- * toolkit's stub library), else libcuda.so.1. Returns 0 on success; on
+ * toolkit's stub library), else libcuda.so.1 (the configuration table's
+ * default); api->path names it. Returns 0 on success; on
  * failure fills why ("libcuda.so.1: cannot open shared object file") and
  * returns -1 (not loadable) or -2 (loaded, but a required entry is missing:
  * the driver is too old). The handle is never closed: unloading libcuda

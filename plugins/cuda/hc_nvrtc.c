@@ -54,8 +54,9 @@ static void *try_open(hc_nvrtc_t *n, const char *path) {
 int hc_nvrtc_load(hc_nvrtc_t *n, int max_major, char *why, size_t why_size) {
   char cands[6][512];
   int nc = 0;
-  const char *env = getenv("HC_NVRTC");
-  if (env && *env) snprintf(cands[nc++], sizeof cands[0], "%s", env);
+  const char *env = NULL;
+  hc_config_str("HC_NVRTC", &env);
+  if (env) snprintf(cands[nc++], sizeof cands[0], "%s", env);
   else {
     snprintf(cands[nc++], sizeof cands[0], "libnvrtc.so.13");
     snprintf(cands[nc++], sizeof cands[0], "libnvrtc.so.12");

@@ -8,19 +8,13 @@
  * threads (copier.h): one thread's memcpy, not the DMA, is what bounds a
  * pageable transfer. Whether that beats the driver's own staging depends
  * on the machine, so it is a measured policy: HC_CUDA_STAGING=0 (never),
- * 1 (always), or a size such as 4M (from that size up), default
- * HC_CUDA_STAGE_MIN_DEFAULT; HC_CUDA_STAGE_THREADS (default half the
- * cores, at most 8) and HC_CUDA_STAGE_CHUNK tune it.
- *
- * Measured (bench/cuda_overhead, H100 PCIe 5 in a VM, 16 cores): the
- * driver moves pageable memory at 8-14 GB/s at every size (pinned: 54);
- * staging with one copy thread is slower than the driver (7-11), with 4
- * threads it ties at 4 MiB and wins from 16 MiB (18-26 GB/s), with 8 more
- * so at 256 MiB and up (31-35). Below 4 MiB it loses (the first chunk's
- * memcpy does not overlap anything). Hence: from 16 MiB, up to 8 threads;
- * with that default, hc moved 15-19 GB/s at 16 MiB and 31-35 GB/s at
- * 1 GiB where the driver alone moved 7-12. */
-#include <ctype.h>
+ * 1 (always), or a size such as 4M (from that size up);
+ * HC_CUDA_STAGE_THREADS and HC_CUDA_STAGE_CHUNK tune it. Their defaults
+ * are in the configuration table (core/runtime/config_vars.h, docs/env.md):
+ * staging with one copy thread is slower than the driver's own, with a few
+ * threads it wins for large transfers, and below a few MiB it loses (the
+ * first chunk's memcpy overlaps nothing). Re-measure them on a machine with
+ * bench/cuda_overhead (driver against staged, per size and thread count). */
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -28,50 +22,25 @@
 
 #include "cuda_internal.h"
 
-#ifndef HC_CUDA_STAGE_MIN_DEFAULT
-#define HC_CUDA_STAGE_MIN_DEFAULT ((size_t)16 << 20)
-#endif
-#define HC_CUDA_STAGE_CHUNK_DEFAULT ((size_t)8 << 20)
+/* The unset HC_CUDA_STAGE_THREADS: half the cores, at most this. */
 #define HC_CUDA_STAGE_THREADS_MAX_DEFAULT 8
 
-/* "4M", "256k", "1048576"; 0 on a malformed value. */
-static size_t parse_size(const char *s) {
-  char *end = NULL;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (end == s) return 0;
-  switch (tolower((unsigned char)*end)) {
-  case 'k': v <<= 10; end++; break;
-  case 'm': v <<= 20; end++; break;
-  case 'g': v <<= 30; end++; break;
-  default: break;
-  }
-  return *end ? 0 : (size_t)v;
-}
-
 void cuda_memory_setup(cuda_dev_t *d) {
-  d->stage_min = HC_CUDA_STAGE_MIN_DEFAULT;
-  d->stage_chunk = HC_CUDA_STAGE_CHUNK_DEFAULT;
-  const char *e = getenv("HC_CUDA_STAGING");
-  if (e && *e) {
-    if (!strcmp(e, "0") || !strcmp(e, "off")) d->stage_min = 0;
-    else if (!strcmp(e, "1") || !strcmp(e, "on")) d->stage_min = 1;
-    else if (parse_size(e)) d->stage_min = parse_size(e);
-    else hc_log(d->s->ctx, HC_LOG_WARN, "HC_CUDA_STAGING=%s: expected 0, 1 or a size such as 4M", e);
-  }
-  e = getenv("HC_CUDA_STAGE_CHUNK");
-  if (e && *e && parse_size(e) >= 4096) d->stage_chunk = parse_size(e);
+  /* hc_context_create checked the values; the presets only stand in for
+   * one that has become invalid since (hc_config_* then leaves *out). */
+  long long min = 16 << 20, chunk = 8 << 20, threads;
+  hc_config_int("HC_CUDA_STAGING", &min);
+  hc_config_int("HC_CUDA_STAGE_CHUNK", &chunk);
+  d->stage_min = (size_t)min;
+  d->stage_chunk = (size_t)chunk;
   /* Half the cores, at most 8: enough to approach the DMA engine's rate
    * without taking the machine from the caller's own threads (who wait
    * for the transfer anyway: it is synchronous). */
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  d->stage_threads = cores >= 2 ? (unsigned)(cores / 2) : 1;
-  if (d->stage_threads > HC_CUDA_STAGE_THREADS_MAX_DEFAULT) d->stage_threads = HC_CUDA_STAGE_THREADS_MAX_DEFAULT;
-  e = getenv("HC_CUDA_STAGE_THREADS");
-  if (e && *e) {
-    long t = strtol(e, NULL, 10);
-    if (t >= 1 && t <= 64) d->stage_threads = (unsigned)t;
-    else hc_log(d->s->ctx, HC_LOG_WARN, "HC_CUDA_STAGE_THREADS=%s: expected 1 to 64", e);
-  }
+  threads = cores >= 2 ? cores / 2 : 1;
+  if (threads > HC_CUDA_STAGE_THREADS_MAX_DEFAULT) threads = HC_CUDA_STAGE_THREADS_MAX_DEFAULT;
+  hc_config_int("HC_CUDA_STAGE_THREADS", &threads);
+  d->stage_threads = (unsigned)threads;
 }
 
 void cuda_memory_teardown(cuda_dev_t *d) {

@@ -269,7 +269,8 @@ static hc_status_t enumerate_platforms(ocl_state_t *s) {
     snprintf(s->why, sizeof s->why, "clGetPlatformIDs failed: %s", ocl_err_name(err));
     return HC_OK;
   }
-  const char *filter = getenv("HC_OPENCL_PLATFORM");
+  const char *filter = NULL;
+  hc_config_str("HC_OPENCL_PLATFORM", &filter);
   char seen[384] = "", empty[384] = "";
   uint32_t nwanted = 0;
   for (cl_uint p = 0; p < np; p++) {
@@ -321,7 +322,8 @@ static hc_status_t enumerate_platforms(ocl_state_t *s) {
 }
 
 /* The first OpenCL call (the ICD loader or a vendor's initialisation) cut
- * OCL_ICD_FILENAMES in place at its first ':' on the H100 machine:
+ * OCL_ICD_FILENAMES in place at its first ':' on a machine that lists
+ * its drivers there:
  * "libpocl.so.2:libnvidia-opencl.so.1" became "libpocl.so.2" in this
  * process's environment, and every child process (an hcrun started by a
  * tool that embeds hc) lost NVIDIA's platform. The value is kept before

@@ -29,7 +29,7 @@ typedef struct ocl_state {
 } ocl_state_t;
 
 /* An opened device: its own context, an in-order profiling queue for all
- * work, and a second queue used only to force allocations (alloc.c). */
+ * work, and a second queue used only to force allocations (memory.c). */
 typedef struct ocl_dev {
   ocl_state_t *state;
   ocl_devslot_t *slot;
@@ -77,8 +77,8 @@ hc_status_t ocl_enumerate(ocl_state_t *s);
 /* Device timer span (launch.c): where an enqueue puts its event, then the
  * bookkeeping after a successful enqueue. Only a span's first command
  * gets one (its start opens the span; a marker at timer_end closes it):
- * on NVIDIA's OpenCL (H100, driver 580) an event on a profiling queue
- * took an empty launch from 6.1 to 14.1 us of host time. */
+ * on NVIDIA's OpenCL an event on a profiling queue more than doubled an
+ * empty launch's host time (bench/'s launch overhead shows it). */
 static inline cl_event *ocl_event_slot(ocl_dev_t *d, cl_event *tmp) {
   *tmp = NULL;
   return (d->timing && !d->first) || d->trace_slot ? tmp : NULL;

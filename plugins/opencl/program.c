@@ -169,7 +169,7 @@ hc_status_t ocl_kernel_create(void *dev, void *program, const char *name, void *
       CL_SUCCESS)
     ok->reqd[0] = ok->reqd[1] = ok->reqd[2] = 0;
   /* A kernel compiled for reqd_work_group_size runs groups of that size.
-   * NVIDIA's OpenCL (driver 580, H100) reports 256 items for every kernel,
+   * NVIDIA's OpenCL reports 256 items for every kernel,
    * a 10-register one and one declaring reqd_work_group_size(1024, 1, 1)
    * alike, and both run 1024-item groups correctly. */
   const size_t reqd_items = ok->reqd[0] * ok->reqd[1] * ok->reqd[2];

@@ -27,9 +27,9 @@ mrun() {
 }
 
 probe_jacobi() {
-  # Rolled and unrolled plane loop back to back (MARCH_UNROLL in kernels.hcl).
-  echo "== jacobi 512^3 f32 march block 1x256: plane loop rolled [] or unrolled [-DMARCH_UNROLL=1]"
-  for dev in cuda:0 opencl:0; do for rows in 4 8; do for d in 1 2; do for o in "" -DMARCH_UNROLL=1; do
+  # Rolled and unrolled plane loop back to back (JACOBI_MARCH_UNROLL in kernels.hcl).
+  echo "== jacobi 512^3 f32 march block 1x256: plane loop rolled [] or unrolled [-DJACOBI_MARCH_UNROLL=1]"
+  for dev in cuda:0 opencl:0; do for rows in 4 8; do for d in 1 2; do for o in "" -DJACOBI_MARCH_UNROLL=1; do
     printf '%-8s rows=%d depth=%d [%s]: ' "$dev" "$rows" "$d" "$o"
     HC_KERNEL_OPTIONS="$o" mrun glups,bandwidth_gbs --repeat=2 --device="$dev" --workload=jacobi dim=3 n=512 iters=100 block=1x256 depth="$d" rows="$rows"
   done; done; done; done
@@ -40,9 +40,9 @@ probe_bpm() {
   for dev in cuda:0 opencl:0; do for n in 512 1024 2048; do for v in "dtype=c64" "dtype=c64 profile=slab" "dtype=c128"; do
     echo -n "$dev n=$n [$v]: "; mrun adi_step_s --repeat=3 --device=$dev $BPM n=$n $v
   done; done; done
-  echo "== bpm 2048^2 c64: the half-steps' forwarded right-hand sides (kernels.hcl, BPM_FWD) against HC_BPM_NOFWD=1, alternating"
-  for r in 1 2 3; do for dev in cuda:0 opencl:0; do for off in "" 1; do
-    echo -n "round $r $dev [HC_BPM_NOFWD=$off]: "; HC_BPM_NOFWD=$off mrun adi_step_s --repeat=3 --device=$dev $BPM n=2048 dtype=c64
+  echo "== bpm 2048^2 c64: the half-steps' forwarded right-hand sides (kernels.hcl, BPM_FWD) against forward_rhs=off, alternating"
+  for r in 1 2 3; do for dev in cuda:0 opencl:0; do for off in auto off; do
+    echo -n "round $r $dev [forward_rhs=$off]: "; mrun adi_step_s --repeat=3 --device=$dev $BPM n=2048 dtype=c64 forward_rhs=$off
   done; done; done
   echo "== bpm 2048^2 c64: x-line tiles WxC (16 rows a chunk by default), y-line threads"
   for v in tile=8x64 tile=4x256 tile=16x64 group=128; do for dev in cuda:0 opencl:0; do

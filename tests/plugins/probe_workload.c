@@ -13,7 +13,8 @@ static const hc_param_spec_t params[] = {
     {"grid", HC_PARAM_SHAPE, 0, "4x5x6", 1, 4096, NULL, "a shape with extents in [1, 4096]"},
     {"dir", HC_PARAM_VEC, 0, "0,0,1", -10, 10, NULL, "up to 4 numbers in [-10, 10]"},
     {"nodefault", HC_PARAM_INT, 0, NULL, 1, 0, NULL, "an optional integer without default"},
-    {"fail", HC_PARAM_ENUM, 0, "none", 0, 0, "none|verify|runtime|param", "make the run fail this way"},
+    {"fail", HC_PARAM_ENUM, 0, "none", 0, 0, "none|verify|runtime|param|typo",
+     "make the run fail this way (typo: read an undeclared parameter, and return success)"},
 };
 
 static const hc_port_spec_t outputs[] = {
@@ -29,6 +30,7 @@ static hc_status_t probe_run(hc_job_t *job) {
   const char *fail = hc_job_string(job, "fail");
   if (!strcmp(fail, "param")) return hc_error(HC_ERR_PARAM, "probe: fail=param asked for a parameter error");
   if (!strcmp(fail, "runtime")) return hc_error(HC_ERR_DEVICE, "probe: fail=runtime asked for a device error");
+  if (!strcmp(fail, "typo")) return hc_job_int(job, "cuont") == 0 ? HC_OK : HC_ERR_INTERNAL;
   hc_shape_t s = hc_job_shape(job, "grid");
   hc_vec_t v = hc_job_vec(job, "dir");
   hc_job_add_metric(job, "count", (double)hc_job_int(job, "count"), "");

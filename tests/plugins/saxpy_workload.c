@@ -112,8 +112,18 @@ out:
   return st;
 }
 
+/* -DHC_TEST_ABI10: built as a workload of ABI 1.0 is (minor 0, the
+ * tables' 1.0 sizes), which every later core must load. */
+#ifdef HC_TEST_ABI10
+#define SAXPY_OPS_SIZE HC_WORKLOAD_OPS_SIZE_1_0
+#define SAXPY_ABI_MINOR 0
+#else
+#define SAXPY_OPS_SIZE sizeof(hc_workload_ops_t)
+#define SAXPY_ABI_MINOR HC_ABI_MINOR
+#endif
+
 static const hc_workload_ops_t saxpy_ops = {
-    .size = sizeof(hc_workload_ops_t),
+    .size = SAXPY_OPS_SIZE,
     .languages = HC_LANG_BIT(HC_LANG_HOST) | HC_LANG_BIT(HC_LANG_OPENCL_C) | HC_LANG_BIT(HC_LANG_CUDA_C),
     HC_WORKLOAD_PARAMS(params),
     HC_WORKLOAD_OUTPUTS(outputs),
@@ -121,5 +131,5 @@ static const hc_workload_ops_t saxpy_ops = {
     .run = saxpy_run,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "saxpy", "1.0",
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, SAXPY_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "saxpy", "1.0",
                         "test workload: y = a*x + y (drop-in plugin test)", &saxpy_ops};

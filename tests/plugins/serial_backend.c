@@ -147,8 +147,18 @@ static hc_status_t s_tend(void *dev, double *s) {
   return HC_OK;
 }
 
+/* -DHC_TEST_ABI10: built as a backend of ABI 1.0 is (minor 0, the table's
+ * 1.0 size: no native-memory ops), which every later core must load. */
+#ifdef HC_TEST_ABI10
+#define SERIAL_OPS_SIZE HC_BACKEND_OPS_SIZE_1_0
+#define SERIAL_ABI_MINOR 0
+#else
+#define SERIAL_OPS_SIZE sizeof(hc_backend_ops_t)
+#define SERIAL_ABI_MINOR HC_ABI_MINOR
+#endif
+
 static const hc_backend_ops_t serial_ops = {
-    .size = sizeof(hc_backend_ops_t),
+    .size = SERIAL_OPS_SIZE,
     .init = s_init,
     .fini = s_fini,
     .device_count = s_count,
@@ -170,5 +180,5 @@ static const hc_backend_ops_t serial_ops = {
     .timer_end = s_tend,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_BACKEND, 0, "serial", "1.0",
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, SERIAL_ABI_MINOR, HC_PLUGIN_BACKEND, 0, "serial", "1.0",
                         "test backend: host kernels run one group after another on the calling thread", &serial_ops};

@@ -45,6 +45,11 @@ static void test_names_from_one_list(void) {
 }
 
 static void test_layouts(void) {
+  /* ABI 1.0's table sizes, the smallest the core accepts: fixed forever */
+  CU_ASSERT_EQUAL(HC_BACKEND_OPS_SIZE_1_0, 208);
+  CU_ASSERT_EQUAL(HC_WORKLOAD_OPS_SIZE_1_0, 80);
+  CU_ASSERT_EQUAL(HC_PARAM_SPEC_SIZE_1_0, 56);
+  CU_ASSERT_EQUAL(HC_PORT_SPEC_SIZE_1_0, 32);
   CU_ASSERT_EQUAL(sizeof(hc_plugin_descriptor_t), 48);
   CU_ASSERT_EQUAL(offsetof(hc_plugin_descriptor_t, abi_major), 0);
   CU_ASSERT_EQUAL(offsetof(hc_plugin_descriptor_t, abi_minor), 4);

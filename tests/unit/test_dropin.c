@@ -10,32 +10,54 @@
 
 #include "harness.h"
 
-static char dir[4200];
+static char dir[4200], dir10[4300];
 static char out[1 << 18], err[1 << 16];
 
-static int compile(const char *src, const char *name) {
+static int compile_in(const char *where, const char *flags, const char *src, const char *name) {
   char cmd[16384];
   snprintf(cmd, sizeof cmd,
-           "cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -I%s/include "
+           "cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden %s -I%s/include "
            "%s/tests/plugins/%s -o %s/%s.so -L%s/lib -lhc -lm",
-           HC_SOURCE_DIR, HC_SOURCE_DIR, src, dir, name, th_build_dir());
+           flags, HC_SOURCE_DIR, HC_SOURCE_DIR, src, where, name, th_build_dir());
   int rc = th_run(cmd, out, sizeof out, err, sizeof err);
   if (rc) fprintf(stderr, "%s\n%s\n", cmd, err);
   return rc;
 }
 
+static int compile(const char *src, const char *name) { return compile_in(dir, "", src, name); }
+
 static int setup(void) {
   snprintf(dir, sizeof dir, "%s/dropin", th_tmpdir());
-  char cmd[4400];
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+  snprintf(dir10, sizeof dir10, "%s/dropin-abi10", th_tmpdir());
+  char cmd[9000];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' '%s'", dir, dir10);
   if (th_run(cmd, NULL, 0, NULL, 0)) return 1;
-  return compile("saxpy_workload.c", "my-saxpy") || compile("serial_backend.c", "my-serial");
+  return compile("saxpy_workload.c", "my-saxpy") || compile("serial_backend.c", "my-serial") ||
+         compile_in(dir10, "-DHC_TEST_ABI10", "saxpy_workload.c", "saxpy-abi10") ||
+         compile_in(dir10, "-DHC_TEST_ABI10", "serial_backend.c", "serial-abi10");
 }
 
-static int hcrun(const char *args) {
+static int hcrun_in(const char *where, const char *args) {
   char cmd[16384];
-  snprintf(cmd, sizeof cmd, "HC_PLUGIN_PATH=%s timeout 300 %s/bin/hcrun %s", dir, th_build_dir(), args);
+  snprintf(cmd, sizeof cmd, "HC_PLUGIN_PATH=%s timeout 300 %s/bin/hcrun %s", where, th_build_dir(), args);
   return th_run(cmd, out, sizeof out, err, sizeof err);
+}
+
+static int hcrun(const char *args) { return hcrun_in(dir, args); }
+
+/* Plugins built with ABI 1.0's minor and table sizes (HC_*_SIZE_1_0,
+ * smaller than today's backend table) load and run: the core reads only
+ * the members their sizes cover. */
+static void test_abi10_plugins(void) {
+  CU_ASSERT_EQUAL(hcrun_in(dir10, "--list"), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "serial:0"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "/dropin-abi10/serial-abi10.so"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "test workload: y = a*x + y")); /* only dir10 has it */
+  CU_ASSERT_PTR_NULL(strstr(out, "smaller than ABI 1.0"));
+  int rc = hcrun_in(dir10, "--workload=saxpy --device=serial:0 n=1001 --verify");
+  if (rc) fprintf(stderr, "saxpy (ABI 1.0) on serial (ABI 1.0): exit %d: %s\n", rc, err);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "verification   PASSED"));
 }
 
 static void test_listed(void) {
@@ -136,6 +158,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_listed);
   CU_ADD_TEST(s, test_saxpy_everywhere);
   CU_ADD_TEST(s, test_every_workload_on_serial);
+  CU_ADD_TEST(s, test_abi10_plugins);
 }
 
 TH_MAIN(register_tests)

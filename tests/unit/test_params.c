@@ -1,8 +1,11 @@
 /* Parameters: every type's parsing, ranges, defaults, and every error path,
  * through the public job API on the probe test workload. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <hc/workload_util.h>
 
 #include "harness.h"
 
@@ -156,6 +159,96 @@ static void test_run_echoes(void) {
   CU_ASSERT_EQUAL(hc_job_take_output(job, "nope", &taken), HC_ERR_NOT_FOUND);
 }
 
+/* An undeclared name (or another type) asked of the getters is the
+ * workload's bug: 0 / "" and HC_ERR_PARAM naming it, and a run that reads
+ * one fails even though run() returned HC_OK. */
+static void test_undeclared_parameter(void) {
+  hc_error(HC_OK, "%s", "");
+  CU_ASSERT_EQUAL(hc_job_int(job, "typo"), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "'typo'"));
+  CU_ASSERT_STRING_EQUAL(hc_job_string(job, "count"), ""); /* an int as a string */
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "'count' as string, it is int"));
+  CU_ASSERT_EQUAL(hc_job_given(job, "nope"), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "'nope'"));
+  hc_device_t *dev = th_device("cpu");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+  TH_ASSERT_OK(hc_job_set_kv(job, "fail=typo"));
+  CU_ASSERT_EQUAL(hc_job_run(job, dev, 0), HC_ERR_PARAM);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "asked for parameter 'cuont'"));
+  CU_ASSERT_PTR_NULL(hc_job_output(job, "grid"));
+  /* the record is per run: a correct run afterwards succeeds */
+  TH_ASSERT_OK(hc_job_set_kv(job, "fail=none"));
+  TH_ASSERT_OK(hc_job_run(job, dev, 0));
+}
+
+typedef struct {
+  uint32_t device;
+  pthread_barrier_t *both; /* both threads alive when the reasons are read */
+  const char *why;
+  char copy[512];
+} can_run_t;
+
+static void *can_run_thread(void *arg) {
+  can_run_t *c = arg;
+  int ok = hc_workload_can_run(th_context(), "probe", c->device, &c->why);
+  pthread_barrier_wait(c->both);
+  if (!ok) snprintf(c->copy, sizeof c->copy, "%s", c->why);
+  pthread_barrier_wait(c->both);
+  return NULL;
+}
+
+/* hc_workload_can_run's reason belongs to the calling thread: another
+ * thread's call does not overwrite it. */
+static void test_can_run_reason_per_thread(void) {
+  uint32_t idx = 0, n = hc_device_count(th_context());
+  for (idx = 0; idx < n; idx++) {
+    hc_device_t *d = NULL;
+    if (hc_device_open(th_context(), idx, &d) != HC_OK) continue;
+    int host = (hc_device_info(d)->languages & HC_LANG_BIT(HC_LANG_HOST)) != 0;
+    hc_device_close(d);
+    if (!host) break;
+  }
+  if (idx == n) {
+    th_skip("no device without host kernels (the probe workload's only language)");
+    return;
+  }
+  pthread_barrier_t both;
+  pthread_barrier_init(&both, NULL, 2);
+  can_run_t a = {idx, &both, NULL, ""}, b = {idx, &both, NULL, ""};
+  pthread_t ta, tb;
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&ta, NULL, can_run_thread, &a), 0);
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&tb, NULL, can_run_thread, &b), 0);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  pthread_barrier_destroy(&both);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a.why);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b.why);
+  CU_ASSERT_PTR_NOT_NULL(strstr(a.copy, "no kernel in a language the device accepts"));
+  CU_ASSERT_STRING_EQUAL(a.copy, b.copy);
+  CU_ASSERT(a.why != b.why); /* one buffer each, while both were alive */
+}
+
+/* hc_check_fp64 (include/hc/workload_util.h), the check every workload
+ * with a dtype parameter shares. */
+static void test_check_fp64(void) {
+  hc_job_t *j = NULL;
+  TH_ASSERT_OK(hc_job_create(th_context(), "saxpy", &j));
+  hc_device_info_t dev;
+  memset(&dev, 0, sizeof dev);
+  char why[64] = "";
+  TH_ASSERT_OK(hc_job_set_kv(j, "dtype=f64"));
+  CU_ASSERT_EQUAL(hc_check_fp64(j, "dtype", &dev, why, sizeof why), 1);
+  CU_ASSERT_STRING_EQUAL(why, "needs fp64 (dtype=f64)");
+  dev.fp64 = 1;
+  CU_ASSERT_EQUAL(hc_check_fp64(j, "dtype", &dev, why, sizeof why), 0);
+  dev.fp64 = 0;
+  TH_ASSERT_OK(hc_job_set_kv(j, "dtype=f32"));
+  CU_ASSERT_EQUAL(hc_check_fp64(j, "dtype", &dev, why, sizeof why), 0);
+  CU_ASSERT(hc_dtype_is_double(HC_C128) && hc_dtype_is_double(HC_F64));
+  CU_ASSERT(!hc_dtype_is_double(HC_C64) && !hc_dtype_is_double(HC_F32));
+  hc_job_destroy(j);
+}
+
 static void test_unknown_workload(void) {
   hc_job_t *j = NULL;
   CU_ASSERT_EQUAL(hc_job_create(th_context(), "nosuch", &j), HC_ERR_NOT_FOUND);
@@ -171,6 +264,9 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_errors);
   CU_ADD_TEST(s, test_run_echoes);
   CU_ADD_TEST(s, test_unknown_workload);
+  CU_ADD_TEST(s, test_undeclared_parameter);
+  CU_ADD_TEST(s, test_can_run_reason_per_thread);
+  CU_ADD_TEST(s, test_check_fp64);
 }
 
 TH_MAIN(register_tests)

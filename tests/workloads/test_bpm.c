@@ -442,7 +442,7 @@ static size_t core_trace(const char *dir, double *out, size_t cap) {
  * every device gives the cpu's field, and its power in the core at every
  * saved step (a tilted beam crosses the core; the window's power is
  * conserved, so it would not show a stale field), with the mode on and off
- * (HC_BPM_NOFWD). */
+ * (forward_rhs=auto, off). */
 static void test_forwarded_rhs(void) {
   static const char *const cases[] = {
       "dim=3 n=64x48 steps=10 Lz=0.5 save_every=3 launch=gauss offset=1,1 tilt=2,-3 dtype=c64",
@@ -453,19 +453,19 @@ static void test_forwarded_rhs(void) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/bpm_fwd", th_tmpdir());
   CU_ASSERT_EQUAL(mkdir(dir, 0700) == 0 || errno == EEXIST, 1);
-  /* HC_BPM_NOFWD: "1" turns the mode off, "0" and "" leave it on; the
-   * run's note says which (device languages only) */
-  static const char *const nofwd[] = {"1", "0", ""};
+  /* forward_rhs=off turns the mode off, auto (the default) leaves it on;
+   * the run's note says which (device languages only) */
+  static const char *const fwd[] = {" forward_rhs=off", " forward_rhs=auto", ""};
   for (size_t d = 1; d < NDEV; d++) {
     hc_device_t *dev = th_device(device_specs[d]);
     if (!dev || (hc_device_info(dev)->languages & HC_LANG_BIT(HC_LANG_HOST))) continue;
     for (int v = 0; v < 3; v++) {
-      setenv("HC_BPM_NOFWD", nofwd[v], 1);
-      hc_job_t *job = run(dev, NULL, "dim=3 n=24x20 steps=2 Lz=0.02", 0);
-      unsetenv("HC_BPM_NOFWD");
+      char args[128];
+      snprintf(args, sizeof args, "dim=3 n=24x20 steps=2 Lz=0.02%s", fwd[v]);
+      hc_job_t *job = run(dev, NULL, args, 0);
       if (!job) continue;
       const int on = strstr(hc_job_notes(job), "hands the next its right-hand side") != NULL;
-      if (on != (v > 0)) fprintf(stderr, "%s, HC_BPM_NOFWD=\"%s\": forwarded %d\n", hc_device_name(dev), nofwd[v], on);
+      if (on != (v > 0)) fprintf(stderr, "%s,%s: forwarded %d\n", hc_device_name(dev), fwd[v], on);
       CU_ASSERT_EQUAL(on, v > 0);
       hc_job_destroy(job);
     }
@@ -479,25 +479,25 @@ static void test_forwarded_rhs(void) {
     np = core_trace(dir, pr, 16);
     CU_ASSERT(np >= 4); /* the launch, the save blocks, the end */
     for (int off = 0; off < 2; off++) {
-      if (off) setenv("HC_BPM_NOFWD", "1", 1);
       for (size_t d = 1; d < NDEV; d++) {
         hc_device_t *dev = th_device(device_specs[d]);
         if (!dev) continue;
-        hc_job_t *job = run_in(dev, NULL, cases[c], 0, dir);
+        char args[256];
+        snprintf(args, sizeof args, "%s%s", cases[c], off ? " forward_rhs=off" : "");
+        hc_job_t *job = run_in(dev, NULL, args, 0, dir);
         if (!job) continue;
         size_t n2, np2 = core_trace(dir, p, 16);
         double complex *e = cfield(job, "field", &n2);
         double diff = n2 == n ? rel_l2(e, er, n) : INFINITY, worst = np2 == np ? 0 : INFINITY;
         for (size_t i = 0; i < np && np2 == np; i++) worst = fmax(worst, fabs(p[i] / pr[i] - 1));
         if (diff > 2e-5 || worst > 1e-5)
-          fprintf(stderr, "%s, %s, HC_BPM_NOFWD=%d: field %.3g, core power %.3g from the cpu's\n", hc_device_name(dev),
-                  cases[c], off, diff, worst);
+          fprintf(stderr, "%s, %s, forward_rhs=%s: field %.3g, core power %.3g from the cpu's\n", hc_device_name(dev),
+                  cases[c], off ? "off" : "auto", diff, worst);
         CU_ASSERT(diff <= 2e-5);
         CU_ASSERT(worst <= 1e-5);
         free(e);
         hc_job_destroy(job);
       }
-      unsetenv("HC_BPM_NOFWD");
     }
     free(er);
     hc_job_destroy(ref);

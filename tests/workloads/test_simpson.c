@@ -575,7 +575,7 @@ static void test_bad_inputs(void) {
 }
 
 /* The cpu backend's sums have SSE2, AVX2 and AVX-512 versions (chosen by
- * the CPU, capped by HC_SIMPSON_ISA): each gives the same integral. */
+ * the CPU, capped by the isa= parameter): each gives the same integral. */
 static double hcrun_integral_on(const char *device, const char *env, const char *args) {
   char cmd[2048], out[65536];
   snprintf(cmd, sizeof cmd, "%s '%s/bin/hcrun' --device=%s --workload=simpson --json %s", env, th_build_dir(), device,
@@ -614,15 +614,29 @@ static void test_vector_widths(void) {
 
 static void test_host_isa_paths(void) {
   static const char *const args[] = {"func=sinprod n=37x41x1001 dtype=f32 box=-0.3:1.2",
-                                     "func=gauss n=9x2x4099 dtype=f64 box=-1:2", "func=poly n=100003 dtype=f32"};
+                                     "func=gauss n=9x2x4099 dtype=f64 box=-1:2", "func=poly n=100003 dtype=f32",
+                                     "func=gauss n=9x2x4099 dtype=f32 variant=precomputed"};
   for (size_t a = 0; a < sizeof args / sizeof args[0]; a++) {
-    const double base = hcrun_integral("HC_SIMPSON_ISA=sse2", args[a]);
+    char with[256];
+    snprintf(with, sizeof with, "isa=sse2 %s", args[a]);
+    const double base = hcrun_integral("", with);
     CU_ASSERT(isfinite(base));
-    for (int i = 0; i < 2; i++) {
-      const double v = hcrun_integral(i ? "HC_SIMPSON_ISA=avx512" : "HC_SIMPSON_ISA=avx2", args[a]);
+    for (int i = 0; i < 3; i++) {
+      snprintf(with, sizeof with, "isa=%s %s", i == 0 ? "avx2" : i == 1 ? "avx512" : "auto", args[a]);
+      const double v = hcrun_integral("", with);
       CU_ASSERT(th_rel(v, base) <= 1e-13);
     }
   }
+  /* the run's notes name the instructions used; a cap is a parameter, so
+   * an unknown one is a usage error naming it */
+  char cmd[1024], out[65536];
+  snprintf(cmd, sizeof cmd, "'%s/bin/hcrun' --device=cpu --workload=simpson isa=sse2 func=poly n=1001", th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, NULL, 0), 0);
+  CU_ASSERT(strstr(out, "sse2 sums") != NULL);
+  snprintf(cmd, sizeof cmd, "'%s/bin/hcrun' --device=cpu --workload=simpson isa=neon func=poly n=1001", th_build_dir());
+  char err[4096];
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(strstr(err, "isa=neon") != NULL);
 }
 
 static void register_tests(void) {

@@ -27,8 +27,8 @@ typedef struct {
 
 /* Work-group shapes within the device's limits; static local memory is
  * budgeted at 48 KiB (the CUDA limit without opt-in). 16 y-unknowns a
- * thread were slower than 8 on both GPU backends (197 and 183 us at
- * 2048^2 c64, tests/gpu/probe.sh bpm, 2026-11-23). */
+ * thread were slower than 8 on both GPU backends (tests/gpu/probe.sh bpm
+ * re-measures it). */
 
 static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info) {
   shape3_t s;
@@ -64,13 +64,11 @@ static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info)
    * transaction in c64). GPUs: groups of 1024 items, chunks of 8 rows, or
    * 16 where 8 would give more threads than the GPU holds at once (the
    * kernel declares its group shape, so the compiler fits its registers to
-   * it). On the H100, c64: 2048^2 120.8 us a step with 16 rows against
-   * 130.6 with 8 (CUDA; NVIDIA's OpenCL 120.8 and 136.5), 1024^2 29.4
-   * against 38.5 with 8 rows against 16 (OpenCL 35.2, 42.6), 512^2 22.9
-   * against 32.9 (34.1, 35.9); c128 2048^2 (512-item groups: local
-   * memory) 272.5 against 291.7 (269.0, 297.5); with 16 rows in 512-item
-   * groups, the shape before, 155 us at 2048^2 c64 (2026-11-24). CPU
-   * devices: groups of 512, chunks of 32 rows (16 in c128). */
+   * it). On a GPU, 16 rows were faster at large sizes and 8 at small ones,
+   * on both backends, in c64 and c128 (512-item groups there: local
+   * memory); 512-item groups of 16 rows were much slower
+   * (tests/gpu/probe.sh bpm, tile=WxC, re-measures it). CPU devices:
+   * groups of 512, chunks of 32 rows (16 in c128). */
   const int gpu = info->type == HC_DEVICE_GPU;
   const uint64_t resident = (uint64_t)(info->compute_units ? info->compute_units : 1) * GPU_ITEMS_PER_CU;
   const size_t mmax = !gpu ? (c->f64 ? 16 : 32) : (uint64_t)c->nx * (uint64_t)c->ny / 8 > resident ? 16 : 8;
@@ -183,10 +181,9 @@ static hc_status_t build_kernels(hc_device_t *dev, const bpm_config_t *c, int pe
   const bpm_host_kernels_t *hk = &bpm_host[c->f64];
   for (;;) {
     /* the run's sizes, and its walls and medium where they allow the
-     * cheaper code, as constants (kernels.hcl, BPM_RUN_ARGS: on the H100 a
-     * 2048^2 c64 step went from 121 to 109 us on CUDA, 122 to 116 on
-     * NVIDIA's OpenCL; making a varying medium or Hadley's walls constants
-     * too was slower there, 194 to 299 us for a slab on CUDA); int indices
+     * cheaper code, as constants (kernels.hcl, BPM_RUN_ARGS: a faster
+     * step on both GPU backends; making a varying medium or Hadley's walls
+     * constants too made a slab much slower on CUDA); int indices
      * where the largest, 2 nx (ny + T) with the y-lines' padding, fits */
     const int tbc = c->bc == BPM_BC_TRANSPARENT, idx32 = 2 * (uint64_t)c->nx * ((uint64_t)c->ny + sh->T) < INT32_MAX;
     char opts[400], more[160];
@@ -237,16 +234,13 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   shape3_t sh = pick_shapes(c, info);
   /* The half-steps hand each other their right-hand sides (kernels.hcl,
    * BPM_FWD) on device languages, in a uniform medium, with staged y-lines
-   * and walls other than Hadley's (which read the field at the walls). On
-   * the H100 (2048^2 c64 step) that took CUDA from 100.7 to 87.9 us and
-   * NVIDIA's OpenCL from 104.1 to 93.0 (c128: 229 to 190 and 200 us); with
-   * a varying medium, whose explicit diagonal the x-lines then load after
-   * their sweeps, it was no faster at 2048^2 and 5-10 % slower at 1024^2
-   * (docs/performance/h100-20261124.md, "Night"). HC_BPM_NOFWD=1 (any value
-   * but empty or 0) turns it off, for comparison. */
-  const char *nofwd = getenv("HC_BPM_NOFWD");
-  const int fwd = !(info->languages & HC_LANG_BIT(HC_LANG_HOST)) && !tbc && !percol && sh.staged &&
-                  !(nofwd && *nofwd && strcmp(nofwd, "0"));
+   * and walls other than Hadley's (which read the field at the walls):
+   * one pass over the field fewer per half-step, which the GPU runs of
+   * the benchmark report show as a faster step; with a varying medium, whose
+   * explicit diagonal the x-lines then load after their sweeps, it was no
+   * faster, so it stays off there. forward_rhs=off turns it off, for
+   * comparison (tests/gpu/probe.sh alternates the two on a GPU). */
+  const int fwd = !(info->languages & HC_LANG_BIT(HC_LANG_HOST)) && !tbc && !percol && sh.staged && c->forward_rhs;
   uint64_t bytes = (uint64_t)N * cs * (fwd ? 3 : 2) + (uint64_t)ncoef * cs * (2 + 2 + (tbc ? 4 : 0)) + N * rs +
                    (uint64_t)c->nsaved * c->nx * 2 * rs;
   if ((st = hc_device_check_memory(dev, bytes, "bpm's 3-D field, scratch and coefficients")) != HC_OK) return st;

@@ -59,6 +59,7 @@ typedef struct {
   int64_t group;                    /* threads per line request (0: auto) */
   int64_t tile_w, tile_c;           /* 3-D x-lines work-group request (0: auto) */
   int64_t image_w, image_h;
+  int forward_rhs;                  /* forward_rhs=auto (1) or off (0) */
 } bpm_config_t;
 
 /* The medium and the launch field on the host (double precision).
@@ -71,7 +72,7 @@ typedef struct {
   int v_uniform; /* every v[] equal: per-line coefficients collapse to one line */
 } bpm_problem_t;
 
-/* params.c: the schema and the ops table; workload.c: run(). */
+/* params.c: the schema and the ops table; plugin.c: run() and the descriptor. */
 extern const hc_workload_ops_t bpm_ops;
 hc_status_t bpm_run(hc_job_t *job);
 

@@ -397,9 +397,8 @@ typedef BPM_IDX bidx_t;
  * apply them from the chunk's carry X, compose the back substitution, apply
  * it from the carry Y. Each sweep runs as S interleaved sub-chains of
  * BPM_SUBL(N, S) values, independent dependency chains the compiler overlaps
- * (one chain left a thread waiting on each load of a factor: Nsight
- * Compute saw 13 cycles of long-scoreboard stall per issued instruction in
- * bpm_adi_slow); the sub-chains' maps are combined for the scans, and the
+ * (one chain left a thread waiting on each load of a factor: a profiler
+ * shows it as long-scoreboard stalls in bpm_adi_slow); the sub-chains' maps are combined for the scans, and the
  * carries split back to them. INV(k), CPK(k): the factors of value k;
  * sa, sb, sp, sq: the callers' arrays of S maps; the caller's `cnt` and
  * `nlo` (-lo) are used as they stand. */
@@ -491,10 +490,10 @@ HC_INLINE cplx_t rhs_slow(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr,
 #ifndef BPM_XCHUNK
 #define BPM_XCHUNK 1
 #endif
-/* Sub-chains of a chunk (BPM_SUB_LOOP). H100, 2048^2 c64 (2026-11-24):
- * on CUDA this kernel took 58.3 us with 1, 54.4 with 2, 57.3 with 4 (Nsight
- * Compute), a step 108.1 us with 1 and 103.6 with 2; on NVIDIA's OpenCL a
- * step 112.7 us with 1 and 115.4 with 2 (232 with 4 and Hadley's walls). */
+/* Sub-chains of a chunk (BPM_SUB_LOOP): per-device tuning values. On CUDA
+ * 2 were the fastest, on NVIDIA's OpenCL 1 (and 4 much slower with
+ * Hadley's walls). Re-measure with HC_KERNEL_OPTIONS=-DBPM_XSUB=N and
+ * tests/gpu/probe.sh bpm. */
 #ifndef BPM_XSUB
 #if defined(HC_CUDA)
 #define BPM_XSUB 2
@@ -614,7 +613,7 @@ HC_KERNEL void HC_GROUP_SHAPE(BPM_W, BPM_C, 1) bpm_adi_slow(const int nx_, const
    * neighbouring chunks' ends (0 past the walls; d[k] is 0 for k >= cnt).
    * A chunk's last row is read only where the next chunk has rows, so
    * where it is full: d[BPM_XCHUNK - 1], a fixed index (selecting d[cnt -
-   * 1] moved d[] to local memory on CUDA: a 2048^2 step 12 us slower). */
+   * 1] moved d[] to local memory on CUDA, and the step was slower). */
   HC_BARRIER(); /* every thread has read its carry from the last scan */
   sA[IDXS(0, c)] = d[0];
   sB[IDXS(0, c)] = d[BPM_XCHUNK - 1];
@@ -661,14 +660,13 @@ HC_INLINE cplx_t rhs_fast(HC_GLOBAL const cplx_t *E, HC_GLOBAL const cplx_t *rr,
 #if BPM_FWD && (BPM_TBC != 0 || !BPM_STAGED)
 #error "BPM_FWD needs -DBPM_TBC=0 and staged y-lines"
 #endif
-/* Sub-chains of a chunk, as BPM_XSUB: on CUDA this kernel took 46.8 us
- * with 1, 52.1 with 2, 43.9 with 4 (8 values a thread); a step 103.6 us
- * with 4, 103.7 with 8, 110.9 with 2 (NVIDIA's OpenCL: 115.4, 118.2,
- * 123.8). Fitting its registers to 5 or 6 groups per multiprocessor
- * (__launch_bounds__) made a CUDA step slower (107.2, 110.2 us). With
- * BPM_FWD (the row's RHS read once, not built from three rows), 2 is
- * better: a step 86.5 against 87.7 us on CUDA, 91.2 against 93.0 on
- * NVIDIA's OpenCL (3 alternating rounds each). */
+/* Sub-chains of a chunk, as BPM_XSUB: per-device tuning values. Without
+ * BPM_FWD 4 were the fastest on both GPU backends (8 no better, 2 slower);
+ * fitting the registers to more groups per multiprocessor
+ * (__launch_bounds__) made a CUDA step slower. With BPM_FWD (the row's RHS
+ * read once, not built from three rows) 2 were a little faster on both.
+ * Re-measure with HC_KERNEL_OPTIONS=-DBPM_YSUB=N and tests/gpu/probe.sh
+ * bpm, in alternating rounds. */
 #ifndef BPM_YSUB
 #if BPM_FWD
 #define BPM_YSUB 2

@@ -1,7 +1,9 @@
 /* bpm's schema: parameters, ports, the fp64 check, output shapes, and the
- * ops table that the descriptor (workload.c) points at. */
+ * ops table that the descriptor (plugin.c) points at. */
 #include <stdio.h>
 #include <string.h>
+
+#include <hc/workload_util.h>
 
 #include "bpm.h"
 
@@ -50,6 +52,9 @@ static const hc_param_spec_t bpm_params[] = {
     {"tile", HC_PARAM_SHAPE, 0, "0x0", 0, 1024, NULL,
      "3-D x-lines work-group (GPU tuning): W neighbouring columns x C chunks of each column; 0x0: automatic"},
     {"image", HC_PARAM_SHAPE, 0, "1024x384", 16, 8192, NULL, "2-D intensity image size WxH (z across, y down)"},
+    {"forward_rhs", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|off",
+     "3-D on device languages: the half-steps hand each other their right-hand sides where that applies (uniform "
+     "medium, staged y-lines, walls other than transparent); off: never, for comparison"},
 };
 
 static const hc_port_spec_t bpm_inputs[] = {
@@ -64,11 +69,7 @@ static const hc_port_spec_t bpm_outputs[] = {
 };
 
 static int bpm_check(const hc_job_t *job, const hc_device_info_t *dev, char *why, size_t why_size) {
-  if (!strcmp(hc_job_string(job, "dtype"), "c128") && !dev->fp64) {
-    snprintf(why, why_size, "needs fp64 (dtype=c128)");
-    return 1;
-  }
-  return 0;
+  return hc_check_fp64(job, "dtype", dev, why, why_size);
 }
 
 static hc_status_t bpm_describe_output(const hc_job_t *job, const char *port, hc_dtype_t *dtype, uint32_t *rank) {

@@ -150,6 +150,7 @@ hc_status_t bpm_config_from_job(const hc_job_t *job, bpm_config_t *c) {
   if ((st = xy_vec(job, "tilt", c->dim, c->tilt)) != HC_OK) return st;
 
   c->group = hc_job_int(job, "group");
+  c->forward_rhs = strcmp(hc_job_string(job, "forward_rhs"), "off") != 0;
   hc_shape_t tile = hc_job_shape(job, "tile");
   if (tile.rank != 2 || (tile.dims[0] == 0) != (tile.dims[1] == 0))
     return hc_error(HC_ERR_PARAM, "parameter tile=%s: give WxC (e.g. 8x64), or 0x0 for automatic",

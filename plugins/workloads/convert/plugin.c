@@ -105,7 +105,7 @@ static hc_status_t convert_verify(hc_job_t *job, const hc_field_t *in, const hc_
       worst = glue_worse(worst, err);
     }
     /* Exact when widening; one rounding when narrowing to f32. */
-    double tol = glue_is_double(hc_field_dtype(out)) && glue_is_double(hc_field_dtype(in)) ? 0 : 1.2e-7;
+    double tol = hc_dtype_is_double(hc_field_dtype(out)) && hc_dtype_is_double(hc_field_dtype(in)) ? 0 : 1.2e-7;
     hc_job_set_verified(job, worst <= tol, "max relative error %.3g against the input (tolerance %.1e)", worst, tol);
   }
   free(a);

@@ -1,4 +1,5 @@
 /* Shared code of the glue workloads (see glue.h). */
+
 #include "glue.h"
 
 #include <math.h>
@@ -6,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *glue_real_ctype(hc_dtype_t dt) { return glue_is_double(dt) ? "double" : "float"; }
+const char *glue_real_ctype(hc_dtype_t dt) { return hc_dtype_is_double(dt) ? "double" : "float"; }
 
-int glue_is_double(hc_dtype_t dt) { return dt == HC_F64 || dt == HC_C128; }
 
 hc_status_t glue_input(hc_job_t *job, const char *port, hc_field_t **out) {
   *out = hc_job_input(job, port);
@@ -22,8 +22,8 @@ int glue_needs_fp64(const hc_job_t *job, const hc_device_info_t *dev, hc_dtype_t
   if (dev->fp64) return 0;
   hc_dtype_t dt = HC_DTYPE_NONE;
   uint32_t rank = 0;
-  int wide = glue_is_double(extra);
-  if (hc_job_input_info(job, "in", &dt, &rank) == HC_OK && glue_is_double(dt)) wide = 1;
+  int wide = hc_dtype_is_double(extra);
+  if (hc_job_input_info(job, "in", &dt, &rank) == HC_OK && hc_dtype_is_double(dt)) wide = 1;
   if (wide) snprintf(why, n, "needs fp64");
   return wide;
 }
@@ -91,7 +91,7 @@ hc_status_t glue_read_doubles(const hc_field_t *f, double **out, size_t *count) 
   double *d = malloc((n ? n : 1) * sizeof *d);
   hc_status_t st = raw && d ? hc_field_read(f, raw) : hc_error(HC_ERR_NO_MEMORY, "out of host memory");
   if (st == HC_OK) {
-    for (size_t i = 0; i < n; i++) d[i] = glue_is_double(dt) ? ((const double *)raw)[i] : ((const float *)raw)[i];
+    for (size_t i = 0; i < n; i++) d[i] = hc_dtype_is_double(dt) ? ((const double *)raw)[i] : ((const float *)raw)[i];
   }
   free(raw);
   if (st != HC_OK) {
@@ -103,7 +103,7 @@ hc_status_t glue_read_doubles(const hc_field_t *f, double **out, size_t *count) 
   return HC_OK;
 }
 
-double glue_tolerance(hc_dtype_t dt) { return glue_is_double(dt) ? 1e-14 : 1e-6; }
+double glue_tolerance(hc_dtype_t dt) { return hc_dtype_is_double(dt) ? 1e-14 : 1e-6; }
 
 double glue_worse(double worst, double err) {
   if (isnan(worst)) return worst;

@@ -11,13 +11,12 @@
 #define HC_GLUE_H
 
 #include <hc/plugin.h>
+#include <hc/workload_util.h>
 
 #define GLUE_LANGUAGES (HC_LANG_BIT(HC_LANG_HOST) | HC_LANG_BIT(HC_LANG_OPENCL_C) | HC_LANG_BIT(HC_LANG_CUDA_C))
 
 /* "float" or "double": the scalar type of a dtype (its real part). */
 const char *glue_real_ctype(hc_dtype_t dt);
-/* 1 for f64 and c128. */
-int glue_is_double(hc_dtype_t dt);
 
 /* The field bound to input `port`: HC_ERR_PARAM naming the port when none. */
 hc_status_t glue_input(hc_job_t *job, const char *port, hc_field_t **out);

@@ -15,6 +15,7 @@
  * workload is a user of include/hc/grid.h. */
 #include <hc/grid.h>
 #include <hc/plugin.h>
+#include <hc/workload_util.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,11 +39,7 @@ static const hc_port_spec_t outputs[] = {
 };
 
 static int gx_check(const hc_job_t *job, const hc_device_info_t *dev, char *why, size_t n) {
-  if (!strcmp(hc_job_string(job, "dtype"), "f64") && !dev->fp64) {
-    snprintf(why, n, "needs fp64");
-    return 1;
-  }
-  return 0;
+  return hc_check_fp64(job, "dtype", dev, why, n);
 }
 
 typedef struct {

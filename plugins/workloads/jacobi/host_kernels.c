@@ -23,8 +23,8 @@
 /* Non-temporal stores of n values (sweep2's output rows, on grids that
  * stream from memory): a store that misses the cache first reads its line,
  * so a pass that reads `in` and writes `out` moves the traffic of a plain
- * copy with read-for-ownership (30 GB/s on the 2-core VM, against 48-51
- * GB/s streamed). Scalar movnti up to a 16-byte boundary and after the
+ * copy with read-for-ownership, well below a streamed copy (bench/'s
+ * hc-ceilings measures both). Scalar movnti up to a 16-byte boundary and after the
  * last vector, so that every store of a row streams and whole lines leave
  * the write-combining buffers. Plain stores where SSE2 is missing. */
 #if defined(__SSE2__) && defined(__x86_64__)

@@ -115,7 +115,7 @@ typedef struct {
   size_t red_groups;
   int acc_f64;              /* partial sums are doubles */
   void *host_partials;      /* host copy of the partials (4 per group) */
-  char options[160];
+  char options[256];
 } jacobi_kernels_t;
 
 hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_kernels_t *k);

@@ -68,11 +68,9 @@ static void default_block(jacobi_problem_t *p, const hc_device_info_t *in, int h
     } else if (p->dim == 3 && in->type == HC_DEVICE_GPU && p->n[2] - 2 >= 128) {
       /* The marching block on a GPU: rows of 256 items (2x128 where rows
        * are shorter), 256 items because NVIDIA's OpenCL refuses 512 for this
-       * kernel. At 512^3 f32 on the H100 with rows=4, depth=1, the plane
-       * loop rolled: 1x256 ran 284 GLUP/s (CUDA) and 273 (OpenCL), 2x128
-       * 282 and 263, 4x32 199 and 163; with the defaults (rows=4, depth=2,
-       * unrolled) 1x256 ran 308 and 291 (tests/gpu/probe.sh jacobi,
-       * 2026-11-23). */
+       * kernel. 1x256 was the best of the blocks tried on both GPU
+       * backends, 2x128 close, narrow blocks (4x32) far slower
+       * (tests/gpu/probe.sh jacobi re-measures them). */
       p->block[2] = p->n[2] - 2 >= 250 ? 256 : 128;
       p->block[1] = p->n[2] - 2 >= 250 ? 1 : 2;
     }
@@ -210,10 +208,9 @@ static hc_status_t make(hc_device_t *dev, const char *name, const char *options,
  * kernels of the tiled variant whose groups hold whole rows (the default
  * blocks). 2 where it cannot run is an error saying why. Auto (0) takes it
  * where the two buffers outgrow the last-level cache: there it saves half
- * the memory traffic, and its output streams (2 cores of an EPYC VM, 512^3
- * f32: 4.4-4.5 GLUP/s against 2.7-2.8 for the single sweep); on grids the
- * cache holds it only adds the halo's work (64^3 with plain stores:
- * 0.88-1.04x with blocks of whole planes, less with small blocks). Each
+ * the memory traffic, and its output streams (bench/ jacobi shows the
+ * gain on large grids); on grids the cache holds it only adds the halo's
+ * work, so it is no faster there. Each
  * group gets a ring of three planes of its rows plus a halo row on each
  * side (2-D: three rows) and a staging row in the scratch buffer. */
 static hc_status_t sweep2_make(hc_device_t *dev, const jacobi_problem_t *p, jacobi_kernels_t *k,
@@ -280,7 +277,8 @@ hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_
   int tb[3] = {2, 2, 2};
   if (p->variant == VARIANT_TILED) tb[0] = p->block[2], tb[1] = p->block[1], tb[2] = p->block[0] > 1 ? p->block[0] : 2;
   snprintf(k->options, sizeof k->options,
-           "-DREAL=%s -DDIM=%d -DF_STORED=%d -DSWEEP=%d -DBX=%d -DBY=%d -DBZ=%d -DDEPTH=%d -DROWS=%d",
+           "-DJACOBI_REAL=%s -DJACOBI_DIM=%d -DJACOBI_F_STORED=%d -DJACOBI_SWEEP=%d -DJACOBI_BX=%d -DJACOBI_BY=%d "
+           "-DJACOBI_BZ=%d -DJACOBI_DEPTH=%d -DJACOBI_ROWS=%d",
            p->dtype == HC_F64 ? "double" : "float", p->dim, p->f_stored, (int)p->sweep + 1, tb[0], tb[1], tb[2],
            p->sweep == SWEEP_MARCH ? p->depth : 2, p->sweep == SWEEP_MARCH ? p->rows : 1);
   const jacobi_host_fns_t *fns = &jacobi_host_fns[p->dtype == HC_F64][p->f_stored];

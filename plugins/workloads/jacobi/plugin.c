@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <hc/workload_util.h>
+
 #include "jacobi.h"
 
 static const hc_param_spec_t params[] = {
@@ -59,11 +61,7 @@ static const hc_port_spec_t outputs[] = {
 };
 
 static int jacobi_check(const hc_job_t *job, const hc_device_info_t *dev, char *why, size_t n) {
-  if (!strcmp(hc_job_string(job, "dtype"), "f64") && !dev->fp64) {
-    snprintf(why, n, "needs fp64");
-    return 1;
-  }
-  return 0;
+  return hc_check_fp64(job, "dtype", dev, why, n);
 }
 
 static hc_status_t jacobi_describe(const hc_job_t *job, const char *port, hc_dtype_t *dtype, uint32_t *rank) {

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <hc/workload_util.h>
+
 #include "mg.h"
 
 static const hc_param_spec_t params[] = {
@@ -49,10 +51,7 @@ static const hc_port_spec_t outputs[] = {
 };
 
 static int mg_check(const hc_job_t *job, const hc_device_info_t *dev, char *why, size_t n) {
-  if (!strcmp(hc_job_string(job, "dtype"), "f64") && !dev->fp64) {
-    snprintf(why, n, "needs fp64");
-    return 1;
-  }
+  if (hc_check_fp64(job, "dtype", dev, why, n)) return 1;
   uint32_t langs = HC_LANG_BIT(HC_LANG_HOST) | HC_LANG_BIT(HC_LANG_OPENCL_C) | HC_LANG_BIT(HC_LANG_CUDA_C);
   if (!(dev->languages & langs)) {
     snprintf(why, n, "grid expressions need host, opencl-c or cuda-c kernels");

@@ -32,6 +32,7 @@ static int is_builtin(const char *f) {
 static hc_status_t settle_grid(hc_job_t *job, mg_t *m, uint32_t frank, const int64_t *fshape, const char *fwhat,
                                int64_t pub[3]) {
   hc_shape_t n = hc_job_shape(job, "n");
+  char text[96];
   int dim = hc_job_given(job, "dim") ? (int)hc_job_int(job, "dim") : 0;
   if (!hc_job_given(job, "n") && frank) {
     if (dim && dim != (int)frank) return hc_error(HC_ERR_PARAM, "dim=%d, but %s is %u-D", dim, fwhat, frank);
@@ -42,11 +43,15 @@ static hc_status_t settle_grid(hc_job_t *job, mg_t *m, uint32_t frank, const int
     for (int d = 0; d < dim; d++) pub[d] = n.dims[0];
   } else if (n.rank == 2 || n.rank == 3) {
     if (dim && dim != (int)n.rank)
-      return hc_error(HC_ERR_PARAM, "n=%s has %u extents but dim=%d", hc_job_string(job, "n"), n.rank, dim);
+    {
+      shape_text(text, sizeof text, n.rank, n.dims);
+      return hc_error(HC_ERR_PARAM, "n=%s has %u extents but dim=%d", text, n.rank, dim);
+    }
     dim = (int)n.rank;
     for (int d = 0; d < dim; d++) pub[d] = n.dims[d];
   } else {
-    return hc_error(HC_ERR_PARAM, "n=%s: give one extent or two or three (NXxNY[xNZ])", hc_job_string(job, "n"));
+    shape_text(text, sizeof text, n.rank, n.dims);
+    return hc_error(HC_ERR_PARAM, "n=%s: give one extent or two or three (NXxNY[xNZ])", text);
   }
   m->dim = dim;
   for (int d = 0; d < dim; d++) {

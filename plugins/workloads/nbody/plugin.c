@@ -1,6 +1,8 @@
 /* nbody: the plugin's schema (parameters, ports) and descriptor. */
 #include <string.h>
 
+#include <hc/workload_util.h>
+
 #include "nbody.h"
 
 #define UNBOUNDED 1, 0 /* min > max: no range */
@@ -53,10 +55,7 @@ static const hc_port_spec_t outputs[] = {
 };
 
 static int nb_check(const hc_job_t *job, const hc_device_info_t *dev, char *why, size_t n) {
-  if (!strcmp(hc_job_string(job, "dtype"), "f64") && !dev->fp64) {
-    strncpy(why, "needs fp64", n);
-    return 1;
-  }
+  if (hc_check_fp64(job, "dtype", dev, why, n)) return 1;
   if (!strcmp(hc_job_string(job, "variant"), "serial-reference") && !(dev->languages & HC_LANG_BIT(HC_LANG_HOST))) {
     strncpy(why, "variant=serial-reference runs host code: use the cpu device", n);
     return 1;

@@ -158,7 +158,7 @@ static hc_status_t reduce_run(hc_job_t *job) {
   char options[160];
   snprintf(options, sizeof options, "-DELEM_T=%s -DOP=%d -DBLOCK=%ld", glue_real_ctype(dt), op, block);
   hc_kernel_desc_t dp = {sizeof dp, "glue_reduce_partial", reduce_kernels_src, options,
-                         glue_is_double(dt) ? reduce_partial_f64 : reduce_partial_f32};
+                         hc_dtype_is_double(dt) ? reduce_partial_f64 : reduce_partial_f32};
   hc_kernel_desc_t df = {sizeof df, "glue_reduce_final", reduce_kernels_src, options, reduce_final_host};
   if ((st = hc_kernel_create(dev, &dp, &kp)) != HC_OK || (st = hc_kernel_create(dev, &df, &kf)) != HC_OK) goto out;
   const int host = hc_kernel_language(kp) == HC_LANG_HOST;

@@ -48,7 +48,7 @@ static hc_status_t scale_verify(hc_job_t *job, const hc_field_t *in, const hc_fi
     /* The device multiplies in the field's precision: so does the reference. */
     double worst = 0;
     for (size_t i = 0; i < nb; i++) {
-      double want = glue_is_double(dt) ? factor * a[i] : (double)((float)factor * (float)a[i]);
+      double want = hc_dtype_is_double(dt) ? factor * a[i] : (double)((float)factor * (float)a[i]);
       double err = fabs(b[i] - want) / (fabs(want) > 1e-300 ? fabs(want) : 1);
       worst = glue_worse(worst, err);
     }
@@ -73,11 +73,11 @@ static hc_status_t scale_run(hc_job_t *job) {
   m.kernel = "glue_scale";
   m.source = scale_kernels_src;
   snprintf(m.options, sizeof m.options, "-DREAL_T=%s", glue_real_ctype(dt));
-  m.host = glue_is_double(dt) ? scale_f64 : scale_f32;
+  m.host = hc_dtype_is_double(dt) ? scale_f64 : scale_f32;
   m.out_dtype = dt;
   m.items = (long)(hc_field_count(in) * (hc_dtype_is_complex(dt) ? 2 : 1));
   m.nextra = 1;
-  m.extra[0] = glue_is_double(dt) ? HC_ARG_VAL(factor) : HC_ARG_VAL(factor_f);
+  m.extra[0] = hc_dtype_is_double(dt) ? HC_ARG_VAL(factor) : HC_ARG_VAL(factor_f);
   m.bytes = 2.0 * (double)hc_field_bytes(in);
   st = glue_map_run(job, in, &m, &out);
   if (st == HC_OK && hc_job_verify_requested(job)) st = scale_verify(job, in, out, factor);

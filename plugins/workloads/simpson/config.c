@@ -213,6 +213,7 @@ hc_status_t simpson_config_resolve(hc_job_t *job, simpson_config_t *cfg) {
   if (v < 0) return hc_error(HC_ERR_PARAM, "variant=%s: unknown", hc_job_string(job, "variant"));
   cfg->variant = (simpson_variant_t)v;
   cfg->groups = hc_job_int(job, "groups");
+  cfg->isa = simpson_isa(hc_job_string(job, "isa"));
   hc_status_t st = resolve_source(job, cfg);
   if (st != HC_OK) return st;
   if (cfg->source != SIMPSON_SRC_FUNC) {

@@ -18,9 +18,9 @@
 
 #define SIMPSON_HOST_KERNELS(T, SUFFIX)                                                            \
   /* sum of W(k) row[k] over k0 <= k < k1, in twelfths. */                                        \
-  static double segment_##SUFFIX(const T *restrict row, int64_t k0, int64_t k1, int nz) {          \
+  static double segment_##SUFFIX(int isa, const T *restrict row, int64_t k0, int64_t k1, int nz) { \
     double e, o;                                                                                   \
-    simpson_parity_sums_##SUFFIX(row + k0, (size_t)(k1 - k0), &e, &o);                                     \
+    simpson_parity_sums_##SUFFIX(isa, row + k0, (size_t)(k1 - k0), &e, &o);                                     \
     if (k0 & 1) {                                                                                  \
       double t = e;                                                                                \
       e = o;                                                                                       \
@@ -43,7 +43,7 @@
   }                                                                                                \
                                                                                                    \
   /* sum of W(i) W(j) W(k) f over the flat range [lo, hi), in twelfths^3. */                      \
-  static double range_sum_##SUFFIX(const T *f, size_t lo, size_t hi, int nx, int ny, int nz) {     \
+  static double range_sum_##SUFFIX(int isa, const T *f, size_t lo, size_t hi, int nx, int ny, int nz) { \
     size_t r = lo / (size_t)nz;                                                                    \
     int64_t k0 = (int64_t)(lo % (size_t)nz);                                                       \
     int j = (int)(r % (size_t)ny), i = (int)(r / (size_t)ny);                                      \
@@ -52,7 +52,7 @@
       const int64_t rest = (int64_t)(hi - e);                                                      \
       const int64_t k1 = k0 + rest < nz ? k0 + rest : nz;                                          \
       const double wr = (double)(simpson_w12(i, nx) * simpson_w12(j, ny));                         \
-      acc += wr * segment_##SUFFIX(f + (e - (size_t)k0), k0, k1, nz);                              \
+      acc += wr * segment_##SUFFIX(isa, f + (e - (size_t)k0), k0, k1, nz);                         \
       e += (size_t)(k1 - k0);                                                                      \
       k0 = 0;                                                                                      \
       if (++j == ny) j = 0, i++;                                                                   \
@@ -60,12 +60,13 @@
     return acc;                                                                                    \
   }                                                                                                \
                                                                                                    \
-  /* args: f, partial, nx, ny, nz, n (as simpson_fused). */                                        \
+  /* args: f, partial, nx, ny, nz, n (as simpson_fused), then isa. */                              \
   void simpson_fused_host_##SUFFIX(const hc_host_group_t *g, void *const *args) {                  \
     const T *f = args[0];                                                                          \
     double *partial = args[1];                                                                     \
     const int nx = *(const int *)args[2], ny = *(const int *)args[3], nz = *(const int *)args[4];  \
-    partial[g->group_id[0]] = range_sum_##SUFFIX(f, g->lo[0], g->hi[0], nx, ny, nz);               \
+    const int isa = *(const int *)args[6];                                                         \
+    partial[g->group_id[0]] = range_sum_##SUFFIX(isa, f, g->lo[0], g->hi[0], nx, ny, nz);          \
   }                                                                                                \
                                                                                                    \
   /* args: f, out, a, n (as simpson_products_precomputed). */                                     \
@@ -105,10 +106,10 @@
 SIMPSON_HOST_KERNELS(float, f32)
 SIMPSON_HOST_KERNELS(double, f64)
 
-double simpson_host_sum(hc_dtype_t dtype, const void *x, size_t n) {
+double simpson_host_sum(int isa, hc_dtype_t dtype, const void *x, size_t n) {
   double e, o;
-  if (dtype == HC_F32) simpson_parity_sums_f32(x, n, &e, &o);
-  else simpson_parity_sums_f64(x, n, &e, &o);
+  if (dtype == HC_F32) simpson_parity_sums_f32(isa, x, n, &e, &o);
+  else simpson_parity_sums_f64(isa, x, n, &e, &o);
   return e + o;
 }
 

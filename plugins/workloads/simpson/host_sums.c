@@ -8,8 +8,8 @@
  * about 35 micro-ops per 64-byte line (loads, two-lane conversions, adds),
  * which fills the out-of-order window with few lines in flight and leaves
  * DRAM bandwidth unused; AVX-512 converts eight floats per instruction.
- * HC_SIMPSON_ISA=sse2|avx2|avx512 (read when the plugin loads) caps the
- * choice, so tests can compare the paths.
+ * The run's isa= parameter caps the choice (simpson_isa), so tests can
+ * compare the paths.
  *
  * Every version keeps lanes of running sums whose parity is the index's,
  * folds them into the totals every BLOCKLEN samples (bounding the rounding
@@ -130,36 +130,41 @@ SIMPSON_WIDE_SUMS(sums_avx512_f64, "avx512f", double, __m512d, 8, _mm512_setzero
 
 /* ---------------------------------------------------------------- dispatch */
 
-enum { ISA_BASE, ISA_AVX2, ISA_AVX512 };
-static int isa = ISA_BASE;
+/* The widest the CPU has, found once when the plugin is loaded (before
+ * any thread runs a kernel). */
+static int best = SIMPSON_ISA_SSE2;
 
-/* Chosen once, when the plugin is loaded (before any thread runs a kernel). */
-__attribute__((constructor)) static void choose_isa(void) {
+__attribute__((constructor)) static void find_best_isa(void) {
 #ifdef SIMPSON_X86
   __builtin_cpu_init();
-  int best = __builtin_cpu_supports("avx512f") ? ISA_AVX512 : __builtin_cpu_supports("avx2") ? ISA_AVX2 : ISA_BASE;
-  const char *cap = getenv("HC_SIMPSON_ISA");
-  if (cap && !strcmp(cap, "sse2")) best = ISA_BASE;
-  else if (cap && !strcmp(cap, "avx2") && best > ISA_AVX2) best = ISA_AVX2;
-  isa = best;
+  best = __builtin_cpu_supports("avx512f") ? SIMPSON_ISA_AVX512
+         : __builtin_cpu_supports("avx2") ? SIMPSON_ISA_AVX2
+                                          : SIMPSON_ISA_SSE2;
 #endif
 }
 
-const char *simpson_host_isa(void) { return isa == ISA_AVX512 ? "avx512" : isa == ISA_AVX2 ? "avx2" : "sse2"; }
+int simpson_isa(const char *cap) {
+  int want = !strcmp(cap, "sse2") ? SIMPSON_ISA_SSE2 : !strcmp(cap, "avx2") ? SIMPSON_ISA_AVX2 : SIMPSON_ISA_AVX512;
+  return want < best ? want : best;
+}
 
-void simpson_parity_sums_f32(const float *x, size_t n, double *even, double *odd) {
+const char *simpson_isa_name(int isa) {
+  return isa == SIMPSON_ISA_AVX512 ? "avx512" : isa == SIMPSON_ISA_AVX2 ? "avx2" : "sse2";
+}
+
+void simpson_parity_sums_f32(int isa, const float *x, size_t n, double *even, double *odd) {
 #ifdef SIMPSON_X86
-  if (isa == ISA_AVX512) sums_avx512_f32(x, n, even, odd);
-  else if (isa == ISA_AVX2) sums_avx2_f32(x, n, even, odd);
+  if (isa == SIMPSON_ISA_AVX512) sums_avx512_f32(x, n, even, odd);
+  else if (isa == SIMPSON_ISA_AVX2) sums_avx2_f32(x, n, even, odd);
   else
 #endif
     sums_base_f32(x, n, even, odd);
 }
 
-void simpson_parity_sums_f64(const double *x, size_t n, double *even, double *odd) {
+void simpson_parity_sums_f64(int isa, const double *x, size_t n, double *even, double *odd) {
 #ifdef SIMPSON_X86
-  if (isa == ISA_AVX512) sums_avx512_f64(x, n, even, odd);
-  else if (isa == ISA_AVX2) sums_avx2_f64(x, n, even, odd);
+  if (isa == SIMPSON_ISA_AVX512) sums_avx512_f64(x, n, even, odd);
+  else if (isa == SIMPSON_ISA_AVX2) sums_avx2_f64(x, n, even, odd);
   else
 #endif
     sums_base_f64(x, n, even, odd);

@@ -239,9 +239,9 @@ HC_KERNEL void SIMPSON_FUSED_BOUNDS simpson_fused(HC_GLOBAL const REAL *HC_RESTR
   }
   const simpson_axis_t ax = simpson_axis(nx), ay = simpson_axis(ny), az = simpson_axis_vec(nz);
   /* Two loads in flight, written out: NVIDIA's OpenCL compiler left a
-   * loop over an array of loaded vectors rolled (0.64 of the copy
-   * bandwidth instead of 0.90, H100, 2026-11-23), and four in flight ran
-   * no faster on CUDA. */
+   * loop over an array of loaded vectors rolled, far below the copy
+   * bandwidth, and four in flight ran no faster on CUDA
+   * (tests/gpu/probe.sh simpson re-measures it). */
   long q = q0;
   for (; q + step < q1; q += 2 * step) {
     const REALV v0 = fv[q];

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hc/workload_util.h>
+
 #include "simpson.h"
 
 /* "|a|b|c" from the X-lists; the schema takes it from the second char. */
@@ -39,6 +41,9 @@ static const hc_param_spec_t params[] = {
     {"dtype", HC_PARAM_ENUM, 0, "f64", 0, 0, "f32|f64", "sample type for func= (an input's own type is checked)"},
     {"groups", HC_PARAM_INT, 0, "0", 0, 1e8, NULL,
      "work-groups of the fused source kernel (0: 20 per compute unit, 80 for f64 read as pairs on CUDA); one partial sum each"},
+    {"isa", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|avx512|avx2|sse2",
+     "widest SIMD instructions of the host kernels' sums (cpu backend; auto: the widest the CPU has, a wider cap "
+     "than the CPU has means the CPU's widest); the run's notes name the one used"},
 };
 
 static const hc_port_spec_t inputs[] = {
@@ -52,12 +57,10 @@ static const hc_port_spec_t outputs[] = {
 
 static int simpson_check(const hc_job_t *job, const hc_device_info_t *dev, char *why, size_t n) {
   hc_field_t *f = hc_job_input(job, "f");
-  int f64 = f ? hc_field_dtype(f) == HC_F64 : !strcmp(hc_job_string(job, "dtype"), "f64");
-  if (f64 && !dev->fp64) {
-    snprintf(why, n, "needs fp64 (dtype f64)");
-    return 1;
-  }
-  return 0;
+  if (!f) return hc_check_fp64(job, "dtype", dev, why, n);
+  if (!hc_dtype_is_double(hc_field_dtype(f)) || dev->fp64) return 0;
+  snprintf(why, n, "needs fp64 (input f is f64)");
+  return 1;
 }
 
 static hc_status_t simpson_describe_output(const hc_job_t *job, const char *port, hc_dtype_t *dtype,

@@ -56,6 +56,7 @@ typedef struct {
   int nx, ny, nz;    /* padded 3-D extents */
   int64_t n;         /* samples */
   int64_t groups;    /* groups= (0: automatic) */
+  int isa;           /* host sums' SIMD instructions (isa=, simpson_isa) */
 } simpson_config_t;
 
 /* config.c: every check of the parameters and of the input's header, done
@@ -99,13 +100,17 @@ void simpson_precomputed_host_f32(const hc_host_group_t *g, void *const *args);
 void simpson_precomputed_host_f64(const hc_host_group_t *g, void *const *args);
 void simpson_onthefly_host_f32(const hc_host_group_t *g, void *const *args);
 void simpson_onthefly_host_f64(const hc_host_group_t *g, void *const *args);
-/* host_sums.c: sums of x[m] over even and over odd m < n, in f64 (SIMD:
- * SSE2, AVX2 or AVX-512, chosen at load; HC_SIMPSON_ISA caps it). */
-void simpson_parity_sums_f32(const float *x, size_t n, double *even, double *odd);
-void simpson_parity_sums_f64(const double *x, size_t n, double *even, double *odd);
-const char *simpson_host_isa(void);
+/* host_sums.c: sums of x[m] over even and over odd m < n, in f64 with
+ * the SIMD instructions isa (SSE2, AVX2 or AVX-512). simpson_isa gives the
+ * widest the CPU has up to the isa= parameter's cap ("sse2", "avx2",
+ * "avx512" or "auto": no cap). */
+enum { SIMPSON_ISA_SSE2, SIMPSON_ISA_AVX2, SIMPSON_ISA_AVX512 };
+int simpson_isa(const char *cap);
+const char *simpson_isa_name(int isa);
+void simpson_parity_sums_f32(int isa, const float *x, size_t n, double *even, double *odd);
+void simpson_parity_sums_f64(int isa, const double *x, size_t n, double *even, double *odd);
 /* Sum of n values in f64, blocked so the rounding error stays small. */
-double simpson_host_sum(hc_dtype_t dtype, const void *x, size_t n);
+double simpson_host_sum(int isa, hc_dtype_t dtype, const void *x, size_t n);
 /* The weight array of algorithm 1 (twelfths^3, exact in f32 and f64). */
 void simpson_weight_array(const simpson_config_t *cfg, void *a);
 

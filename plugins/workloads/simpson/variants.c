@@ -18,10 +18,10 @@ extern const char simpson_kernels_src[];
 /* Work-groups per compute unit of the fused source kernel: 4 waves of the
  * 5 groups of 256 items an SM keeps resident (kernels.hcl), enough to cover
  * memory latency on a GPU, few enough that the partials stay a small
- * readback (2640 doubles on an H100). groups= overrides it. f64 read as
- * pairs keeps 4 groups resident and runs faster in 20 waves: 512^3 on the
- * H100, 2715-2756 GB/s with 80 groups a CU against 2613-2697 with 20
- * (three runs of 5 each, alternating, 2026-11-24). */
+ * readback (a few thousand doubles). groups= overrides it. f64 read as
+ * pairs keeps 4 groups resident and ran faster in 20 waves. These are
+ * per-device tuning values: re-measure them with groups= on a GPU
+ * (tests/gpu/probe.sh simpson, bench/ simpson). */
 #define GROUPS_PER_CU 20
 #define GROUPS_PER_CU_PAIR 80
 #define BLOCK 256
@@ -35,10 +35,10 @@ typedef struct {
   int block;      /* work-group size the reducing source kernels were built for */
 } ctx_t;
 
-/* f64 on CUDA reads pairs of double2 (SIMPSON_PAIR): on the H100 at 512^3,
- * 2623-2663 GB/s against 2504-2544 with single double2 vectors; NVIDIA's
- * OpenCL the other way round, 2697 single against 2527-2536 (two runs of 5
- * each, 2026-11-23). hc_kernel_create prefers cuda-c. */
+/* f64 on CUDA reads pairs of double2 (SIMPSON_PAIR), which was faster
+ * there than single double2 vectors; on NVIDIA's OpenCL it was the other
+ * way round (HC_KERNEL_OPTIONS=-DSIMPSON_PAIR=0|1 with tests/gpu/probe.sh
+ * simpson re-measures it). hc_kernel_create prefers cuda-c. */
 static int reads_pairs(const ctx_t *c) {
   return c->cfg->dtype != HC_F32 && (hc_device_info(c->dev)->languages & HC_LANG_BIT(HC_LANG_CUDA_C));
 }
@@ -59,7 +59,7 @@ static hc_status_t build(ctx_t *c, const char *name, hc_host_kernel_fn host_fn, 
     if (st != HC_OK) return st;
     size_t max = hc_kernel_max_group_size(*k);
     if (hc_kernel_language(*k) == HC_LANG_HOST) {
-      hc_job_note(c->job, "host kernels: %s sums", simpson_host_isa());
+      hc_job_note(c->job, "host kernels: %s sums", simpson_isa_name(c->cfg->isa));
       return HC_OK;
     }
     if (max >= (size_t)c->block || c->block == 1) return HC_OK;
@@ -134,11 +134,13 @@ static hc_status_t run_reduce(ctx_t *c, hc_field_t *field, int one_group, simpso
   if ((st = hc_buffer_create(c->dev, groups * (as_double ? 8 : 4), &partial)) != HC_OK) goto out;
   const int nx = cfg->nx, ny = cfg->ny, nz = cfg->nz;
   const long nn = (long)cfg->n;
-  hc_arg_t args[6] = {HC_ARG_BUF(hc_field_buffer(field)), HC_ARG_BUF(partial), HC_ARG_VAL(nx), HC_ARG_VAL(ny),
-                      HC_ARG_VAL(nz), HC_ARG_VAL(nn)};
+  const int isa = cfg->isa;
+  /* the host kernel also takes the SIMD instructions of its sums */
+  hc_arg_t args[7] = {HC_ARG_BUF(hc_field_buffer(field)), HC_ARG_BUF(partial), HC_ARG_VAL(nx), HC_ARG_VAL(ny),
+                      HC_ARG_VAL(nz), HC_ARG_VAL(nn), HC_ARG_VAL(isa)};
   double t0 = hc_now();
   if ((st = hc_device_timer_begin(c->dev)) != HC_OK) goto out;
-  if ((st = hc_kernel_launch(k, 1, &global, &local, 6, args)) != HC_OK) goto out;
+  if ((st = hc_kernel_launch(k, 1, &global, &local, host ? 7 : 6, args)) != HC_OK) goto out;
   if ((st = hc_device_timer_end(c->dev, &res->device_s)) != HC_OK) goto out;
   double sum = 0;
   if ((st = sum_partials(c, partial, groups, as_double, &sum)) != HC_OK) goto out;
@@ -210,7 +212,7 @@ static hc_status_t run_products(ctx_t *c, hc_field_t *field, int precomputed, si
     result = host_out;
   }
   if ((st = hc_device_timer_end(c->dev, &res->device_s)) != HC_OK) goto done;
-  double sum = simpson_host_sum(cfg->dtype, result, n);
+  double sum = simpson_host_sum(cfg->isa, cfg->dtype, result, n);
   res->compute_s = hc_now() - t0;
   res->integral = sum * simpson_scale(cfg);
   res->groups = host ? (n + local - 1) / local : 0;
