@@ -252,7 +252,7 @@ static void test_hcrun_malformed_exit_2(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "give each stage its @device"));
   snprintf(cmd, sizeof cmd, "%s/bin/hcrun --pipeline-file=%s/does-not-exist.txt", th_build_dir(), th_tmpdir());
   CU_ASSERT_EQUAL(th_run(cmd, outbuf, sizeof outbuf, errbuf, sizeof errbuf), 2);
-  CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "does-not-exist.txt: No such file or directory"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "does-not-exist.txt: cannot open: No such file or directory"));
   /* --json: the error as a document, same exit code. */
   CU_ASSERT_EQUAL(hcrun_file("saxpy n=10 @cpu | | reduce", "--json"), 2);
   json_error_t je;

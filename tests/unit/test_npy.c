@@ -191,7 +191,7 @@ static void test_status_exit_codes(void) {
     CU_ASSERT(c >= HC_EXIT_OK && c <= HC_EXIT_RUNTIME);
     n++;
   }
-  CU_ASSERT_EQUAL(n, HC_ERR_INTERNAL + 1);
+  CU_ASSERT_EQUAL(n, HC_ERR_NUMERIC + 1);
   CU_ASSERT_EQUAL(hc_status_exit_code(HC_OK), 0);
   CU_ASSERT_EQUAL(hc_status_exit_code(HC_ERR_VERIFY), 1);
   CU_ASSERT_EQUAL(hc_status_exit_code(HC_ERR_PARAM), 2);
