@@ -1,6 +1,8 @@
-/* The cpu backend: one device, the host. Memory is 64-byte aligned host
- * memory; kernels are host-language C functions run on a persistent
- * thread pool (pool.c). */
+/* The cpu backend: the host, as one device (the default) or as several
+ * over disjoint shares of its threads (HC_CPU_DEVICES=N: cpu:0..cpu:N-1,
+ * so that a split run can be tested without a second device). Memory is
+ * 64-byte aligned host memory; kernels are host-language C functions run on
+ * a persistent thread pool (pool.c), one pool per opened device. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +14,23 @@
 #include "cpuinfo.h"
 #include "pool.h"
 
+#define CPU_MAX_DEVICES 64
+
 typedef struct {
-  hc_device_info_t info;
-  unsigned threads;
+  hc_device_info_t info[CPU_MAX_DEVICES];
+  unsigned threads[CPU_MAX_DEVICES]; /* each device's share of the threads */
+  unsigned ndevices;
 } cpu_state_t;
+
+/* A whole number from lo to hi in the environment variable, or def when it
+ * is unset; -1 when it is set but not such a number. */
+static long env_count(const char *name, long def, long lo, long hi) {
+  const char *env = getenv(name);
+  if (!env || !*env) return def;
+  char *end = NULL;
+  long v = strtol(env, &end, 10);
+  return *end || v < lo || v > hi ? -1 : v;
+}
 
 typedef struct {
   cpu_state_t *state;
@@ -27,43 +42,51 @@ static hc_status_t cpu_init(hc_context_t *ctx, void **out) {
   cpu_state_t *s = calloc(1, sizeof *s);
   if (!s) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  s->threads = cores > 0 ? (unsigned)cores : 1;
-  const char *env = getenv("HC_CPU_THREADS");
-  if (env && *env) {
-    char *end = NULL;
-    long v = strtol(env, &end, 10);
-    if (*end || v < 1 || v > 1024) {
-      free(s);
-      return hc_error(HC_ERR_INVALID_ARG, "HC_CPU_THREADS=%s: expected a whole number from 1 to 1024", env);
-    }
-    s->threads = (unsigned)v;
+  long threads = env_count("HC_CPU_THREADS", cores > 0 ? cores : 1, 1, 1024);
+  if (threads < 0) {
+    free(s);
+    return hc_error(HC_ERR_INVALID_ARG, "HC_CPU_THREADS=%s: expected a whole number from 1 to 1024",
+                    getenv("HC_CPU_THREADS"));
   }
-  hc_cpu_describe(&s->info, s->threads);
-  hc_log(ctx, HC_LOG_DEBUG, "cpu: %u threads on %s", s->threads, s->info.name);
+  long ndev = env_count("HC_CPU_DEVICES", 1, 1, CPU_MAX_DEVICES);
+  if (ndev < 0) {
+    free(s);
+    return hc_error(HC_ERR_INVALID_ARG, "HC_CPU_DEVICES=%s: expected a whole number from 1 to %d",
+                    getenv("HC_CPU_DEVICES"), CPU_MAX_DEVICES);
+  }
+  /* N devices share the threads: the first (threads mod N) get one more,
+   * and each gets at least one. */
+  s->ndevices = (unsigned)ndev;
+  for (unsigned d = 0; d < s->ndevices; d++) {
+    long share = threads / ndev + ((long)d < threads % ndev ? 1 : 0);
+    s->threads[d] = share > 0 ? (unsigned)share : 1;
+    hc_cpu_describe(&s->info[d], s->threads[d]);
+    hc_log(ctx, HC_LOG_DEBUG, "cpu:%u: %u threads on %s", d, s->threads[d], s->info[d].name);
+  }
   *out = s;
   return HC_OK;
 }
 
 static void cpu_fini(void *state) { free(state); }
-static uint32_t cpu_device_count(void *state) { (void)state; return 1; }
+static uint32_t cpu_device_count(void *state) { return ((cpu_state_t *)state)->ndevices; }
 
 static hc_status_t cpu_device_info(void *state, uint32_t index, hc_device_info_t *info) {
   cpu_state_t *s = state;
-  if (index != 0) return hc_error(HC_ERR_NOT_FOUND, "cpu: device %u does not exist", index);
-  *info = s->info;
+  if (index >= s->ndevices) return hc_error(HC_ERR_NOT_FOUND, "cpu: device %u does not exist", index);
+  *info = s->info[index];
   return HC_OK;
 }
 
 static hc_status_t cpu_device_open(void *state, uint32_t index, void **out) {
-  (void)index;
+  cpu_state_t *s = state;
+  if (index >= s->ndevices) return hc_error(HC_ERR_NOT_FOUND, "cpu: device %u does not exist", index);
   cpu_dev_t *d = calloc(1, sizeof *d);
   if (!d) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
-  cpu_state_t *s = state;
   d->state = s;
-  d->pool = hc_cpu_pool_create(s->threads);
+  d->pool = hc_cpu_pool_create(s->threads[index]);
   if (!d->pool) {
     free(d);
-    return hc_error(HC_ERR_DEVICE, "cpu: cannot start %u worker threads", s->threads);
+    return hc_error(HC_ERR_DEVICE, "cpu: cannot start %u worker threads", s->threads[index]);
   }
   *out = d;
   return HC_OK;
