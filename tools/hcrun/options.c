@@ -51,7 +51,8 @@ int hcrun_parse_options(int argc, char **argv, hcrun_options_t *o) {
         return HCRUN_USAGE;
       }
       o->device = v;
-    } else if ((v = opt_value(argc, argv, &i, "--output"))) o->output = v;
+    } else if ((v = opt_value(argc, argv, &i, "--split"))) o->split = v;
+    else if ((v = opt_value(argc, argv, &i, "--output"))) o->output = v;
     else if ((v = opt_value(argc, argv, &i, "--pipeline-file"))) o->pipeline_file = v;
     else if ((v = opt_value(argc, argv, &i, "--pipeline"))) o->pipeline = v;
     else if ((v = opt_value(argc, argv, &i, "--plugin-dir"))) {
