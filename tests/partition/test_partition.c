@@ -1,0 +1,270 @@
+/* Split runs (core/partition): the cpu backend's several devices
+ * (HC_CPU_DEVICES), device sets and their errors, split workloads against
+ * the whole run on one device (bit for bit where the parts compute alike),
+ * mixed backends, and a part failing mid-run.
+ *
+ * The context sees cpu:0..cpu:3 (one thread each), the serial test backend,
+ * the fault-injecting backend (faulty.h) and PoCL's opencl:0 when present. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hc/partition.h>
+
+#include "../reliability/faulty.h"
+#include "harness.h"
+
+typedef struct {
+  void *u;          /* the primary output, on the host */
+  size_t bytes;
+  double residual;  /* metric "residual" */
+  double sweeps;
+  hc_status_t st;
+} result_t;
+
+static void result_free(result_t *r) { free(r->u); memset(r, 0, sizeof *r); }
+
+/* Runs workload with params (space-separated key=value) on a device set
+ * spec with optional weights; reads the output `port` back. */
+static result_t run_on(const char *spec, const char *weights, const char *workload, const char *params,
+                       const char *port) {
+  result_t r;
+  memset(&r, 0, sizeof r);
+  hc_context_t *ctx = th_context();
+  hc_job_t *job = NULL;
+  hc_devset_t *set = NULL;
+  r.st = hc_job_create(ctx, workload, &job);
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", params);
+  for (char *tok = strtok(buf, " "); tok && r.st == HC_OK; tok = strtok(NULL, " ")) r.st = hc_job_set_kv(job, tok);
+  if (r.st == HC_OK) r.st = hc_devset_parse(ctx, spec, workload, &set);
+  if (r.st == HC_OK && weights) r.st = hc_devset_parse_weights(set, weights);
+  if (r.st == HC_OK) r.st = hc_job_run_split(job, set, 0);
+  if (r.st != HC_OK) fprintf(stderr, "%s on %s: %s\n", workload, spec, hc_last_error());
+  hc_field_t *f = r.st == HC_OK ? hc_job_output(job, port) : NULL;
+  if (f) {
+    r.bytes = hc_field_bytes(f);
+    r.u = malloc(r.bytes);
+    if (hc_field_read(f, r.u) != HC_OK) r.st = HC_ERR_IO;
+    CU_ASSERT_PTR_EQUAL(hc_field_device(f), hc_devset_device(set, 0)); /* gathered on the first device */
+  }
+  hc_job_metric_find(job, "residual", &r.residual);
+  hc_job_metric_find(job, "sweeps", &r.sweeps);
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+  return r;
+}
+
+static void test_cpu_devices(void) {
+  hc_context_t *ctx = th_context();
+  uint32_t idx;
+  TH_ASSERT_OK(hc_device_find(ctx, "cpu:3", &idx));
+  hc_device_info_t in;
+  TH_ASSERT_OK(hc_device_query(ctx, idx, &in));
+  CU_ASSERT_EQUAL(in.compute_units, 1); /* HC_CPU_THREADS=4 over 4 devices */
+  CU_ASSERT_NOT_EQUAL(hc_device_find(ctx, "cpu:4", &idx), HC_OK);
+}
+
+/* jacobi on 1-4 cpu parts with equal and uneven shares gives the whole
+ * run's u bit for bit, and the same residual to rounding. */
+static void test_jacobi_bit_identical(void) {
+  static const char *params[] = {
+      "dim=3 n=21x17x19 iters=37 dtype=f64",
+      "dim=3 n=19 iters=25 f=gauss dtype=f32 init=eigen mode=2",
+      "dim=2 n=33x29 iters=40 f=point dtype=f64",
+      "dim=2 n=23 iters=30 dtype=f32 f_mode=stored residual=true",
+  };
+  static const struct {
+    const char *spec, *weights;
+  } sets[] = {
+      {"cpu:0", NULL},
+      {"cpu:0,cpu:1", NULL},
+      {"cpu:1,cpu:0", "0.8,0.2"},
+      {"cpu:0,cpu:1,cpu:2", "1,5,2"},
+      {"cpu:0,cpu:1,cpu:2,cpu:3", NULL},
+      {"cpu:3,cpu:2,cpu:1,cpu:0", "0.1,0.1,0.1,0.7"},
+  };
+  for (size_t p = 0; p < sizeof params / sizeof *params; p++) {
+    result_t whole = run_on("cpu:0", NULL, "jacobi", params[p], "u");
+    CU_ASSERT_EQUAL_FATAL(whole.st, HC_OK);
+    for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+      result_t part = run_on(sets[s].spec, sets[s].weights, "jacobi", params[p], "u");
+      CU_ASSERT_EQUAL(part.st, HC_OK);
+      CU_ASSERT_EQUAL(part.bytes, whole.bytes);
+      int same = part.u && part.bytes == whole.bytes && !memcmp(part.u, whole.u, whole.bytes);
+      if (!same) fprintf(stderr, "jacobi %s on %s (%s): u differs\n", params[p], sets[s].spec, sets[s].weights);
+      CU_ASSERT(same);
+      CU_ASSERT(fabs(part.residual - whole.residual) <= 1e-12 * fabs(whole.residual));
+      result_free(&part);
+    }
+    result_free(&whole);
+  }
+  /* The residual output (f + Lap u) is gathered too. */
+  result_t a = run_on("cpu:0", NULL, "jacobi", params[3], "residual");
+  result_t b = run_on("cpu:0,cpu:1,cpu:2", NULL, "jacobi", params[3], "residual");
+  CU_ASSERT(a.u && b.u && a.bytes == b.bytes && !memcmp(a.u, b.u, a.bytes));
+  result_free(&a);
+  result_free(&b);
+}
+
+/* With a tolerance the parts stop together, after as many sweeps as the
+ * whole run. */
+static void test_jacobi_tolerance(void) {
+  const char *params = "dim=2 n=17 tol=1e-6 iters=100000 check=10 dtype=f64";
+  result_t whole = run_on("cpu:0", NULL, "jacobi", params, "u");
+  result_t part = run_on("cpu:0,cpu:1,cpu:2", NULL, "jacobi", params, "u");
+  CU_ASSERT_EQUAL(whole.st, HC_OK);
+  CU_ASSERT_EQUAL(part.st, HC_OK);
+  CU_ASSERT(whole.sweeps > 10);
+  CU_ASSERT_EQUAL(part.sweeps, whole.sweeps);
+  CU_ASSERT(part.u && whole.u && !memcmp(part.u, whole.u, whole.bytes));
+  result_free(&whole);
+  result_free(&part);
+}
+
+/* The serial test backend runs the same host kernels: mixed with cpu parts
+ * the result is still bit for bit. */
+static void test_jacobi_serial_mixed(void) {
+  if (!th_device("serial")) return;
+  const char *params = "dim=3 n=17 iters=20 dtype=f64";
+  result_t whole = run_on("cpu:0", NULL, "jacobi", params, "u");
+  result_t part = run_on("serial:0,cpu:1,cpu:2", "1,1,2", "jacobi", params, "u");
+  CU_ASSERT_EQUAL(part.st, HC_OK);
+  CU_ASSERT(part.u && whole.u && part.bytes == whole.bytes && !memcmp(part.u, whole.u, whole.bytes));
+  result_free(&whole);
+  result_free(&part);
+}
+
+/* Max |a - b| over n values of dtype f64. */
+static double max_diff(const double *a, const double *b, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; i++) m = fmax(m, fabs(a[i] - b[i]));
+  return m;
+}
+
+/* A cpu part with a PoCL part: the split result differs from each
+ * single-device result by no more than those differ from each other, plus
+ * a few ulps of the field (the bound this test states). */
+static void test_jacobi_mixed_backends(void) {
+  if (!th_device("opencl:0")) return;
+  const char *params = "dim=3 n=25 iters=60 dtype=f64";
+  result_t c = run_on("cpu:0", NULL, "jacobi", params, "u");
+  result_t o = run_on("opencl:0", NULL, "jacobi", params, "u");
+  result_t s = run_on("cpu:0,opencl:0", NULL, "jacobi", params, "u");
+  CU_ASSERT_EQUAL_FATAL(s.st, HC_OK);
+  CU_ASSERT_FATAL(c.u && o.u && s.u && c.bytes == s.bytes && o.bytes == s.bytes);
+  size_t n = c.bytes / sizeof(double);
+  double between = max_diff(c.u, o.u, n), bound = between + 8 * 2.2e-16;
+  CU_ASSERT(max_diff(s.u, c.u, n) <= bound);
+  CU_ASSERT(max_diff(s.u, o.u, n) <= bound);
+  result_free(&c);
+  result_free(&o);
+  result_free(&s);
+}
+
+static void test_bad_sets(void) {
+  hc_context_t *ctx = th_context();
+  hc_devset_t *set = NULL;
+  CU_ASSERT_EQUAL(hc_devset_parse(ctx, "cpu:0,cpu:0", "jacobi", &set), HC_ERR_PARAM);
+  CU_ASSERT(strstr(hc_last_error(), "listed twice") != NULL);
+  CU_ASSERT_EQUAL(hc_devset_parse(ctx, "cpu:0,cpu:9", "jacobi", &set), HC_ERR_PARAM);
+  CU_ASSERT(strstr(hc_last_error(), "unknown device 'cpu:9'") != NULL);
+  CU_ASSERT_EQUAL(hc_devset_parse(ctx, "cpu:0,,cpu:1", "jacobi", &set), HC_ERR_PARAM);
+  CU_ASSERT_PTR_NULL(set);
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0, cpu:1", "jacobi", &set));
+  CU_ASSERT_EQUAL(hc_devset_count(set), 2);
+  CU_ASSERT_EQUAL(hc_devset_parse_weights(set, "1,2,3"), HC_ERR_PARAM);
+  CU_ASSERT_EQUAL(hc_devset_parse_weights(set, "1,-2"), HC_ERR_PARAM);
+  CU_ASSERT_EQUAL(hc_devset_parse_weights(set, "1,x"), HC_ERR_PARAM);
+  hc_devset_destroy(set);
+  /* More parts than rows: n=5 cannot give 4 parts two rows each. */
+  hc_job_t *job = NULL;
+  TH_ASSERT_OK(hc_job_create(ctx, "jacobi", &job));
+  TH_ASSERT_OK(hc_job_set_kv(job, "n=5"));
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,cpu:1,cpu:2,cpu:3", "jacobi", &set));
+  CU_ASSERT_EQUAL(hc_job_check_split(job, set), HC_ERR_PARAM);
+  CU_ASSERT(strstr(hc_last_error(), "more parts than rows") != NULL);
+  CU_ASSERT_EQUAL(hc_job_run_split(job, set, 0), HC_ERR_PARAM);
+  hc_devset_destroy(set);
+  hc_job_destroy(job);
+  /* The same through hcrun: exit 2 with the reason, nothing written. */
+  th_expect_usage_error("jacobi", "cpu:0,cpu:0", "n=17", "listed twice");
+  th_expect_usage_error("jacobi", "cpu:0,cpu:7", "n=17", "unknown device 'cpu:7'");
+  th_expect_usage_error("jacobi", "cpu:0,cpu:1,cpu:2,cpu:3", "n=5", "more parts than rows");
+  th_expect_usage_error("jacobi", "cpu:0,cpu:1", "n=17 --split=1", "2 devices");
+  th_expect_usage_error("jacobi", "cpu:0", "n=17 --split=1,1", "needs a device set");
+}
+
+/* A workload that cannot run on a device of the set is refused before
+ * anything runs: jacobi dtype=f64 with a device that lacks fp64, where this
+ * machine has one. */
+static void test_cannot_run(void) {
+  hc_context_t *ctx = th_context();
+  uint32_t n = hc_device_count(ctx);
+  for (uint32_t i = 0; i < n; i++) {
+    hc_device_info_t in;
+    if (hc_device_query(ctx, i, &in) != HC_OK || in.fp64) continue;
+    char spec[96];
+    snprintf(spec, sizeof spec, "cpu:0,%s", hc_device_id(ctx, i));
+    hc_devset_t *set = NULL;
+    hc_job_t *job = NULL;
+    TH_ASSERT_OK(hc_job_create(ctx, "jacobi", &job));
+    TH_ASSERT_OK(hc_job_set_kv(job, "dtype=f64"));
+    CU_ASSERT_EQUAL(hc_devset_parse(ctx, spec, "jacobi", &set), HC_OK);
+    CU_ASSERT_EQUAL(hc_job_check_split(job, set), HC_ERR_PARAM);
+    CU_ASSERT(strstr(hc_last_error(), "needs fp64") != NULL);
+    hc_devset_destroy(set);
+    hc_job_destroy(job);
+    return;
+  }
+  th_skip("no device without fp64 here (the cannot-run check of a set)");
+}
+
+/* A part whose device fails mid-run: an error naming the device, the other
+ * parts stop at their next exchange, nothing stays allocated. */
+static void test_part_fails(void) {
+  if (!th_device("faulty")) return;
+  CU_ASSERT_FATAL(faulty_bind());
+  hc_context_t *ctx = th_context();
+  uint64_t live0 = hc_context_live_buffers(ctx);
+  long flive0 = faulty_live();
+  hc_job_t *job = NULL;
+  hc_devset_t *set = NULL;
+  TH_ASSERT_OK(hc_job_create(ctx, "jacobi", &job));
+  TH_ASSERT_OK(hc_job_set_kv(job, "dim=2"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "n=33"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "iters=200"));
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,faulty:0,cpu:1", "jacobi", &set));
+  faulty_arm("launch", 40); /* well into the sweeps */
+  hc_status_t st = hc_job_run_split(job, set, 0);
+  faulty_arm(NULL, 0);
+  CU_ASSERT_NOT_EQUAL(st, HC_OK);
+  CU_ASSERT(strstr(hc_last_error(), "faulty:0") != NULL);
+  if (!strstr(hc_last_error(), "faulty:0")) fprintf(stderr, "message: %s\n", hc_last_error());
+  CU_ASSERT_PTR_NULL(hc_job_output(job, "u"));
+  CU_ASSERT_EQUAL(hc_devset_parts(set), 0);
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+  CU_ASSERT_EQUAL(hc_context_live_buffers(ctx), live0);
+  CU_ASSERT_EQUAL(faulty_live(), flive0);
+}
+
+static int setup(void) {
+  setenv("HC_CPU_DEVICES", "4", 1);
+  setenv("HC_CPU_THREADS", "4", 1);
+  return faulty_setup();
+}
+
+static void register_tests(void) {
+  CU_pSuite s = CU_add_suite("split runs", setup, NULL);
+  CU_ADD_TEST(s, test_cpu_devices);
+  CU_ADD_TEST(s, test_bad_sets);
+  CU_ADD_TEST(s, test_cannot_run);
+  CU_ADD_TEST(s, test_jacobi_bit_identical);
+  CU_ADD_TEST(s, test_jacobi_tolerance);
+  CU_ADD_TEST(s, test_jacobi_serial_mixed);
+  CU_ADD_TEST(s, test_jacobi_mixed_backends);
+  CU_ADD_TEST(s, test_part_fails);
+}
+
+TH_MAIN(register_tests)
