@@ -162,6 +162,40 @@ static void test_jacobi_mixed_backends(void) {
   result_free(&s);
 }
 
+/* The integral of one job with its metrics. */
+static double integral_on(const char *spec, const char *weights, const char *params) {
+  result_t r = run_on(spec, weights, "simpson", params, "integral");
+  CU_ASSERT_EQUAL(r.st, HC_OK);
+  double v = r.u && r.bytes == sizeof(double) ? *(double *)r.u : NAN;
+  result_free(&r);
+  return v;
+}
+
+/* simpson in slabs of panel pairs: within 1e-15 relative of one device, odd
+ * and even sample counts, 1-3-D, cpu parts and a PoCL part. */
+static void test_simpson_split(void) {
+  static const char *params[] = {
+      "func=sinprod n=129x65x33 dtype=f64",
+      "func=gauss n=130x64x31 dtype=f64 variant=onthefly",
+      "func=poly n=10x9 dtype=f64",
+      "func=sinprod n=100001 dtype=f64 variant=precomputed",
+  };
+  static const struct {
+    const char *spec, *weights;
+  } sets[] = {{"cpu:0,cpu:1", NULL}, {"cpu:2,cpu:0,cpu:1", "3,1,1"}, {"cpu:0,cpu:1,cpu:2,cpu:3", NULL},
+              {"cpu:0,serial:0", NULL}, {"cpu:0,opencl:0", "0.7,0.3"}};
+  for (size_t p = 0; p < sizeof params / sizeof *params; p++) {
+    double whole = integral_on("cpu:0", NULL, params[p]);
+    for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+      if (strstr(sets[s].spec, "opencl") && !th_device("opencl:0")) continue;
+      double v = integral_on(sets[s].spec, sets[s].weights, params[p]);
+      if (!(fabs(v - whole) <= 1e-15 * fabs(whole)))
+        fprintf(stderr, "simpson %s on %s: %.17g against %.17g\n", params[p], sets[s].spec, v, whole);
+      CU_ASSERT(fabs(v - whole) <= 1e-15 * fabs(whole));
+    }
+  }
+}
+
 static void test_bad_sets(void) {
   hc_context_t *ctx = th_context();
   hc_devset_t *set = NULL;
@@ -264,6 +298,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_jacobi_tolerance);
   CU_ADD_TEST(s, test_jacobi_serial_mixed);
   CU_ADD_TEST(s, test_jacobi_mixed_backends);
+  CU_ADD_TEST(s, test_simpson_split);
   CU_ADD_TEST(s, test_part_fails);
 }
 
