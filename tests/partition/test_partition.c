@@ -196,6 +196,27 @@ static void test_simpson_split(void) {
   }
 }
 
+/* A workload that does not split runs whole on the set's first device and
+ * says why. */
+static void test_not_split(void) {
+  hc_context_t *ctx = th_context();
+  hc_job_t *job = NULL;
+  hc_devset_t *set = NULL;
+  TH_ASSERT_OK(hc_job_create(ctx, "bpm", &job));
+  TH_ASSERT_OK(hc_job_set_kv(job, "dim=2"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "n=31"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "steps=4"));
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:1,cpu:0", "bpm", &set));
+  TH_ASSERT_OK(hc_job_run_split(job, set, 0));
+  CU_ASSERT_EQUAL(hc_devset_parts(set), 0);
+  CU_ASSERT(strstr(hc_job_notes(job), "ran on cpu:1 alone: bpm does not split") != NULL);
+  CU_ASSERT(strstr(hc_devset_plan(set), "transpose") != NULL);
+  hc_field_t *out = hc_job_output(job, "field");
+  CU_ASSERT(out && hc_field_device(out) == hc_devset_device(set, 0));
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+}
+
 static void test_bad_sets(void) {
   hc_context_t *ctx = th_context();
   hc_devset_t *set = NULL;
@@ -299,6 +320,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_jacobi_serial_mixed);
   CU_ADD_TEST(s, test_jacobi_mixed_backends);
   CU_ADD_TEST(s, test_simpson_split);
+  CU_ADD_TEST(s, test_not_split);
   CU_ADD_TEST(s, test_part_fails);
 }
 

@@ -151,7 +151,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       hcrun_print_json(doc);
       json_decref(doc);
     } else {
-      hcrun_print_job(best_doc, set ? o->device : hc_device_name(dev));
+      hcrun_print_job(best_doc, set && hc_devset_parts(set) > 1 ? o->device : hc_device_name(dev));
       hcrun_print_split(json_object_get(best_doc, "split"));
       if (o->repeat > 1) {
         printf("%-14s %d runs, best compute time reported; compute times:", "repeat", o->repeat);
