@@ -94,10 +94,10 @@ typedef struct hc_part_stats {
   double weight;       /* its share, normalised */
   double compute_s;    /* its workload's compute time */
   double device_s;     /* its device time */
-  double idle_s;       /* waiting for other parts in exchanges */
-  double halo_s;       /* halo exchanges (staging, copies, waits) */
+  double idle_s;       /* waiting for other parts in exchanges and collectives */
+  double halo_s;       /* halo exchanges: staging and copies (waits are idle) */
   uint64_t halo_bytes; /* halo bytes received */
-  double collective_s; /* reductions, all-gathers, barriers */
+  double collective_s; /* reductions, all-gathers, barriers (waits included) */
   uint64_t collectives;
 } hc_part_stats_t;
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <hc/partition.h>
+#include <jansson.h>
 
 #include "../reliability/faulty.h"
 #include "harness.h"
@@ -217,6 +218,38 @@ static void test_not_split(void) {
   hc_devset_destroy(set);
 }
 
+/* hcrun --json of a split run: a row per part with its share and times,
+ * the rows covering axis 0 once. */
+static void test_hcrun_report(void) {
+  char cmd[8192], *out = malloc(1 << 20), err[4096];
+  snprintf(cmd, sizeof cmd,
+           "%s/bin/hcrun --device=cpu:0,cpu:1,cpu:2 --split=2,1,1 --workload=jacobi dim=2 n=41 iters=30 --json",
+           th_build_dir());
+  int rc = th_run(cmd, out, 1 << 20, err, sizeof err);
+  CU_ASSERT_EQUAL(rc, 0);
+  json_error_t je;
+  json_t *doc = json_loads(out, 0, &je);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  json_t *split = json_object_get(doc, "split");
+  CU_ASSERT_PTR_NOT_NULL(split);
+  json_t *parts = json_object_get(split, "parts");
+  CU_ASSERT_EQUAL(json_array_size(parts), 3);
+  json_int_t next = 0;
+  for (size_t i = 0; i < json_array_size(parts); i++) {
+    json_t *p = json_array_get(parts, i);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(p, "lo")), next);
+    next = json_integer_value(json_object_get(p, "hi"));
+    CU_ASSERT(json_real_value(json_object_get(p, "compute_s")) > 0);
+    CU_ASSERT(json_integer_value(json_object_get(p, "halo_bytes")) > 0);
+    CU_ASSERT(json_object_get(p, "idle_s") != NULL);
+  }
+  CU_ASSERT_EQUAL(next, 41);
+  CU_ASSERT(fabs(json_real_value(json_object_get(json_array_get(parts, 0), "weight")) - 0.5) < 1e-12);
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(split, "beats_best_single")), "not measured");
+  json_decref(doc);
+  free(out);
+}
+
 static void test_bad_sets(void) {
   hc_context_t *ctx = th_context();
   hc_devset_t *set = NULL;
@@ -321,6 +354,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_jacobi_mixed_backends);
   CU_ADD_TEST(s, test_simpson_split);
   CU_ADD_TEST(s, test_not_split);
+  CU_ADD_TEST(s, test_hcrun_report);
   CU_ADD_TEST(s, test_part_fails);
 }
 
