@@ -125,10 +125,8 @@ static void *part_main(void *arg) {
 /* A copy of the job for one part: the parameters the user gave, the same
  * inputs (moved to the part's device by hc_job_run). */
 static hc_status_t clone_job(hc_job_t *job, hc_job_t **out) {
-  hc_context_t *ctx = NULL;
   hc_status_t st;
   const char *wl = hc_job_workload(job);
-  (void)ctx;
   if ((st = hc_job_create(hc_job_context(job), wl, out)) != HC_OK) return st;
   for (uint32_t i = 0; i < hc_job_param_count(job) && st == HC_OK; i++) {
     const char *name, *value;
