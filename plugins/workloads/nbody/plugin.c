@@ -71,14 +71,6 @@ static hc_status_t nb_describe_output(const hc_job_t *job, const char *port, hc_
   return HC_OK;
 }
 
-/* Not split yet: owning a slice of the bodies needs field and update
- * kernels that take the slice's first body (they range over all bodies). */
-static hc_status_t nb_split(const hc_job_t *job, hc_split_t *split) {
-  (void)job;
-  snprintf(split->why, sizeof split->why, "nbody does not split yet (its kernels range over every body)");
-  return HC_OK;
-}
-
 static const hc_workload_ops_t nb_ops = {
     .size = sizeof(hc_workload_ops_t),
     .languages = HC_LANG_BIT(HC_LANG_HOST) | HC_LANG_BIT(HC_LANG_OPENCL_C) | HC_LANG_BIT(HC_LANG_CUDA_C),
