@@ -20,15 +20,17 @@ typedef struct {
   size_t bytes;
   double residual;  /* metric "residual" */
   double sweeps;
+  uint32_t parts;   /* parts of the split run (0: it ran whole) */
   hc_status_t st;
 } result_t;
 
 static void result_free(result_t *r) { free(r->u); memset(r, 0, sizeof *r); }
 
 /* Runs workload with params (space-separated key=value) on a device set
- * spec with optional weights; reads the output `port` back. */
-static result_t run_on(const char *spec, const char *weights, const char *workload, const char *params,
-                       const char *port) {
+ * spec with optional weights; reads the outputs ports[0..nports) back into
+ * out[0..nports) (the metrics and status in each). */
+static void run_ports(const char *spec, const char *weights, const char *workload, const char *params,
+                      const char *const *ports, size_t nports, result_t *out) {
   result_t r;
   memset(&r, 0, sizeof r);
   hc_context_t *ctx = th_context();
@@ -42,17 +44,28 @@ static result_t run_on(const char *spec, const char *weights, const char *worklo
   if (r.st == HC_OK && weights) r.st = hc_devset_parse_weights(set, weights);
   if (r.st == HC_OK) r.st = hc_job_run_split(job, set, 0);
   if (r.st != HC_OK) fprintf(stderr, "%s on %s: %s\n", workload, spec, hc_last_error());
-  hc_field_t *f = r.st == HC_OK ? hc_job_output(job, port) : NULL;
-  if (f) {
-    r.bytes = hc_field_bytes(f);
-    r.u = malloc(r.bytes);
-    if (hc_field_read(f, r.u) != HC_OK) r.st = HC_ERR_IO;
-    CU_ASSERT_PTR_EQUAL(hc_field_device(f), hc_devset_device(set, 0)); /* gathered on the first device */
-  }
   hc_job_metric_find(job, "residual", &r.residual);
   hc_job_metric_find(job, "sweeps", &r.sweeps);
+  r.parts = set ? hc_devset_parts(set) : 0;
+  for (size_t i = 0; i < nports; i++) {
+    out[i] = r;
+    hc_field_t *f = r.st == HC_OK ? hc_job_output(job, ports[i]) : NULL;
+    if (f) {
+      out[i].bytes = hc_field_bytes(f);
+      out[i].u = malloc(out[i].bytes);
+      if (hc_field_read(f, out[i].u) != HC_OK) out[i].st = HC_ERR_IO;
+      CU_ASSERT_PTR_EQUAL(hc_field_device(f), hc_devset_device(set, 0)); /* gathered on the first device */
+    }
+  }
   hc_job_destroy(job);
   hc_devset_destroy(set);
+}
+
+/* run_ports with one output. */
+static result_t run_on(const char *spec, const char *weights, const char *workload, const char *params,
+                       const char *port) {
+  result_t r;
+  run_ports(spec, weights, workload, params, &port, 1, &r);
   return r;
 }
 
@@ -161,6 +174,138 @@ static void test_jacobi_mixed_backends(void) {
   result_free(&c);
   result_free(&o);
   result_free(&s);
+}
+
+/* nbody's outputs compared below: positions, velocities, energy trace. */
+static const char *const nbody_ports[] = {"pos", "vel", "energy"};
+enum { NB_POS, NB_VEL, NB_ENERGY, NB_PORTS };
+
+static void nbody_free(result_t *r) {
+  for (int i = 0; i < NB_PORTS; i++) result_free(&r[i]);
+}
+
+/* Output i of an nbody run as doubles (f32 widened). */
+static double nb_at(const result_t *r, int f64, size_t i) {
+  return f64 ? ((const double *)r->u)[i] : (double)((const float *)r->u)[i];
+}
+
+/* nbody on 1-4 cpu parts with equal and uneven shares: each part steps its
+ * slice of the bodies from all positions in the one-device order, so the
+ * positions and velocities are the whole run's bit for bit (f64 and f32,
+ * Euler and Boris, soft and guarded self-interaction, slices smaller than
+ * a host group); the energy trace, summed over the parts in another order,
+ * agrees to rounding. */
+static void test_nbody_bit_identical(void) {
+  static const struct {
+    const char *params;
+    int f64;
+  } cases[] = {
+      {"n=300 steps=6 dtype=f64 diagnostics=true", 1},
+      {"n=517 steps=5 dtype=f32 B=0,0,3 init=plummer diagnostics=true", 0},
+      {"n=97 steps=4 dtype=f64 eps=0 init=two-stream diagnostics=true", 1},
+  };
+  static const struct {
+    const char *spec, *weights;
+    uint32_t parts; /* 0: one device runs whole */
+  } sets[] = {
+      {"cpu:0", NULL, 0},
+      {"cpu:0,cpu:1", NULL, 2},
+      {"cpu:1,cpu:0", "0.8,0.2", 2},
+      {"cpu:0,cpu:1,cpu:2", "1,5,2", 3},
+      {"cpu:0,cpu:1,cpu:2,cpu:3", NULL, 4},
+      {"cpu:3,cpu:2,cpu:1,cpu:0", "0.01,0.1,0.1,0.79", 4},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    result_t whole[NB_PORTS];
+    run_ports("cpu:0", NULL, "nbody", cases[c].params, nbody_ports, NB_PORTS, whole);
+    CU_ASSERT_EQUAL_FATAL(whole[0].st, HC_OK);
+    CU_ASSERT_FATAL(whole[NB_POS].u && whole[NB_VEL].u && whole[NB_ENERGY].u);
+    size_t steps = whole[NB_ENERGY].bytes / (cases[c].f64 ? 8 : 4);
+    double emax = 0;
+    for (size_t k = 0; k < steps; k++) emax = fmax(emax, fabs(nb_at(&whole[NB_ENERGY], cases[c].f64, k)));
+    for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+      result_t part[NB_PORTS];
+      run_ports(sets[s].spec, sets[s].weights, "nbody", cases[c].params, nbody_ports, NB_PORTS, part);
+      CU_ASSERT_EQUAL(part[0].st, HC_OK);
+      CU_ASSERT_EQUAL(part[0].parts, sets[s].parts);
+      for (int p = NB_POS; p <= NB_VEL; p++) {
+        int same = part[p].u && part[p].bytes == whole[p].bytes && !memcmp(part[p].u, whole[p].u, whole[p].bytes);
+        if (!same)
+          fprintf(stderr, "nbody %s on %s (%s): %s differs\n", cases[c].params, sets[s].spec, sets[s].weights,
+                  nbody_ports[p]);
+        CU_ASSERT(same);
+      }
+      CU_ASSERT_FATAL(part[NB_ENERGY].u && part[NB_ENERGY].bytes == whole[NB_ENERGY].bytes);
+      /* f64: sums of the same terms in another order; f32: the trace's
+       * rounding to float as well. */
+      double tol = (cases[c].f64 ? 1e-13 : 2.4e-7) * emax;
+      for (size_t k = 0; k < steps; k++)
+        CU_ASSERT(fabs(nb_at(&part[NB_ENERGY], cases[c].f64, k) - nb_at(&whole[NB_ENERGY], cases[c].f64, k)) <= tol);
+      nbody_free(part);
+    }
+    nbody_free(whole);
+  }
+}
+
+/* nbody with a cpu part and a PoCL part (f64 and f32): the split run mixes
+ * the two devices' arithmetic, body by body; its positions and velocities
+ * differ from each single-device result by no more than those differ from
+ * each other plus 16 ulps of the largest value (the bound this test
+ * states, after 4 steps: differences grow with the steps). */
+static void test_nbody_mixed_backends(void) {
+  if (!th_device("opencl:0")) return;
+  static const struct {
+    const char *params;
+    int f64;
+  } cases[] = {{"n=700 steps=4 dtype=f64 B=0,1,0", 1}, {"n=700 steps=4 dtype=f32", 0}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    result_t c[NB_PORTS], o[NB_PORTS], s[NB_PORTS];
+    run_ports("cpu:0", NULL, "nbody", cases[k].params, nbody_ports, NB_PORTS, c);
+    run_ports("opencl:0", NULL, "nbody", cases[k].params, nbody_ports, NB_PORTS, o);
+    run_ports("cpu:0,opencl:0", "0.3,0.7", "nbody", cases[k].params, nbody_ports, NB_PORTS, s);
+    CU_ASSERT_EQUAL_FATAL(s[0].st, HC_OK);
+    CU_ASSERT_EQUAL(s[0].parts, 2);
+    for (int p = NB_POS; p <= NB_VEL; p++) {
+      CU_ASSERT_FATAL(c[p].u && o[p].u && s[p].u && c[p].bytes == s[p].bytes && o[p].bytes == s[p].bytes);
+      size_t n = c[p].bytes / (cases[k].f64 ? 8 : 4);
+      double between = 0, sc = 0, so = 0, big = 0;
+      for (size_t i = 0; i < n; i++) {
+        double vc = nb_at(&c[p], cases[k].f64, i), vo = nb_at(&o[p], cases[k].f64, i),
+               vs = nb_at(&s[p], cases[k].f64, i);
+        between = fmax(between, fabs(vc - vo));
+        sc = fmax(sc, fabs(vs - vc));
+        so = fmax(so, fabs(vs - vo));
+        big = fmax(big, fabs(vc));
+      }
+      double bound = between + 16 * (cases[k].f64 ? 2.2e-16 : 1.2e-7) * big;
+      if (!(sc <= bound && so <= bound))
+        fprintf(stderr, "nbody %s %s: split-cpu %.3g, split-pocl %.3g, cpu-pocl %.3g\n", cases[k].params,
+                nbody_ports[p], sc, so, between);
+      CU_ASSERT(sc <= bound);
+      CU_ASSERT(so <= bound);
+    }
+    nbody_free(c);
+    nbody_free(o);
+    nbody_free(s);
+  }
+}
+
+/* nbody's own usage errors and what it does not split. */
+static void test_nbody_sets(void) {
+  th_expect_usage_error("nbody", "cpu:0,cpu:1,cpu:2,cpu:3", "n=3", "more parts than rows");
+  hc_context_t *ctx = th_context();
+  hc_job_t *job = NULL;
+  hc_devset_t *set = NULL;
+  TH_ASSERT_OK(hc_job_create(ctx, "nbody", &job));
+  TH_ASSERT_OK(hc_job_set_kv(job, "n=64"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "steps=1"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "variant=serial-reference"));
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,cpu:1", "nbody", &set));
+  TH_ASSERT_OK(hc_job_run_split(job, set, 0));
+  CU_ASSERT_EQUAL(hc_devset_parts(set), 0);
+  CU_ASSERT(strstr(hc_job_notes(job), "ran on cpu:0 alone: variant=serial-reference") != NULL);
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
 }
 
 /* The integral of one job with its metrics. */
@@ -353,6 +498,9 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_jacobi_serial_mixed);
   CU_ADD_TEST(s, test_jacobi_mixed_backends);
   CU_ADD_TEST(s, test_simpson_split);
+  CU_ADD_TEST(s, test_nbody_bit_identical);
+  CU_ADD_TEST(s, test_nbody_mixed_backends);
+  CU_ADD_TEST(s, test_nbody_sets);
   CU_ADD_TEST(s, test_not_split);
   CU_ADD_TEST(s, test_hcrun_report);
   CU_ADD_TEST(s, test_part_fails);
