@@ -5,16 +5,18 @@ Tables:
   1. cpu parts against one cpu device over the same cores: the cpu backend
      shown as 1-4 devices (HC_CPU_DEVICES=k, HC_CPU_THREADS = all cores, so
      the k devices share the same threads as the one), jacobi 3-D and
-     simpson 3-D at sizes well beyond the caches. Time of the split run,
-     its ratio to the one-device run (target >= 0.95: the layer's overhead
-     <= 5 %), halo exchange time as a fraction of the slowest part's compute
-     time, and the parts' idle time (waiting in exchanges).
+     simpson 3-D at sizes well beyond the caches, and nbody with 2^14
+     bodies (its parts all-gather the positions every step: collectives,
+     not halo). Time of the split run, its ratio to the one-device run
+     (target >= 0.95: the layer's overhead <= 5 %), halo exchange time as a
+     fraction of the slowest part's compute time, and the parts' idle time
+     (waiting in exchanges).
   2. On a machine with a GPU: cuda:0 + cpu:0 against each alone (goal: >= 0.9
      of the sum of the single-device throughputs, never below the best
      single device), and cuda:0 + opencl:1 (the same GPU through two APIs)
      against cuda:0 (goal: within 5 %), with weights from the single-device
-     throughputs measured in the same run (--split). Skipped with a line
-     where there is no CUDA device.
+     throughputs measured in the same run (--split); nbody there has 2^18
+     bodies. Skipped with a line where there is no CUDA device.
 Figures: the cpu ratio per part count and workload; the GPU fractions.
 """
 import os
@@ -24,14 +26,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 from benchlib import BenchError  # noqa: E402
 
 
-def _cases(quick):
+def _cases(quick, gpu=False):
     jn, sn = (129, 257) if quick else (385, 513)
+    # nbody: 2^18 bodies where a GPU is in the set, a size one cpu device
+    # steps in well under a second otherwise (its work grows as n^2).
+    nn, steps = (1 << 18, 1 if quick else 2) if gpu else (1 << 13 if quick else 1 << 14, 3 if quick else 5)
     return [
         # sweeps_per_pass=1: split parts sweep once per pass (docs/partition.md),
         # so the one-device run does too and the ratio is the layer's overhead.
         ('jacobi', ['--workload=jacobi', 'dim=3', 'n=%d' % jn, 'dtype=f32', 'iters=%d' % (20 if quick else 100),
                     'sweeps_per_pass=1']),
         ('simpson', ['--workload=simpson', 'func=sinprod', 'n=%dx%dx%d' % (sn, sn, sn), 'dtype=f64']),
+        ('nbody', ['--workload=nbody', 'n=%d' % nn, 'steps=%d' % steps, 'dtype=f32']),
     ]
 
 
@@ -86,7 +92,7 @@ def _gpu(b, repeat):
         b.peer('cuda:0 + cpu:0 split', 'skipped: no CUDA device')
         return
     rows = []
-    for name, args in _cases(b.quick):
+    for name, args in _cases(b.quick, gpu=True):
         singles = {}
         for dev in ['cuda:0', 'cpu:0', 'opencl:1']:
             if dev not in ids:
