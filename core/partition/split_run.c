@@ -71,8 +71,9 @@ static hc_status_t plan_split(hc_job_t *job, hc_devset_t *set, plan_t *pl) {
   uint32_t min_rows = pl->split.min_rows ? pl->split.min_rows : 1;
   if (min_rows < pl->split.halo) min_rows = pl->split.halo;
   if (pl->split.rows < (int64_t)min_rows * set->n)
-    return hc_error(HC_ERR_PARAM, "more parts than rows: %u devices for %lld rows along axis 0 (each part needs at "
-                    "least %u)", set->n, (long long)pl->split.rows, min_rows);
+    return hc_error(HC_ERR_PARAM, "more parts than rows: %u devices for %lld %s (each part needs at least %u)", set->n,
+                    (long long)pl->split.rows, pl->split.kind == HC_SPLIT_SLABS ? "rows along axis 0" : "items",
+                    min_rows);
   pl->nparts = set->n;
   double total = 0;
   for (uint32_t i = 0; i < set->n; i++) total += set->weighted ? set->weight[i] : 1.0;
@@ -302,9 +303,13 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
     if (st == HC_OK) {
       set->nparts = pl.nparts;
       hc__job_set_wall(job, hc_now() - t0);
-      snprintf(set->plan, sizeof set->plan, "%u parts along axis 0 of %lld rows (halo %u), %s shares, %s transport",
-               pl.nparts, (long long)pl.split.rows, pl.split.kind == HC_SPLIT_SLABS ? pl.split.halo : 0,
-               set->weighted ? "given" : "equal", tr->ops->name);
+      if (pl.split.kind == HC_SPLIT_SLABS)
+        snprintf(set->plan, sizeof set->plan, "%u parts along axis 0 of %lld rows (halo %u), %s shares, %s transport",
+                 pl.nparts, (long long)pl.split.rows, pl.split.halo, set->weighted ? "given" : "equal",
+                 tr->ops->name);
+      else
+        snprintf(set->plan, sizeof set->plan, "%u parts of %lld items (inputs replicated), %s shares, %s transport",
+                 pl.nparts, (long long)pl.split.rows, set->weighted ? "given" : "equal", tr->ops->name);
       if (unverified) st = hc_error(HC_ERR_VERIFY, "%s", unverified->message);
     } else {
       hc__job_clear(job);
