@@ -29,6 +29,8 @@
     "appended to every source kernel's build options (e.g. -DBPM_XSUB=3); part of the cache key")                 \
   /* backends */                                                                                                   \
   X(HC_CPU_THREADS, INT, PUBLIC, NULL, 1, 1024, NULL, "threads of the cpu backend (unset: one per online core)")  \
+  X(HC_CPU_DEVICES, INT, PUBLIC, "1", 1, 64, NULL,                                                                 \
+    "the cpu backend shows the host as this many devices, each with its share of the threads (docs/partition.md)")  \
   X(HC_OPENCL_PLATFORM, STRING, PUBLIC, NULL, 0, 0, NULL,                                                          \
     "only OpenCL platforms whose name contains this text (case-insensitive)")                                      \
   X(HC_CUDA_DRIVER, STRING, PUBLIC, "libcuda.so.1", 0, 0, NULL, "the CUDA driver library the cuda backend loads")  \

@@ -33,6 +33,7 @@ struct hc_job {
   char **files;        /* extra files the last run wrote (hc_job_output_file) */
   uint32_t nfiles;
   hc_device_t *dev; /* during run */
+  hc_part_t *part;  /* during a split run: this job's part (core/partition) */
   uint32_t flags;
   double last_progress;
   /* The first parameter the workload asked for that its schema does not
@@ -415,6 +416,10 @@ HC_API const hc_port_spec_t *hc_workload_port(const hc_context_t *ctx, const cha
 
 /* ---- the workload's side ---- */
 HC_API hc_device_t *hc_job_device(const hc_job_t *j) { return j ? j->dev : NULL; }
+HC_API hc_part_t *hc_job_part(const hc_job_t *j) { return j ? j->part : NULL; }
+HC_API void hc__job_set_part(hc_job_t *j, hc_part_t *part) { j->part = part; }
+HC_API void hc__job_clear(hc_job_t *j) { drop_outputs(j); }
+HC_API void hc__job_set_wall(hc_job_t *j, double wall_s) { j->times.wall_s = wall_s; }
 HC_API hc_context_t *hc_job_context(const hc_job_t *j) { return j ? j->ctx : NULL; }
 
 static const hc__param_value_t *value_of(const hc_job_t *j, const char *name, hc_param_type_t want) {

@@ -16,6 +16,7 @@
 #define HC_PLUGIN_H
 
 #include "hc/hc.h"
+#include "hc/partition.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -269,6 +270,11 @@ typedef struct hc_workload_ops {
                                  hc_dtype_t *dtype, uint32_t *rank);
   /* Runs the job on hc_job_device(job). */
   hc_status_t (*run)(hc_job_t *job);
+  /* ABI 1.2. How the configured job splits over a device set (optional;
+   * absent or kind HC_SPLIT_NONE: it runs whole on the set's first device).
+   * The core sets split->size and zeroes the rest first. A split job's
+   * run() sees its part through hc_job_part (include/hc/partition.h). */
+  hc_status_t (*split)(const hc_job_t *job, hc_split_t *split);
 } hc_workload_ops_t;
 
 #define HC_WORKLOAD_OPS_SIZE_1_0 (offsetof(hc_workload_ops_t, run) + sizeof(void (*)(void)))

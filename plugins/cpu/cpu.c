@@ -1,6 +1,8 @@
-/* The cpu backend: one device, the host. Memory is 64-byte aligned host
- * memory; kernels are host-language C functions run on a persistent
- * thread pool (pool.c). */
+/* The cpu backend: the host, as one device (the default) or as several
+ * over disjoint shares of its threads (HC_CPU_DEVICES=N: cpu:0..cpu:N-1,
+ * so that a split run can be tested without a second device). Memory is
+ * 64-byte aligned host memory; kernels are host-language C functions run on
+ * a persistent thread pool (pool.c), one pool per opened device. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +14,12 @@
 #include "cpuinfo.h"
 #include "pool.h"
 
+#define CPU_MAX_DEVICES 64
+
 typedef struct {
-  hc_device_info_t info;
-  unsigned threads;
+  hc_device_info_t info[CPU_MAX_DEVICES];
+  unsigned threads[CPU_MAX_DEVICES]; /* each device's share of the threads */
+  unsigned ndevices;
 } cpu_state_t;
 
 typedef struct {
@@ -27,40 +32,46 @@ static hc_status_t cpu_init(hc_context_t *ctx, void **out) {
   cpu_state_t *s = calloc(1, sizeof *s);
   if (!s) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  s->threads = cores > 0 ? (unsigned)cores : 1;
-  long long threads = s->threads;
+  long long threads = cores > 0 ? cores : 1, ndev = 1;
   hc_status_t st = hc_config_int("HC_CPU_THREADS", &threads);
+  if (st == HC_OK) st = hc_config_int("HC_CPU_DEVICES", &ndev);
   if (st != HC_OK) {
     free(s);
     return st;
   }
-  s->threads = (unsigned)threads;
-  hc_cpu_describe(&s->info, s->threads);
-  hc_log(ctx, HC_LOG_DEBUG, "cpu: %u threads on %s", s->threads, s->info.name);
+  /* N devices share the threads: the first (threads mod N) get one more,
+   * and each gets at least one. */
+  s->ndevices = (unsigned)ndev;
+  for (unsigned d = 0; d < s->ndevices; d++) {
+    long long share = threads / ndev + ((long long)d < threads % ndev ? 1 : 0);
+    s->threads[d] = share > 0 ? (unsigned)share : 1;
+    hc_cpu_describe(&s->info[d], s->threads[d]);
+    hc_log(ctx, HC_LOG_DEBUG, "cpu:%u: %u threads on %s", d, s->threads[d], s->info[d].name);
+  }
   *out = s;
   return HC_OK;
 }
 
 static void cpu_fini(void *state) { free(state); }
-static uint32_t cpu_device_count(void *state) { (void)state; return 1; }
+static uint32_t cpu_device_count(void *state) { return ((cpu_state_t *)state)->ndevices; }
 
 static hc_status_t cpu_device_info(void *state, uint32_t index, hc_device_info_t *info) {
   cpu_state_t *s = state;
-  if (index != 0) return hc_error(HC_ERR_NOT_FOUND, "cpu: device %u does not exist", index);
-  *info = s->info;
+  if (index >= s->ndevices) return hc_error(HC_ERR_NOT_FOUND, "cpu: device %u does not exist", index);
+  *info = s->info[index];
   return HC_OK;
 }
 
 static hc_status_t cpu_device_open(void *state, uint32_t index, void **out) {
-  (void)index;
+  cpu_state_t *s = state;
+  if (index >= s->ndevices) return hc_error(HC_ERR_NOT_FOUND, "cpu: device %u does not exist", index);
   cpu_dev_t *d = calloc(1, sizeof *d);
   if (!d) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
-  cpu_state_t *s = state;
   d->state = s;
-  d->pool = hc_cpu_pool_create(s->threads);
+  d->pool = hc_cpu_pool_create(s->threads[index]);
   if (!d->pool) {
     free(d);
-    return hc_error(HC_ERR_DEVICE, "cpu: cannot start %u worker threads", s->threads);
+    return hc_error(HC_ERR_DEVICE, "cpu: cannot start %u worker threads", s->threads[index]);
   }
   *out = d;
   return HC_OK;

@@ -94,7 +94,7 @@ static void test_layouts(void) {
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, trace_discard), 256);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, range_push), 264);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, range_pop), 272);
-  CU_ASSERT_EQUAL(sizeof(hc_workload_ops_t), 80);
+  CU_ASSERT_EQUAL(sizeof(hc_workload_ops_t), 88);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, size), 0);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, languages), 4);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, param_spec_size), 8);
@@ -108,6 +108,13 @@ static void test_layouts(void) {
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, check), 56);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, describe_output), 64);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, run), 72);
+  CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, split), 80); /* ABI 1.2 */
+  CU_ASSERT_EQUAL(sizeof(hc_split_t), 224);
+  CU_ASSERT_EQUAL(offsetof(hc_split_t, kind), 4);
+  CU_ASSERT_EQUAL(offsetof(hc_split_t, rows), 8);
+  CU_ASSERT_EQUAL(offsetof(hc_split_t, halo), 16);
+  CU_ASSERT_EQUAL(offsetof(hc_split_t, min_rows), 20);
+  CU_ASSERT_EQUAL(offsetof(hc_split_t, why), 24);
   CU_ASSERT_EQUAL(sizeof(hc_param_spec_t), 56);
   CU_ASSERT_EQUAL(offsetof(hc_param_spec_t, name), 0);
   CU_ASSERT_EQUAL(offsetof(hc_param_spec_t, type), 8);

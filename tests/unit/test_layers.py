@@ -1,6 +1,6 @@
 """The layers of core/ as the linker sees them: libhc-grid imports only
-libhc's public API, the pipeline engine's objects import only the public API
-and what core/runtime/layer.h declares, and the runtime imports from neither
+libhc's public API, the pipeline engine's and the partition layer's objects
+import only the public API and what core/runtime/layer.h declares, and the runtime imports from neither
 layer above it."""
 import glob
 import os
@@ -57,8 +57,17 @@ def test_pipeline_imports_public_api_and_layer_header():
     assert 'hc__workload_ops' in got  # the test sees the layer header's one function in use
 
 
+def test_partition_imports_public_api_and_layer_header():
+    own = defines(objs('partition'))
+    got = imports(objs('partition')) - own
+    allowed = PUBLIC | LAYER
+    assert got <= allowed, 'core/partition imports %s' % sorted(got - allowed)
+    assert 'hc__job_set_part' in got
+
+
 def test_runtime_uses_no_layer_above():
-    above = defines(objs('pipeline')) | defines([os.path.join(BUILD, 'lib', 'libhc-grid.so')])
+    above = defines(objs('pipeline')) | defines(objs('partition')) | \
+        defines([os.path.join(BUILD, 'lib', 'libhc-grid.so')])
     got = imports(objs('runtime')) & above
     assert not got, 'core/runtime imports from the layers above it: %s' % sorted(got)
 

@@ -4,6 +4,7 @@
 
 #include <hc/hc.h>
 #include <hc/plugin.h>
+#include <hc/partition.h>
 #include <jansson.h>
 
 /* Documented exit codes (README, hcrun --help): those of include/hc/status.h. */
@@ -30,6 +31,10 @@ json_t *hcrun_job_json(const hc_job_t *job);
 /* The human table of one run, from its hcrun_job_json document (so that
  * --repeat prints the best run, as --json does). */
 void hcrun_print_job(json_t *jobdoc, const char *device_id);
+/* A split run's parts (device, rows, share, times, halo traffic) and plan;
+ * NULL when the last run did not split (partition.h). */
+json_t *hcrun_split_json(const hc_devset_t *set);
+void hcrun_print_split(json_t *split);
 /* Writes every output field of job into dir as <prefix><port>.npy;
  * appends the file names to files (may be NULL). */
 hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefix, json_t *files);

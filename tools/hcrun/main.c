@@ -3,6 +3,7 @@
  *   hcrun --list [--json]
  *   hcrun --workload=W --help
  *   hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]
+ *   hcrun --device=B:i,B:j[,...] | --device=all [--split=w1,w2,...] --workload=W ...
  *         [--input PORT=FILE.npy ...] [--verify] [--repeat=N] [--json] [--output=DIR] [--plugin-dir=DIR]
  *         [--trace=FILE.json]
  *   hcrun --pipeline='W1 k=v @dev | W2 ...' | --pipeline-file=FILE [--trace=FILE.json]
@@ -26,6 +27,7 @@ static void usage(FILE *f) {
           "usage: hcrun --list [--json]\n"
           "       hcrun --workload=W --help\n"
           "       hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]\n"
+          "       hcrun --device=B:i,B:j,... | --device=all [--split=w1,w2,...] --workload=W [key=value ...]\n"
           "             [--input PORT=FILE.npy ...] [--verify] [--repeat=N] [--json] [--output=DIR]\n"
           "             [--plugin-dir=DIR] [--trace=FILE.json]\n"
           "       hcrun --pipeline='W1 k=v @device | W2 k=v' [--pipeline-file=FILE] [--json] [--output=DIR]\n"
@@ -101,20 +103,40 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
     }
   }
   uint32_t idx;
-  if (!o->device || !strcmp(o->device, "auto")) st = hc_device_find_auto(ctx, o->workload, &idx);
+  hc_device_t *dev = NULL;
+  hc_devset_t *set = NULL;
+  if (o->device && (strchr(o->device, ',') || !strcmp(o->device, "all"))) {
+    /* A device set: every problem with it (a device listed twice, unknown
+     * or unable to run the workload, bad weights, more parts than rows) is
+     * a usage error, found before anything runs. */
+    st = hc_devset_parse(ctx, o->device, o->workload, &set);
+    if (st == HC_OK && o->split) st = hc_devset_parse_weights(set, o->split);
+    if (st == HC_OK) st = hc_job_check_split(job, set);
+    if (st != HC_OK) {
+      hc_devset_destroy(set);
+      hc_job_destroy(job);
+      return fail(st == HC_ERR_UNSUPPORTED ? HC_ERR_PARAM : st, o->json, NULL);
+    }
+    idx = hc_device_index(hc_devset_device(set, 0));
+  } else if (o->split) {
+    hc_job_destroy(job);
+    hc_error(HC_ERR_PARAM, "--split=%s needs a device set (--device=B:i,B:j,... or --device=all)", o->split);
+    return fail(HC_ERR_PARAM, o->json, NULL);
+  } else if (!o->device || !strcmp(o->device, "auto")) st = hc_device_find_auto(ctx, o->workload, &idx);
   else st = hc_device_find(ctx, o->device, &idx);
   if (st != HC_OK) {
     hc_job_destroy(job);
     return fail(st, o->json, NULL);
   }
-  hc_device_t *dev = NULL;
   st = hc_device_open(ctx, idx, &dev);
   if (st != HC_OK) {
+    hc_devset_destroy(set);
     hc_job_destroy(job);
     return fail(st, o->json, NULL);
   }
   if (o->output && ((st = hcrun_prepare_output(o->output)) != HC_OK ||
                     (st = hcrun_check_output_files(job, o->output, "")) != HC_OK)) {
+    hc_devset_destroy(set);
     hc_device_close(dev);
     hc_job_destroy(job);
     return fail(st, o->json, NULL);
@@ -124,6 +146,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
   if (st != HC_OK) {
     for (int i = 0; inputs && i < o->ninputs; i++) hc_field_destroy(inputs[i]);
     free(inputs);
+    hc_devset_destroy(set);
     hc_device_close(dev);
     hc_job_destroy(job);
     return fail(st, o->json, NULL);
@@ -133,7 +156,8 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
   double best = -1;
   json_t *best_doc = NULL;
   for (int r = 0; r < o->repeat; r++) {
-    st = hc_job_run(job, dev, o->verify ? HC_RUN_VERIFY : 0);
+    st = set ? hc_job_run_split(job, set, o->verify ? HC_RUN_VERIFY : 0)
+             : hc_job_run(job, dev, o->verify ? HC_RUN_VERIFY : 0);
     if (st != HC_OK && st != HC_ERR_VERIFY) break;
     hc_job_times_t t;
     hc_job_times(job, &t);
@@ -147,6 +171,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       best = t.compute_s;
       json_decref(best_doc);
       best_doc = hcrun_job_json(job);
+      if (set && hc_devset_parts(set) > 1) json_object_set_new(best_doc, "split", hcrun_split_json(set));
     }
     if (st == HC_ERR_VERIFY) break;
   }
@@ -188,7 +213,8 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       hcrun_print_json(doc);
       json_decref(doc);
     } else {
-      hcrun_print_job(best_doc, hc_device_name(dev));
+      hcrun_print_job(best_doc, set && hc_devset_parts(set) > 1 ? o->device : hc_device_name(dev));
+      hcrun_print_split(json_object_get(best_doc, "split"));
       hcrun_print_usage(ctx);
       if (o->repeat > 1) {
         printf("%-14s %d runs, best compute time reported; compute times:", "repeat", o->repeat);
@@ -215,6 +241,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
   }
   json_decref(best_doc);
   json_decref(runs);
+  hc_devset_destroy(set);
   hc_job_destroy(job);
   for (int i = 0; i < o->ninputs; i++) hc_field_destroy(inputs[i]);
   free(inputs);

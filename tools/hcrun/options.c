@@ -65,6 +65,8 @@ int hcrun_parse_options(int argc, char **argv, hcrun_options_t *o) {
         return HCRUN_USAGE;
       }
       o->device = v;
+    } else if ((v = opt_value(argc, argv, &i, "--split"))) {
+      if (!once(&o->split, v, "--split")) return HCRUN_USAGE;
     } else if ((v = opt_value(argc, argv, &i, "--output"))) {
       if (!once(&o->output, v, "--output")) return HCRUN_USAGE;
     } else if ((v = opt_value(argc, argv, &i, "--pipeline-file"))) {

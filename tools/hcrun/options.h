@@ -8,7 +8,8 @@ typedef struct hcrun_options {
   int list, help, version, json, verify, rescan;
   int repeat;
   const char *workload;
-  const char *device; /* "auto", "cuda", "cuda:1" */
+  const char *device; /* "auto", "cuda", "cuda:1", a set "cuda:0,cpu:0" or "all" */
+  const char *split;  /* --split=0.8,0.2: weights of a device set */
   const char *output;
   const char *pipeline;
   const char *pipeline_file;

@@ -250,3 +250,50 @@ void hcrun_print_usage(hc_context_t *ctx) {
   }
   json_decref(a);
 }
+
+json_t *hcrun_split_json(const hc_devset_t *set) {
+  json_t *o = json_object();
+  json_object_set_new(o, "plan", hcrun_json_str(hc_devset_plan(set)));
+  json_t *parts = json_array();
+  for (uint32_t i = 0; i < hc_devset_parts(set); i++) {
+    hc_part_stats_t s = {.size = sizeof s};
+    if (hc_devset_part_stats(set, i, &s) != HC_OK) continue;
+    json_t *p = json_object();
+    json_object_set_new(p, "device", hcrun_json_str(hc_device_name(hc_devset_device(set, i))));
+    json_object_set_new(p, "lo", json_integer((json_int_t)s.lo));
+    json_object_set_new(p, "hi", json_integer((json_int_t)s.hi));
+    json_object_set_new(p, "rows", json_integer((json_int_t)(s.hi - s.lo)));
+    json_object_set_new(p, "weight", json_real(s.weight));
+    json_object_set_new(p, "compute_s", json_real(s.compute_s));
+    json_object_set_new(p, "device_s", json_real(s.device_s));
+    json_object_set_new(p, "idle_s", json_real(s.idle_s));
+    json_object_set_new(p, "halo_s", json_real(s.halo_s));
+    json_object_set_new(p, "halo_bytes", json_integer((json_int_t)s.halo_bytes));
+    json_object_set_new(p, "collective_s", json_real(s.collective_s));
+    json_object_set_new(p, "collectives", json_integer((json_int_t)s.collectives));
+    json_array_append_new(parts, p);
+  }
+  json_object_set_new(o, "parts", parts);
+  /* No performance history yet: hcrun does not time the single devices. */
+  json_object_set_new(o, "beats_best_single", hcrun_json_str("not measured"));
+  return o;
+}
+
+void hcrun_print_split(json_t *split) {
+  if (!split) return;
+  printf("%-14s %s\n", "split", json_string_value(json_object_get(split, "plan")));
+  size_t i;
+  json_t *p;
+  json_array_foreach(json_object_get(split, "parts"), i, p) {
+    char c[32], d[32], w[32], h[32];
+    fmt_time(c, sizeof c, json_real_value(json_object_get(p, "compute_s")));
+    fmt_time(d, sizeof d, json_real_value(json_object_get(p, "device_s")));
+    fmt_time(w, sizeof w, json_real_value(json_object_get(p, "idle_s")));
+    fmt_time(h, sizeof h, json_real_value(json_object_get(p, "halo_s")));
+    printf("  part %zu %-9s rows %lld..%lld (%.1f%%)  compute %s  device %s  idle %s  halo %s, %lld B\n", i,
+           json_string_value(json_object_get(p, "device")), (long long)json_integer_value(json_object_get(p, "lo")),
+           (long long)json_integer_value(json_object_get(p, "hi")), 100 * json_real_value(json_object_get(p, "weight")),
+           c, d, w, h, (long long)json_integer_value(json_object_get(p, "halo_bytes")));
+  }
+  printf("  %-22s %s\n", "beats best single", json_string_value(json_object_get(split, "beats_best_single")));
+}

@@ -90,6 +90,17 @@ static hc_status_t bpm_describe_output(const hc_job_t *job, const char *port, hc
   return HC_OK;
 }
 
+/* bpm does not split: each half-step of the 3-D ADI solves tridiagonal
+ * systems along another axis, so slabs would need a transpose (all-to-all)
+ * per half-step, and the 2-D march is one line at a time. */
+static hc_status_t bpm_split(const hc_job_t *job, hc_split_t *split) {
+  (void)job;
+  snprintf(split->why, sizeof split->why,
+           "bpm does not split (each ADI half-step solves along another axis: slabs would need a transpose per "
+           "half-step)");
+  return HC_OK;
+}
+
 const hc_workload_ops_t bpm_ops = {
     .size = sizeof(hc_workload_ops_t),
     .languages = HC_LANG_BIT(HC_LANG_HOST) | HC_LANG_BIT(HC_LANG_OPENCL_C) | HC_LANG_BIT(HC_LANG_CUDA_C),
@@ -98,4 +109,5 @@ const hc_workload_ops_t bpm_ops = {
     .check = bpm_check,
     .describe_output = bpm_describe_output,
     .run = bpm_run,
+    .split = bpm_split,
 };

@@ -75,6 +75,15 @@ typedef struct {
   int sweeps_per_pass; /* asked for: 1, 2 (host tiled kernel), 0 auto */
   int stores;          /* two sweeps per pass: 0 auto, 1 plain, 2 streaming */
   int want_residual;
+
+  /* A split run (hc_job_part): the arrays hold rows [off, off + n[ax]) of
+   * the global grid gn along internal axis ax (public axis 0), ghost rows
+   * included; tables are evaluated at global indices, so every point gets
+   * the same arithmetic as in a whole run. Whole runs: gn = n, off = 0. */
+  hc_part_t *part;
+  int ax;
+  int64_t gn[3], off;
+  size_t interior_global;
 } jacobi_problem_t;
 
 /* setup.c: reads and checks the parameters and inputs of the job (every
@@ -85,6 +94,9 @@ void jacobi_problem_free(jacobi_problem_t *p);
 /* Resolves dim and the public grid shape from parameters alone (for
  * describe_output): 0 when an input field will decide. */
 int jacobi_param_dim(const hc_job_t *job);
+/* The workload's split (ops->split): slabs along public axis 0, one ghost
+ * row, for built-in right-hand sides and starts. */
+hc_status_t jacobi_split(const hc_job_t *job, hc_split_t *split);
 
 /* rhs.c: the built-in right-hand sides and the closed forms. Tables are
  * per internal axis, lengths n[0], n[1], n[2], concatenated; the first

@@ -89,6 +89,7 @@ static const hc_workload_ops_t jacobi_ops = {
     .check = jacobi_check,
     .describe_output = jacobi_describe,
     .run = jacobi_run,
+    .split = jacobi_split,
 };
 
 HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "jacobi", "1.0",

@@ -34,11 +34,15 @@ static double sine(int k, int64_t i, int64_t n) {
   return sin(k * M_PI * (double)i / (double)(n - 1));
 }
 
+/* The global index of point i of axis a (a split run holds a slab). */
+static int64_t global_index(const jacobi_problem_t *p, int a, int64_t i) { return i + (a == p->ax ? p->off : 0); }
+
 void jacobi_sine_tables(const jacobi_problem_t *p, const int *mode, double *tab) {
   size_t o = 0;
   for (int a = 0; a < 3; a++) {
     int used = a >= 3 - p->dim;
-    for (int64_t i = 0; i < p->n[a]; i++) tab[o++] = used ? sine(mode ? mode[a] : 1, i, p->n[a]) : 1.0;
+    for (int64_t i = 0; i < p->n[a]; i++)
+      tab[o++] = used ? sine(mode ? mode[a] : 1, global_index(p, a, i), p->gn[a]) : 1.0;
   }
 }
 
@@ -53,7 +57,7 @@ void jacobi_rhs_tables(const jacobi_problem_t *p, double *tab, double *amplitude
   case RHS_GAUSS: /* a unit-mass Gaussian at the centre */
     for (int a = 0; a < 3; a++)
       for (int64_t i = 0; i < p->n[a]; i++) {
-        double x = (double)i * p->h[a] - 0.5;
+        double x = (double)global_index(p, a, i) * p->h[a] - 0.5;
         tab[o++] = a >= 3 - p->dim ? exp(-x * x / (2 * JACOBI_GAUSS_SIGMA * JACOBI_GAUSS_SIGMA)) : 1.0;
       }
     amp = pow(2 * M_PI * JACOBI_GAUSS_SIGMA * JACOBI_GAUSS_SIGMA, -0.5 * p->dim);
@@ -61,7 +65,7 @@ void jacobi_rhs_tables(const jacobi_problem_t *p, double *tab, double *amplitude
   case RHS_POINT: /* a discrete unit source at the centre point (1/h per axis) */
     for (int a = 0; a < 3; a++)
       for (int64_t i = 0; i < p->n[a]; i++)
-        tab[o++] = a < 3 - p->dim ? 1.0 : i == (p->n[a] - 1) / 2 ? 1.0 / p->h[a] : 0.0;
+        tab[o++] = a < 3 - p->dim ? 1.0 : global_index(p, a, i) == (p->gn[a] - 1) / 2 ? 1.0 / p->h[a] : 0.0;
     break;
   default: /* zero (and a field, which never uses the tables) */
     for (int a = 0; a < 3; a++)

@@ -109,6 +109,41 @@ int jacobi_param_dim(const hc_job_t *job) {
   return 0;
 }
 
+static void count_points(jacobi_problem_t *p) {
+  p->cells = (size_t)(p->n[0] * p->n[1] * p->n[2]);
+  p->interior = (size_t)(p->n[1] - 2) * (size_t)(p->n[2] - 2) * (p->dim == 3 ? (size_t)(p->n[0] - 2) : 1);
+}
+
+hc_status_t jacobi_split(const hc_job_t *job, hc_split_t *split) {
+  jacobi_rhs_t rhs;
+  const char *init = hc_job_string(job, "init");
+  if (hc_job_input(job, "f") || !jacobi_rhs_from_name(hc_job_string(job, "f"), &rhs) || hc_job_input(job, "u0") ||
+      (strcmp(init, "zero") && strcmp(init, "eigen"))) {
+    snprintf(split->why, sizeof split->why, "a split run takes a built-in f and init=zero or eigen, not fields");
+    return HC_OK;
+  }
+  hc_shape_t n = hc_job_shape(job, "n");
+  if (n.rank < 1 || n.rank > 3) return HC_OK; /* the run reports the bad n */
+  split->kind = HC_SPLIT_SLABS;
+  split->rows = n.dims[0];
+  split->halo = 1;
+  split->min_rows = 2; /* a part's array then has >= 3 rows: one to update */
+  return HC_OK;
+}
+
+/* Narrows the problem to the part's rows plus its ghost rows. */
+static void localize(hc_job_t *job, jacobi_problem_t *p) {
+  int64_t lo, hi;
+  hc_part_range(p->part, &lo, &hi);
+  uint32_t below = hc_part_halo_below(p->part), above = hc_part_halo_above(p->part);
+  p->off = lo - below;
+  p->n[p->ax] = hi - lo + below + above;
+  count_points(p);
+  /* Two sweeps per pass would need two ghost rows. */
+  if (p->sweeps_per_pass == 2) hc_job_note(job, "sweeps_per_pass=2 is not used in a split run (one ghost row)");
+  p->sweeps_per_pass = 1;
+}
+
 /* Grid from n (and dim), or from the shape of a field when n is not given. */
 static hc_status_t settle_grid(hc_job_t *job, jacobi_problem_t *p, uint32_t frank, const int64_t *fshape,
                                const char *fwhat) {
@@ -145,8 +180,11 @@ static hc_status_t settle_grid(hc_job_t *job, jacobi_problem_t *p, uint32_t fran
                       "points and one interior point)", hc_job_given(job, "n") ? "n" : fwhat, (long long)pub[d], d);
   p->n[0] = 1;
   for (int d = 0; d < dim; d++) p->n[3 - dim + d] = pub[d];
-  p->cells = (size_t)(p->n[0] * p->n[1] * p->n[2]);
-  p->interior = (size_t)(p->n[1] - 2) * (size_t)(p->n[2] - 2) * (dim == 3 ? (size_t)(p->n[0] - 2) : 1);
+  count_points(p);
+  memcpy(p->gn, p->n, sizeof p->gn);
+  p->ax = 3 - dim;
+  p->off = 0;
+  p->interior_global = p->interior;
   double sw = 0;
   for (int a = 0; a < 3; a++) {
     int used = a >= 3 - dim;
@@ -282,6 +320,14 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
   p->sweeps_per_pass = (int)hc_job_int(job, "sweeps_per_pass");
   const char *stores = hc_job_string(job, "stores");
   p->stores = !strcmp(stores, "plain") ? 1 : !strcmp(stores, "streaming") ? 2 : 0;
+  p->part = hc_job_part(job);
+  if (p->part) {
+    if (p->rhs == RHS_FIELD || p->init == INIT_FIELD) {
+      st = hc_error(HC_ERR_UNSUPPORTED, "jacobi: a split run takes a built-in f and init=zero or eigen");
+      goto out;
+    }
+    localize(job, p);
+  }
 
   /* Memory: two solution buffers, f when stored, the residual field, and
    * the fields read from files. */

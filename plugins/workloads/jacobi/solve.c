@@ -29,6 +29,19 @@ typedef struct {
   size_t ntab;
 } run_t;
 
+/* Sums (or maxima) over the parts of a split run; nothing on a whole run. */
+static hc_status_t across_parts(const run_t *r, hc_reduce_op_t op, double *v, uint32_t n) {
+  return r->p->part ? hc_part_allreduce(r->p->part, op, v, n) : HC_OK;
+}
+
+/* The residual ||f + Δu||² and ||f||² over the whole grid. */
+static hc_status_t residual(run_t *r, double *r2, double *f2) {
+  hc_status_t st = jacobi_residual(&r->k, r->p, hc_field_buffer(r->u[0]), r->f, r->tab, r->partial, r2, f2);
+  double v[2] = {*r2, *f2};
+  if (st == HC_OK && (st = across_parts(r, HC_REDUCE_SUM, v, 2)) == HC_OK) *r2 = v[0], *f2 = v[1];
+  return st;
+}
+
 static double relative(const run_t *r, double r2) {
   if (!isfinite(r2)) return r2; /* never a finite number that hides a NaN */
   if (r->f2 > 0) return sqrt(r2 / r->f2);
@@ -46,6 +59,10 @@ static hc_status_t compare_with(run_t *r, const int *mode_a, const int *mode_b, 
   free(t);
   if (st == HC_OK) st = jacobi_compare(&r->k, r->p, hc_field_buffer(r->u[0]), b, sa, sb, r->partial, out);
   hc_buffer_destroy(b);
+  double sums[3] = {out[0], out[2], out[3]};
+  if (st == HC_OK) st = across_parts(r, HC_REDUCE_SUM, sums, 3);
+  if (st == HC_OK) st = across_parts(r, HC_REDUCE_MAX, &out[1], 1);
+  out[0] = sums[0], out[2] = sums[1], out[3] = sums[2];
   return st;
 }
 
@@ -54,7 +71,7 @@ static double sine_max(const jacobi_problem_t *p, const int *mode) {
   double m = 1;
   for (int a = 3 - p->dim; a < 3; a++) {
     double best = 0;
-    for (int64_t i = 1; i < p->n[a] - 1; i++) {
+    for (int64_t i = 1; i < p->gn[a] - 1; i++) {
       double v = fabs(sin((mode ? mode[a] : 1) * M_PI * (double)i * p->h[a]));
       best = v > best ? v : best;
     }
@@ -110,7 +127,7 @@ static hc_status_t setup(run_t *r) {
   }
   hc_buffer_destroy(eig);
   if (st != HC_OK) return st;
-  st = jacobi_residual(&r->k, p, hc_field_buffer(r->u[0]), r->f, r->tab, r->partial, &r->r2_start, &r->f2);
+  st = residual(r, &r->r2_start, &r->f2);
   /* A NaN or an infinity in f or the start makes both norms non-finite; the
    * iteration cannot use it (status.h, "Non-finite values"): name it. */
   if (st == HC_OK && !(isfinite(r->f2) && isfinite(r->r2_start))) {
@@ -140,6 +157,8 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
     const int two = r->k.sweep2 && (next_check < p->iters ? next_check : p->iters) - s >= 2;
     st = (two ? jacobi_sweep2 : jacobi_sweep)(&r->k, p, hc_field_buffer(r->u[0]), hc_field_buffer(r->u[1]), r->f,
                                               r->tab);
+    /* A split run: the neighbours' new rows into the ghost rows. */
+    if (st == HC_OK && p->part) st = hc_part_halo_exchange(p->part, r->u[1]);
     if (st != HC_OK) break;
     hc_field_t *t = r->u[0];
     r->u[0] = r->u[1];
@@ -147,12 +166,13 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
     s += two ? 2 : 1;
     if (s % p->check != 0 || s == p->iters) continue;
     /* The residual at every check when there is a tolerance; otherwise for
-     * the progress line, at most once a second (it costs about a sweep). */
+     * the progress line, at most once a second (it costs about a sweep),
+     * except in a split run, where the parts must agree on when. */
     double now = hc_now();
-    if (p->tol > 0 || now - last_res >= 1.0) {
+    if (p->tol > 0 || (!p->part && now - last_res >= 1.0)) {
       double r2, f2;
       last_res = now;
-      st = jacobi_residual(&r->k, p, hc_field_buffer(r->u[0]), r->f, r->tab, r->partial, &r2, &f2);
+      st = residual(r, &r2, &f2);
       if (st != HC_OK) break;
       *res = relative(r, r2);
       *res_at = s;
@@ -162,7 +182,8 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
     double el = hc_now() - t0, frac = (double)s / (double)p->iters;
     /* With a tolerance, how far the residual has come down on a log scale. */
     if (p->tol > 0 && p->tol < 1 && *res > 0 && *res < 1) frac = fmax(frac, fmin(1, log(*res) / log(p->tol)));
-    hc_job_progress(r->job, frac, "sweep %lld residual %.3e %.1f GLUP/s", (long long)s, *res,
+    if (!p->part || hc_part_index(p->part) == 0)
+      hc_job_progress(r->job, frac, "sweep %lld residual %.3e %.1f GLUP/s", (long long)s, *res,
                     el > 0 ? (double)p->interior * (double)s / el / 1e9 : 0.0);
     if (*res_at == s && !isfinite(*res)) {
       st = hc_error(HC_ERR_NUMERIC, "jacobi: the relative residual is %g after sweep %lld", *res, (long long)s);
@@ -233,6 +254,11 @@ static hc_status_t verify(run_t *r, int64_t sweeps) {
                         (long long)sweeps, tol);
     return HC_OK;
   }
+  if (p->part) {
+    hc_job_note(r->job, "verification skipped: a split run checks against closed forms only (f=sin or zero, "
+                "init=zero or eigen)");
+    return HC_OK;
+  }
   double work = (double)p->interior * (double)sweeps;
   if (work > 2e8) {
     hc_job_note(r->job, "verification skipped: no closed form for this f or start, and %.3g cell updates are too "
@@ -299,7 +325,9 @@ static hc_status_t report(run_t *r, int64_t sweeps, double res, double compute_s
   jacobi_problem_t *p = r->p;
   const hc_device_info_t *in = hc_device_info(r->dev);
   double t = device_s > 0 ? device_s : compute_s;
-  double glups = t > 0 ? (double)p->interior * (double)sweeps / t / 1e9 : 0;
+  hc_status_t st = across_parts(r, HC_REDUCE_MAX, &t, 1); /* the slowest part's */
+  if (st != HC_OK) return st;
+  double glups = t > 0 ? (double)p->interior_global * (double)sweeps / t / 1e9 : 0;
   double bpu = (double)p->es * (p->f_stored ? 3 : 2);
   hc_job_set_times(r->job, compute_s, device_s);
   hc_job_add_metric(r->job, "sweeps", (double)sweeps, "");
@@ -310,7 +338,7 @@ static hc_status_t report(run_t *r, int64_t sweeps, double res, double compute_s
   if (in->peak_bandwidth_gbs > 0)
     hc_job_add_metric(r->job, "bandwidth_fraction", glups * bpu / in->peak_bandwidth_gbs, "");
   hc_job_add_metric(r->job, "sweep_time", sweeps ? t / (double)sweeps : 0, "s");
-  hc_job_add_metric(r->job, "interior_points", (double)p->interior, "");
+  hc_job_add_metric(r->job, "interior_points", (double)p->interior_global, "");
   if (r->f2 == 0 && r->r2_start > 0)
     hc_job_note(r->job, "f is zero: the residual is relative to the start's, ||Lap u|| / ||Lap u0||");
   return analytic_metrics(r, sweeps);
@@ -342,6 +370,32 @@ static void describe(run_t *r) {
       }
 }
 
+/* A split run hands over its own rows only: the core gathers them. */
+static hc_status_t own_rows(run_t *r, hc_field_t **f) {
+  jacobi_problem_t *p = r->p;
+  if (!p->part) return HC_OK;
+  int64_t lo, hi, shape[3];
+  hc_part_range(p->part, &lo, &hi);
+  for (int d = 0; d < p->dim; d++) shape[d] = p->n[3 - p->dim + d];
+  shape[0] = hi - lo;
+  size_t row = p->cells / (size_t)p->n[p->ax] * p->es;
+  hc_field_t *mine = NULL;
+  hc_status_t st = hc_field_create(r->dev, p->dtype, (uint32_t)p->dim, shape, &mine);
+  if (st == HC_OK)
+    st = hc_buffer_copy(hc_field_buffer(mine), 0, hc_field_buffer(*f), hc_part_halo_below(p->part) * row,
+                        (size_t)(hi - lo) * row);
+  if (st != HC_OK) {
+    hc_field_destroy(mine);
+    return st;
+  }
+  hc_field_set_spacing(mine, hc_field_spacing(*f));
+  hc_field_set_origin(mine, hc_field_origin(*f));
+  hc_field_set_name(mine, hc_field_name(*f));
+  hc_field_destroy(*f);
+  *f = mine;
+  return HC_OK;
+}
+
 static hc_status_t outputs(run_t *r) {
   jacobi_problem_t *p = r->p;
   hc_status_t st = HC_OK;
@@ -357,12 +411,14 @@ static hc_status_t outputs(run_t *r) {
       hc_field_set_spacing(rf, hc_field_spacing(r->u[0]));
       hc_field_set_origin(rf, hc_field_origin(r->u[0]));
       hc_field_set_name(rf, "residual");
-      st = hc_job_set_output(r->job, "residual", rf);
+      if ((st = own_rows(r, &rf)) == HC_OK) st = hc_job_set_output(r->job, "residual", rf);
+      else hc_field_destroy(rf);
     } else {
       hc_field_destroy(rf);
     }
     if (st != HC_OK) return st;
   }
+  if ((st = own_rows(r, &r->u[0])) != HC_OK) return st;
   st = hc_job_set_output(r->job, "u", r->u[0]);
   r->u[0] = NULL;
   return st;
@@ -381,7 +437,7 @@ hc_status_t jacobi_solve(hc_job_t *job, jacobi_problem_t *p) {
   if (st == HC_OK) st = iterate(&r, &sweeps, &res, &res_at, &compute_s, &device_s);
   if (st == HC_OK && res_at != sweeps) {
     double r2, f2;
-    st = jacobi_residual(&r.k, p, hc_field_buffer(r.u[0]), r.f, r.tab, r.partial, &r2, &f2);
+    st = residual(&r, &r2, &f2);
     res = relative(&r, r2);
     if (st == HC_OK && !isfinite(res))
       st = hc_error(HC_ERR_NUMERIC, "jacobi: the relative residual is %g after sweep %lld", res, (long long)sweeps);

@@ -80,16 +80,17 @@ NB_CLONES static void NB_SFX(field_rows)(const NB_T *restrict pos, NB_T *restric
   }
 }
 
-/* nbody_field(n, npad, slice_len, eps2, flags, pos, field): the group's
- * bodies [lo, hi) against the slice group_id[1]. */
+/* nbody_field(n, npad, slice_len, eps2, flags, pos, field, i_off): the
+ * group's bodies i_off + [lo, hi) against the slice group_id[1]. */
 static void NB_SFX(field)(const hc_host_group_t *g, void *const *args) {
   const int64_t npad = *(const int64_t *)args[1], slice_len = *(const int64_t *)args[2];
   const NB_T eps2 = *(const NB_T *)args[3];
   const int flags = *(const int32_t *)args[4];
   const int64_t slice = (int64_t)g->group_id[1];
+  const int64_t off = *(const int64_t *)args[7];
   const int64_t j0 = slice * slice_len, j1 = j0 + slice_len < npad ? j0 + slice_len : npad;
-  NB_SFX(field_rows)((const NB_T *)args[5], (NB_T *)args[6] + 4 * slice * npad, (int64_t)g->lo[0],
-                     (int64_t)g->hi[0], j0, j1, eps2, !!(flags & NB_FLAG_GUARD), !!(flags & NB_FLAG_POT));
+  NB_SFX(field_rows)((const NB_T *)args[5], (NB_T *)args[6] + 4 * slice * npad, off + (int64_t)g->lo[0],
+                     off + (int64_t)g->hi[0], j0, j1, eps2, !!(flags & NB_FLAG_GUARD), !!(flags & NB_FLAG_POT));
 }
 
 /* The same sum as a plain serial double loop, as a programmer writes it
@@ -101,7 +102,8 @@ static void NB_SFX(field_serial)(const hc_host_group_t *g, void *const *args) {
   const int guard = !!(flags & NB_FLAG_GUARD), pot = !!(flags & NB_FLAG_POT);
   const NB_T *pos = args[5];
   NB_T *field = args[6];
-  for (int64_t i = (int64_t)g->lo[0]; i < (int64_t)g->hi[0] && i < npad; i++) {
+  const int64_t off = *(const int64_t *)args[7];
+  for (int64_t i = off + (int64_t)g->lo[0]; i < off + (int64_t)g->hi[0] && i < npad; i++) {
     NB_T ax = 0, ay = 0, az = 0, ph = 0;
     for (int64_t j = 0; j < n && i < n; j++) {
       const NB_T dx = pos[4 * i] - pos[4 * j], dy = pos[4 * i + 1] - pos[4 * j + 1],
@@ -120,7 +122,8 @@ static void NB_SFX(field_serial)(const hc_host_group_t *g, void *const *args) {
 }
 
 /* nbody_update(npad, nslices, dt, kc, bx, by, bz, eps2, boris, commit, diag,
- * pos, vel, field, partial): see kernels.hcl. */
+ * pos, vel, field, partial, i_lo, i_hi): see kernels.hcl; the group's
+ * bodies are i_lo + [lo, hi). */
 static void NB_SFX(update)(const hc_host_group_t *g, void *const *args) {
   const int64_t npad = *(const int64_t *)args[0];
   const int nslices = *(const int32_t *)args[1];
@@ -131,10 +134,11 @@ static void NB_SFX(update)(const hc_host_group_t *g, void *const *args) {
   NB_T *pos = args[11], *vel = args[12];
   const NB_T *field = args[13];
   double *partial = args[14];
+  const size_t i_lo = (size_t)*(const int64_t *)args[15], i_hi = (size_t)*(const int64_t *)args[16];
   /* The self term of the potential, as the field loop computed it. */
   const NB_T self_inv = (diag && !nb_guard(eps2, sizeof(NB_T) == 8)) ? NB_RSQRT(eps2) : 0;
   double ke = 0, pe = 0, mom[3] = {0, 0, 0};
-  for (size_t i = g->lo[0]; i < g->hi[0]; i++) {
+  for (size_t i = i_lo + g->lo[0]; i < i_lo + g->hi[0] && i < i_hi; i++) {
     NB_T *p = pos + 4 * i, *v = vel + 4 * i;
     NB_T e[4] = {0, 0, 0, 0};
     for (int s = 0; s < nslices; s++)

@@ -158,7 +158,7 @@ static hc_status_t read_input(hc_field_t *f, const char *port, int cols, int64_t
 }
 
 /* The n the initial state implies, and where it came from, or 0. */
-static hc_status_t implied_n(hc_job_t *job, const nb_config_t *c, int64_t *n, const char **from, void **file,
+static hc_status_t implied_n(const hc_job_t *job, const nb_config_t *c, int64_t *n, const char **from, void **file,
                              hc_dtype_t *file_dt) {
   static const char *const ports[] = {"state", "pos", "vel"};
   *n = 0;
@@ -191,6 +191,16 @@ static hc_status_t implied_n(hc_job_t *job, const nb_config_t *c, int64_t *n, co
     }
   }
   return HC_OK;
+}
+
+hc_status_t nb_bodies_count(const hc_job_t *job, const nb_config_t *c, int64_t *n) {
+  void *file = NULL;
+  hc_dtype_t file_dt = HC_DTYPE_NONE;
+  const char *from = NULL;
+  hc_status_t st = implied_n(job, c, n, &from, &file, &file_dt);
+  free(file);
+  if (st == HC_OK && !*n) *n = c->n ? c->n : 4096;
+  return st;
 }
 
 hc_status_t nb_bodies_init(hc_job_t *job, nb_config_t *c, nb_bodies_t *out) {

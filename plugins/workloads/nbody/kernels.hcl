@@ -88,18 +88,19 @@ HC_INLINE double nb_rsqrt(double x) {
 #define nb_rsqrt(x) hc_rsqrt(x)
 #endif
 
-/* The field of every body i from the bodies of slice hc_group_id(1).
- * A group of NB_WG items owns NB_WG*NB_BPT bodies (item l: bodies
- * l, l+NB_WG, ...); bodies j pass through local memory NB_WG at a time and
+/* The field of the bodies i_off + [0, global size * NB_BPT) from the
+ * bodies of slice hc_group_id(1) (i_off: 0, or a multiple of NB_WG*NB_BPT
+ * where a split run's part computes its slice of the bodies). A group of
+ * NB_WG items owns NB_WG*NB_BPT bodies (item l: bodies l, l+NB_WG, ...); bodies j pass through local memory NB_WG at a time and
  * every item reads each one as a broadcast. 20 flops per interaction in the
  * paper's count; 12 FP32 instructions and one rsqrt here. All pairs: no
  * Newton's-third-law sharing, so every body's sum is independent. */
 HC_KERNEL NB_BOUNDS(NB_WG) void nbody_field(const long n, const long npad, const long slice_len, const nb_real eps2,
                                             const int with_pot, HC_GLOBAL const nb_real4 *HC_RESTRICT pos,
-                                            HC_GLOBAL nb_real4 *HC_RESTRICT field) {
+                                            HC_GLOBAL nb_real4 *HC_RESTRICT field, const long i_off) {
   HC_LOCAL nb_real4 tile[NB_WG];
   const int lid = (int)hc_local_id(0);
-  const long i0 = hc_group_id(0) * (NB_WG * NB_BPT) + lid;
+  const long i0 = i_off + hc_group_id(0) * (NB_WG * NB_BPT) + lid;
   const long j0 = hc_group_id(1) * slice_len;
   const long j1 = j0 + slice_len < npad ? j0 + slice_len : npad;
   nb_real xi[NB_BPT], yi[NB_BPT], zi[NB_BPT], ax[NB_BPT], ay[NB_BPT], az[NB_BPT], ph[NB_BPT];
@@ -149,7 +150,8 @@ HC_KERNEL NB_BOUNDS(NB_WG) void nbody_field(const long n, const long npad, const
   }
 }
 
-/* One time step for every body (grid-stride), from the field of the
+/* One time step for the bodies [i_lo, i_hi) (grid-stride; [0, npad) on
+ * one device, a part's slice in a split run), from the field of the
  * current positions: Euler (the paper's: v += a dt, x += v dt) or Boris
  * (half electric kick, rotation about B, half kick; x += v dt). With diag,
  * the group's sums of the energies and momentum of the state before the
@@ -161,10 +163,11 @@ HC_KERNEL NB_BOUNDS(NB_UWG) void nbody_update(const long npad, const int nslices
                                               const int commit, const int diag, HC_GLOBAL nb_real4 *HC_RESTRICT pos,
                                               HC_GLOBAL nb_real4 *HC_RESTRICT vel,
                                               HC_GLOBAL const nb_real4 *HC_RESTRICT field,
-                                              HC_GLOBAL nb_dreal *HC_RESTRICT partial) {
+                                              HC_GLOBAL nb_dreal *HC_RESTRICT partial, const long i_lo,
+                                              const long i_hi) {
   HC_LOCAL nb_dreal red[NB_DIAG * NB_UWG];
   nb_dreal ke = 0, pe = 0, mx = 0, my = 0, mz = 0;
-  for (long i = hc_global_id(0); i < npad; i += hc_global_size(0)) {
+  for (long i = i_lo + hc_global_id(0); i < i_hi; i += hc_global_size(0)) {
     const nb_real4 p = pos[i], v = vel[i];
     nb_real ex = 0, ey = 0, ez = 0, ph = 0;
     for (int s = 0; s < nslices; s++) {

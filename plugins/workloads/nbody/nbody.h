@@ -8,6 +8,7 @@
 #ifndef NBODY_H
 #define NBODY_H
 
+#include <hc/partition.h>
 #include <hc/plugin.h>
 #include <stdint.h>
 
@@ -48,6 +49,9 @@ typedef struct nb_bodies {
  * `pos`/`vel`. Sets cfg->n. HC_ERR_PARAM on bad input (nothing allocated). */
 hc_status_t nb_bodies_init(hc_job_t *job, nb_config_t *cfg, nb_bodies_t *out);
 void nb_bodies_free(nb_bodies_t *b);
+/* The number of bodies nb_bodies_init will set up (a .npy init= is read
+ * for it). */
+hc_status_t nb_bodies_count(const hc_job_t *job, const nb_config_t *cfg, int64_t *n);
 
 /* Is init= one of the built-in distributions (else a .npy path)? */
 int nb_init_is_builtin(const char *init);
@@ -103,6 +107,7 @@ typedef struct nb_sim {
   int diag_f64;         /* diagnostics buffers hold doubles */
   size_t es;            /* bytes of one real */
   int64_t n, npad;      /* bodies, bodies with padding */
+  int64_t lo, hi;       /* bodies the field and update kernels compute: [0, npad), or a part's slice */
   int nslices;          /* j range split for small N on big devices */
   int64_t slice_len;
   int ugroups;          /* groups of nbody_update with diagnostics */
@@ -128,6 +133,21 @@ hc_status_t nb_sim_warm_up(nb_sim_t *s);
 hc_status_t nb_sim_update(nb_sim_t *s, int64_t step, int commit);
 /* Output fields: (n,3) positions, velocities or accelerations. */
 hc_status_t nb_sim_output3(nb_sim_t *s, const char *what, hc_field_t **out);
+
+/* ---------------------------------------------------------------- split */
+
+/* How a job splits (the ops table's split): replicated, each part owns a
+ * slice of the bodies (split.c). */
+hc_status_t nb_split(const hc_job_t *job, hc_split_t *split);
+/* Every part's new positions of its slice into every part's state (after
+ * a committed step), in part order. */
+hc_status_t nb_split_share_positions(nb_sim_t *s, hc_part_t *part);
+/* The diagnostics traces (steps+1 records) summed over the parts, in part
+ * order, back into s->trace on every part. */
+hc_status_t nb_split_reduce_traces(nb_sim_t *s, hc_part_t *part);
+/* An (n,3) output cut down to the part's slice [lo, hi) (the core gathers
+ * the slices). Replaces *f. */
+hc_status_t nb_split_own_rows(nb_sim_t *s, hc_part_t *part, hc_field_t **f);
 
 /* ---------------------------------------------------------------- run */
 

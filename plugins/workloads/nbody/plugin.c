@@ -1,4 +1,5 @@
 /* nbody: the plugin's schema (parameters, ports) and descriptor. */
+#include <stdio.h>
 #include <string.h>
 
 #include <hc/workload_util.h>
@@ -77,6 +78,7 @@ static const hc_workload_ops_t nb_ops = {
     .check = nb_check,
     .describe_output = nb_describe_output,
     .run = nb_run,
+    .split = nb_split,
 };
 
 HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "nbody", "1.0",

@@ -16,7 +16,9 @@ static void round_to_f32(nb_bodies_t *b) {
 /* --verify: the device's field at the initial positions against the
  * float64 reference on up to 256 bodies spread over the range. The error
  * is max_i |E_i - E_ref,i| / max_i |E_ref,i| over them (a per-body ratio
- * would judge rounding against sums that nearly cancel). */
+ * would judge rounding against sums that nearly cancel). A split run's
+ * part checks the samples in its slice; the maxima and the count are
+ * reduced over the parts. */
 #define NB_VERIFY_SAMPLE 256
 static hc_status_t verify_field(hc_job_t *job, nb_sim_t *s, const nb_bodies_t *b) {
   const int64_t count = b->n < NB_VERIFY_SAMPLE ? b->n : NB_VERIFY_SAMPLE;
@@ -29,11 +31,15 @@ static hc_status_t verify_field(hc_job_t *job, nb_sim_t *s, const nb_bodies_t *b
     st = hc_error(HC_ERR_NO_MEMORY, "nbody: out of host memory for the verification");
     goto out;
   }
-  for (int64_t k = 0; k < count; k++) idx[k] = count > 1 ? k * (b->n - 1) / (count - 1) : 0;
-  if ((st = nb_sim_field(s, 0)) != HC_OK || (st = hc_buffer_read(s->field, 0, dev, fbytes)) != HC_OK) goto out;
-  nb_reference_field(b, s->cfg->f64 ? s->eps2.d : (double)s->eps2.f, s->guard, idx, count, ref);
-  double worst = 0, scale = 0;
+  int64_t mine = 0;
   for (int64_t k = 0; k < count; k++) {
+    const int64_t i = count > 1 ? k * (b->n - 1) / (count - 1) : 0;
+    if (i >= s->lo && i < s->hi) idx[mine++] = i;
+  }
+  if ((st = nb_sim_field(s, 0)) != HC_OK || (st = hc_buffer_read(s->field, 0, dev, fbytes)) != HC_OK) goto out;
+  nb_reference_field(b, s->cfg->f64 ? s->eps2.d : (double)s->eps2.f, s->guard, idx, mine, ref);
+  double worst = 0, scale = 0;
+  for (int64_t k = 0; k < mine; k++) {
     double d2 = 0, r2 = 0;
     for (int c = 0; c < 3; c++) {
       double e = 0;
@@ -47,6 +53,11 @@ static hc_status_t verify_field(hc_job_t *job, nb_sim_t *s, const nb_bodies_t *b
     worst = fmax(worst, sqrt(d2));
     scale = fmax(scale, sqrt(r2));
   }
+  hc_part_t *part = hc_job_part(job);
+  double maxima[2] = {worst, scale};
+  if (part && (st = hc_part_allreduce(part, HC_REDUCE_MAX, maxima, 2)) != HC_OK) goto out;
+  worst = maxima[0];
+  scale = maxima[1];
   const double err = scale > 0 ? worst / scale : worst, tol = s->cfg->f64 ? 1e-12 : 1e-5;
   hc_job_add_metric(job, "field_rel_error", err, "");
   hc_job_set_verified(job, err <= tol,
@@ -138,12 +149,14 @@ static void add_metrics(hc_job_t *job, const nb_sim_t *s, double seconds, double
 
 static hc_status_t step_loop(hc_job_t *job, nb_sim_t *s, double *seconds, double *device_s) {
   const nb_config_t *c = s->cfg;
+  hc_part_t *part = hc_job_part(job);
   hc_status_t st = hc_device_timer_begin(s->dev);
   if (st != HC_OK) return st;
   const double t0 = hc_now();
   for (int64_t k = 0; k < c->steps && st == HC_OK; k++) {
     st = nb_sim_field(s, 0);
     if (st == HC_OK) st = nb_sim_update(s, k, 1);
+    if (st == HC_OK && part) st = nb_split_share_positions(s, part);
     hc_job_progress(job, (double)(k + 1) / (double)c->steps, "step %lld of %lld", (long long)(k + 1),
                     (long long)c->steps);
   }
@@ -159,6 +172,7 @@ hc_status_t nb_run(hc_job_t *job) {
   nb_sim_t sim;
   memset(&sim, 0, sizeof sim);
   hc_field_t *outs[3] = {NULL, NULL, NULL};
+  hc_part_t *part = hc_job_part(job); /* NULL: the whole run */
   hc_status_t st = nb_config_read(job, &cfg);
   if (st != HC_OK) return st;
   /* The host copy of the bodies is as large as the device's state: refuse a
@@ -170,6 +184,7 @@ hc_status_t nb_run(hc_job_t *job) {
   if ((st = nb_bodies_init(job, &cfg, &bodies)) != HC_OK) return st;
   if (!cfg.f64) round_to_f32(&bodies);
   if ((st = nb_sim_create(hc_job_device(job), &cfg, &bodies, &sim)) != HC_OK) goto out;
+  if (part) hc_part_range(part, &sim.lo, &sim.hi); /* this part's slice of the bodies */
   if (hc_job_verify_requested(job) && (st = verify_field(job, &sim, &bodies)) != HC_OK) goto out;
 
   double seconds = 0, device_s = 0;
@@ -184,10 +199,15 @@ hc_status_t nb_run(hc_job_t *job) {
     if (cfg.diagnostics && (st = nb_sim_update(&sim, cfg.steps, 0)) != HC_OK) goto out;
   }
   static const char *const names[3] = {"pos", "vel", "acc"};
-  for (int i = 0; i < (cfg.output_acc ? 3 : 2); i++)
+  for (int i = 0; i < (cfg.output_acc ? 3 : 2); i++) {
     if ((st = nb_sim_output3(&sim, names[i], &outs[i])) != HC_OK) goto out;
+    if (part && (st = nb_split_own_rows(&sim, part, &outs[i])) != HC_OK) goto out;
+  }
   if ((st = hc_device_finish(sim.dev)) != HC_OK) goto out;
-  if (cfg.diagnostics && (st = output_traces(job, &sim)) != HC_OK) goto out;
+  if (cfg.diagnostics && part && (st = nb_split_reduce_traces(&sim, part)) != HC_OK) goto out;
+  /* A split run's traces are whole on every part: part 0 hands them over
+   * (the core takes a non-row output from part 0). */
+  if (cfg.diagnostics && (!part || hc_part_index(part) == 0) && (st = output_traces(job, &sim)) != HC_OK) goto out;
   for (int i = 0; i < 3; i++) {
     if (!outs[i]) continue;
     st = hc_job_set_output(job, names[i], outs[i]);

@@ -141,6 +141,8 @@ hc_status_t nb_sim_create(hc_device_t *dev, const nb_config_t *c, const nb_bodie
   hc_status_t st = build(s);
   if (st != HC_OK) return st;
   geometry(s);
+  s->lo = 0;
+  s->hi = s->npad;
   const uint64_t state = (uint64_t)s->npad * 4 * s->es, ds = s->diag_f64 ? 8 : 4;
   const uint64_t field = (uint64_t)s->nslices * state;
   const uint64_t outs = (uint64_t)s->n * 3 * s->es * (2 + (uint64_t)c->output_acc);
@@ -170,40 +172,47 @@ void nb_sim_destroy(nb_sim_t *s) {
 hc_status_t nb_sim_field(nb_sim_t *s, int one_group) {
   const int64_t n = s->n, npad = s->npad, slice_len = s->slice_len;
   const int32_t flags = (s->cfg->diagnostics ? NB_FLAG_POT : 0) | (s->guard ? NB_FLAG_GUARD : 0);
-  hc_arg_t a[7] = {HC_ARG_VAL(n),     HC_ARG_VAL(npad),    HC_ARG_VAL(slice_len),  real_arg(s, &s->eps2),
-                   HC_ARG_VAL(flags), HC_ARG_BUF(s->pos), HC_ARG_BUF(s->field)};
+  /* Bodies [lo, hi): host groups are any range; GPU groups own whole
+   * tiles of wg*bpt bodies, so a part's slice widens to the tiles it
+   * touches (still within npad; the extra bodies' field goes unused). */
+  const int64_t tile = s->host ? 1 : (int64_t)s->cfg->wg * s->cfg->bpt;
+  const int64_t off = s->lo / tile * tile, end = round_up(s->hi, tile);
+  hc_arg_t a[8] = {HC_ARG_VAL(n),     HC_ARG_VAL(npad),    HC_ARG_VAL(slice_len),  real_arg(s, &s->eps2),
+                   HC_ARG_VAL(flags), HC_ARG_BUF(s->pos), HC_ARG_BUF(s->field),  HC_ARG_VAL(off)};
   size_t global[2], local[2];
   if (s->host) {
-    global[0] = (size_t)npad, local[0] = s->host_rows;
+    global[0] = (size_t)(end - off), local[0] = s->host_rows;
   } else {
-    global[0] = (size_t)(npad / s->cfg->bpt), local[0] = (size_t)s->cfg->wg;
+    global[0] = (size_t)((end - off) / s->cfg->bpt), local[0] = (size_t)s->cfg->wg;
   }
   global[1] = (size_t)s->nslices, local[1] = 1;
-  if (one_group) global[0] = local[0], global[1] = 1;
-  return hc_kernel_launch(s->kfield, 2, global, local, 7, a);
+  if (one_group) global[0] = local[0] < global[0] ? local[0] : global[0], global[1] = 1;
+  return hc_kernel_launch(s->kfield, 2, global, local, 8, a);
 }
 
 hc_status_t nb_sim_update(nb_sim_t *s, int64_t step, int commit) {
-  const int64_t npad = s->npad;
+  const int64_t npad = s->npad, lo = s->lo, hi = s->hi, count = hi - lo;
   const int32_t nslices = s->nslices, boris = s->cfg->boris, diag = s->cfg->diagnostics, com = commit;
-  hc_arg_t a[15] = {HC_ARG_VAL(npad),        HC_ARG_VAL(nslices),     real_arg(s, &s->dt),
+  hc_arg_t a[17] = {HC_ARG_VAL(npad),        HC_ARG_VAL(nslices),     real_arg(s, &s->dt),
                     real_arg(s, &s->kc),     real_arg(s, &s->b[0]),   real_arg(s, &s->b[1]),
                     real_arg(s, &s->b[2]),   real_arg(s, &s->eps2),   HC_ARG_VAL(boris),
                     HC_ARG_VAL(com),         HC_ARG_VAL(diag),        HC_ARG_BUF(s->pos),
-                    HC_ARG_BUF(s->vel),      HC_ARG_BUF(s->field),    HC_ARG_BUF(s->partial)};
+                    HC_ARG_BUF(s->vel),      HC_ARG_BUF(s->field),    HC_ARG_BUF(s->partial),
+                    HC_ARG_VAL(lo),          HC_ARG_VAL(hi)};
   size_t global, local;
   int32_t groups;
   if (s->host) {
     /* Host groups are item ranges: ugroups slabs, one partial record each. */
-    local = (size_t)((npad + s->ugroups - 1) / s->ugroups);
-    global = (size_t)npad;
+    local = (size_t)((count + s->ugroups - 1) / s->ugroups);
+    global = (size_t)count;
     groups = (int32_t)((global + local - 1) / local);
   } else {
     local = NB_UWG;
-    groups = diag ? s->ugroups : (int32_t)((npad + NB_UWG - 1) / NB_UWG);
+    const int32_t need = (int32_t)((count + NB_UWG - 1) / NB_UWG);
+    groups = diag && s->ugroups < need ? s->ugroups : need;
     global = (size_t)groups * NB_UWG;
   }
-  hc_status_t st = hc_kernel_launch(s->kupdate, 1, &global, &local, 15, a);
+  hc_status_t st = hc_kernel_launch(s->kupdate, 1, &global, &local, 17, a);
   if (st != HC_OK || !diag) return st;
   hc_arg_t r[4] = {HC_ARG_VAL(groups), HC_ARG_VAL(step), HC_ARG_BUF(s->partial), HC_ARG_BUF(s->trace)};
   size_t rg = NB_DIAG;

@@ -242,6 +242,8 @@ hc_status_t simpson_config_resolve(hc_job_t *job, simpson_config_t *cfg) {
   cfg->ny = r >= 2 ? (int)cfg->shape[r - 2] : 1;
   cfg->nx = r >= 3 ? (int)cfg->shape[0] : 1;
   cfg->n = (int64_t)cfg->nx * cfg->ny * cfg->nz;
+  cfg->row0 = 0;
+  cfg->grows = cfg->shape[0];
   return HC_OK;
 }
 

@@ -151,10 +151,50 @@ static void add_metrics(hc_job_t *job, const simpson_config_t *cfg, const simpso
   }
 }
 
+/* Built-in functions split in slabs of whole panel pairs along axis 0
+ * (rows: the pairs), so that every slab is a Simpson rule of its own and
+ * the integral is their sum. */
+static hc_status_t simpson_split(const hc_job_t *job, hc_split_t *split) {
+  if (hc_job_input(job, "f") || (hc_job_given(job, "input") && *hc_job_string(job, "input"))) {
+    snprintf(split->why, sizeof split->why, "a split run integrates a built-in function (func=), not a field");
+    return HC_OK;
+  }
+  simpson_config_t cfg;
+  /* Resolving a built-in function's configuration only reads the job. */
+  hc_status_t st = simpson_config_resolve((hc_job_t *)job, &cfg);
+  if (st != HC_OK) return st;
+  split->rows = (cfg.shape[0] - 1) / 2;
+  if (split->rows < 1) {
+    snprintf(split->why, sizeof split->why, "axis 0 has fewer than 3 samples");
+    return HC_OK;
+  }
+  split->kind = HC_SPLIT_SLABS;
+  split->min_rows = 1;
+  return HC_OK;
+}
+
+/* The part's samples of axis 0: its panel pairs, and the last sample on
+ * the last part when the count is even. */
+static void narrow(simpson_config_t *cfg, const hc_part_t *part) {
+  int64_t lo, hi;
+  hc_part_range(part, &lo, &hi);
+  int64_t last = hi == hc_part_global_rows(part) ? cfg->shape[0] - 1 : 2 * hi;
+  cfg->row0 = 2 * lo;
+  cfg->shape[0] = last - cfg->row0 + 1;
+  const uint32_t r = cfg->rank;
+  cfg->nz = (int)cfg->shape[r - 1];
+  cfg->ny = r >= 2 ? (int)cfg->shape[r - 2] : 1;
+  cfg->nx = r >= 3 ? (int)cfg->shape[0] : 1;
+  cfg->n = (int64_t)cfg->nx * cfg->ny * cfg->nz;
+}
+
 static hc_status_t simpson_run(hc_job_t *job) {
   simpson_config_t cfg;
   hc_status_t st = simpson_config_resolve(job, &cfg);
   if (st != HC_OK) return st;
+  const simpson_config_t whole = cfg;
+  hc_part_t *part = hc_job_part(job);
+  if (part) narrow(&cfg, part);
   hc_device_t *dev = hc_job_device(job);
   if (cfg.dtype == HC_F64 && !hc_device_info(dev)->fp64)
     return hc_error(HC_ERR_UNSUPPORTED, "simpson: f64 samples need fp64, which %s lacks", hc_device_name(dev));
@@ -167,10 +207,19 @@ static hc_status_t simpson_run(hc_job_t *job) {
   if ((st = prepare_field(job, &cfg, verify, &own, &field, &host, &transfer_s)) != HC_OK) goto out;
   if ((st = simpson_run_variant(job, &cfg, field, &res)) != HC_OK) goto out;
   hc_job_set_times(job, res.compute_s, res.device_s);
-  add_metrics(job, &cfg, &res, transfer_s);
+  if (part) {
+    /* The whole integral, traffic and the slowest part's times. */
+    double sums[2] = {res.integral, res.traffic_bytes}, slowest[3] = {res.compute_s, res.device_s, transfer_s};
+    if ((st = hc_part_allreduce(part, HC_REDUCE_SUM, sums, 2)) != HC_OK ||
+        (st = hc_part_allreduce(part, HC_REDUCE_MAX, slowest, 3)) != HC_OK)
+      goto out;
+    res.integral = sums[0], res.traffic_bytes = sums[1];
+    res.compute_s = slowest[0], res.device_s = slowest[1], transfer_s = slowest[2];
+  }
+  add_metrics(job, &whole, &res, transfer_s);
   if (cfg.variant == SIMPSON_DEVICEREDUCE)
     hc_job_note(job, "variant=devicereduce reduces in one work-group, as the paper's algorithm 3: slow by design");
-  if (verify && (st = simpson_verify(job, &cfg, field, host, &res)) != HC_OK) goto out;
+  if (verify && (st = simpson_verify(job, &cfg, &whole, field, host, &res)) != HC_OK) goto out;
   if ((st = hc_field_create(dev, HC_F64, 0, NULL, &result)) != HC_OK) goto out;
   if ((st = hc_field_write(result, &res.integral)) != HC_OK) goto out;
   hc_field_set_name(result, "integral");
@@ -191,6 +240,7 @@ static const hc_workload_ops_t simpson_ops = {
     .check = simpson_check,
     .describe_output = simpson_describe_output,
     .run = simpson_run,
+    .split = simpson_split,
 };
 
 HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "simpson", "1.0",

@@ -57,6 +57,10 @@ typedef struct {
   int64_t n;         /* samples */
   int64_t groups;    /* groups= (0: automatic) */
   int isa;           /* host sums' SIMD instructions (isa=, simpson_isa) */
+  /* A split run's slab: samples [row0, row0 + shape[0]) of the grows
+   * samples of axis 0; a built-in function is sampled at the whole box's
+   * coordinates (lo, hi are the whole box's). Whole runs: row0 = 0. */
+  int64_t row0, grows;
 } simpson_config_t;
 
 /* config.c: every check of the parameters and of the input's header, done
@@ -131,8 +135,8 @@ hc_status_t simpson_run_variant(hc_job_t *job, const simpson_config_t *cfg, hc_f
 /* verify.c: checks res against the f64 reference (and the exact integral
  * for func=) and records the verdict on the job. host_data: the samples on
  * the host, or NULL (then they are read from the field). */
-hc_status_t simpson_verify(hc_job_t *job, const simpson_config_t *cfg, hc_field_t *field, const void *host_data,
-                           const simpson_result_t *res);
+hc_status_t simpson_verify(hc_job_t *job, const simpson_config_t *cfg, const simpson_config_t *whole,
+                           hc_field_t *field, const void *host_data, const simpson_result_t *res);
 
 /* Scale from weights in twelfths^3 to the integral: prod_d h_d / 12 over
  * the user axes, times 1/144 per padding axis (whose weight is 12). */

@@ -30,6 +30,7 @@ static const struct {
 
 /* Coordinate i of user axis d: the ends exactly at the box's ends. */
 static double coord(const simpson_config_t *cfg, uint32_t d, int64_t i) {
+  if (d == 0) return cfg->lo[0] + (cfg->hi[0] - cfg->lo[0]) * (double)(i + cfg->row0) / (double)(cfg->grows - 1);
   return cfg->lo[d] + (cfg->hi[d] - cfg->lo[d]) * (double)i / (double)(cfg->shape[d] - 1);
 }
 

@@ -1,0 +1,132 @@
+"""Split runs (core/partition): the overhead of the partition layer and what
+several devices give together.
+
+Tables:
+  1. cpu parts against one cpu device over the same cores: the cpu backend
+     shown as 1-4 devices (HC_CPU_DEVICES=k, HC_CPU_THREADS = all cores, so
+     the k devices share the same threads as the one), jacobi 3-D and
+     simpson 3-D at sizes well beyond the caches, and nbody with 2^14
+     bodies (its parts all-gather the positions every step: collectives,
+     not halo). Time of the split run, its ratio to the one-device run
+     (target >= 0.95: the layer's overhead <= 5 %), halo exchange time as a
+     fraction of the slowest part's compute time, and the parts' idle time
+     (waiting in exchanges).
+  2. On a machine with a GPU: cuda:0 + cpu:0 against each alone (goal: >= 0.9
+     of the sum of the single-device throughputs, never below the best
+     single device), and cuda:0 + opencl:1 (the same GPU through two APIs)
+     against cuda:0 (goal: within 5 %), with weights from the single-device
+     throughputs measured in the same run (--split); nbody there has 2^18
+     bodies. Skipped with a line where there is no CUDA device.
+Figures: the cpu ratio per part count and workload; the GPU fractions.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from benchlib import BenchError  # noqa: E402
+
+
+def _cases(quick, gpu=False):
+    jn, sn = (129, 257) if quick else (385, 513)
+    # nbody: 2^18 bodies where a GPU is in the set, a size one cpu device
+    # steps in well under a second otherwise (its work grows as n^2).
+    nn, steps = (1 << 18, 1 if quick else 2) if gpu else (1 << 13 if quick else 1 << 14, 3 if quick else 5)
+    return [
+        # sweeps_per_pass=1: split parts sweep once per pass (docs/partition.md),
+        # so the one-device run does too and the ratio is the layer's overhead.
+        ('jacobi', ['--workload=jacobi', 'dim=3', 'n=%d' % jn, 'dtype=f32', 'iters=%d' % (20 if quick else 100),
+                    'sweeps_per_pass=1']),
+        ('simpson', ['--workload=simpson', 'func=sinprod', 'n=%dx%dx%d' % (sn, sn, sn), 'dtype=f64']),
+        ('nbody', ['--workload=nbody', 'n=%d' % nn, 'steps=%d' % steps, 'dtype=f32']),
+    ]
+
+
+def _time(doc):
+    return doc['times']['compute_s']
+
+
+def _halo(doc):
+    """(halo fraction of the slowest part's compute time, idle s of the most idle part)."""
+    parts = doc.get('split', {}).get('parts', [])
+    if not parts:
+        return None, None
+    slow = max(p['compute_s'] for p in parts) or 1e-30
+    return max(p['halo_s'] for p in parts) / slow, max(p['idle_s'] for p in parts)
+
+
+def _cpu_parts(b, repeat):
+    cores = os.cpu_count() or 1
+    rows = []
+    for name, args in _cases(b.quick):
+        try:
+            one = b.hcrun(['--device=cpu:0'] + args, repeat, env={'HC_CPU_DEVICES': '1', 'HC_CPU_THREADS': str(cores)})
+        except BenchError as e:
+            b.log('split: %s on one cpu device: %s' % (name, e))
+            continue
+        t1 = _time(one)
+        rows.append([name, 1, t1 * 1e3, 1.0, None, None])
+        for k in range(2, 5):
+            if k > cores:
+                break
+            spec = ','.join('cpu:%d' % i for i in range(k))
+            try:
+                doc = b.hcrun(['--device=' + spec] + args, repeat,
+                              env={'HC_CPU_DEVICES': str(k), 'HC_CPU_THREADS': str(cores)})
+            except BenchError as e:
+                b.log('split: %s on %s: %s' % (name, spec, e))
+                continue
+            tk = _time(doc)
+            halo, idle = _halo(doc)
+            rows.append([name, k, tk * 1e3, t1 / tk, halo, idle and idle * 1e3])
+            b.figure(workload=name, device=spec, name='split_over_one_cpu_%d' % k, value=t1 / tk, unit='',
+                     target=0.95)
+    b.table('split: cpu parts against one cpu device over the same %d cores (compute time, best of %d)' %
+            (cores, repeat), ['workload', 'parts', 'ms', 'one device / split', 'halo / compute', 'idle, ms'], rows,
+            notes=['parts are threads of one process; each cpu device has its share of the cores, not pinned',
+                   'halo / compute: the slowest part\'s halo exchange time over its compute time'])
+
+
+def _gpu(b, repeat):
+    ids = [d['id'] for d in b.devices()]
+    if 'cuda:0' not in ids:
+        b.peer('cuda:0 + cpu:0 split', 'skipped: no CUDA device')
+        return
+    rows = []
+    for name, args in _cases(b.quick, gpu=True):
+        singles = {}
+        for dev in ['cuda:0', 'cpu:0', 'opencl:1']:
+            if dev not in ids:
+                continue
+            try:
+                singles[dev] = _time(b.hcrun(['--device=' + dev] + args, repeat))
+            except BenchError as e:
+                b.log('split: %s on %s: %s' % (name, dev, e))
+        for pair in [('cuda:0', 'cpu:0'), ('cuda:0', 'opencl:1')]:
+            if not all(d in singles for d in pair):
+                continue
+            # Weights from the single-device throughputs of this run.
+            w = ','.join('%.6g' % (1.0 / singles[d]) for d in pair)
+            try:
+                doc = b.hcrun(['--device=' + ','.join(pair), '--split=' + w] + args, repeat)
+            except BenchError as e:
+                b.log('split: %s on %s: %s' % (name, pair, e))
+                continue
+            t = _time(doc)
+            best = min(singles[d] for d in pair)
+            summed = 1.0 / sum(1.0 / singles[d] for d in pair)
+            halo, _ = _halo(doc)
+            rows.append([name, '+'.join(pair), t * 1e3, best * 1e3, summed / t, best / t, halo])
+            b.figure(workload=name, device='+'.join(pair), name='split_of_sum', value=summed / t, unit='',
+                     target=0.9 if pair[1] == 'cpu:0' else None)
+            b.figure(workload=name, device='+'.join(pair), name='split_over_best', value=best / t, unit='',
+                     target=1.0 if pair[1] == 'cpu:0' else 0.95)
+    b.table('split: devices together against each alone (compute time, best of %d)' % repeat,
+            ['workload', 'set', 'ms', 'best single, ms', 'of the sum', 'over the best', 'halo / compute'], rows,
+            notes=['of the sum: the time the summed single-device throughputs would give, over the split time',
+                   'weights: the single devices\' throughputs measured just before (--split)'])
+
+
+def run(b):
+    repeat = 3 if b.quick else 5
+    _cpu_parts(b, repeat)
+    _gpu(b, repeat)

@@ -1,0 +1,91 @@
+/* What a part's run() calls: its place in the split, halo exchanges and
+ * collectives. Device data is staged through host memory here and moved by
+ * the transport, so each device is only ever touched by its own part's
+ * thread. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition_internal.h"
+
+HC_API uint32_t hc_part_index(const hc_part_t *p) { return p ? p->index : 0; }
+HC_API uint32_t hc_part_count(const hc_part_t *p) { return p ? p->count : 1; }
+HC_API int64_t hc_part_global_rows(const hc_part_t *p) { return p ? p->rows : 0; }
+HC_API uint32_t hc_part_halo_below(const hc_part_t *p) { return p ? p->below : 0; }
+HC_API uint32_t hc_part_halo_above(const hc_part_t *p) { return p ? p->above : 0; }
+
+HC_API void hc_part_range(const hc_part_t *p, int64_t *lo, int64_t *hi) {
+  if (lo) *lo = p ? p->lo : 0;
+  if (hi) *hi = p ? p->hi : 0;
+}
+
+HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
+  if (!p || !f) return hc_error(HC_ERR_INVALID_ARG, "hc_part_halo_exchange: NULL argument");
+  uint32_t rank = hc_field_rank(f);
+  const int64_t *shape = hc_field_shape(f);
+  size_t rb = hc_dtype_size(hc_field_dtype(f));
+  for (uint32_t d = 1; d < rank; d++) rb *= (size_t)shape[d];
+  int64_t own = p->hi - p->lo;
+  if (rank < 1 || shape[0] != own + p->below + p->above)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_part_halo_exchange: field '%s' has %lld rows along axis 0, the part "
+                    "%u needs %u + %lld + %u", hc_field_name(f), rank ? (long long)shape[0] : 0LL, p->index,
+                    p->below, (long long)own, p->above);
+  double t0 = hc_now(), idle0 = p->stats.idle_s;
+  size_t lo_bytes = p->below * rb, hi_bytes = p->above * rb;
+  size_t area = lo_bytes > hi_bytes ? lo_bytes : hi_bytes;
+  if (area > p->stage_area) {
+    char *s = realloc(p->stage, 4 * area);
+    if (!s) return hc_error(HC_ERR_NO_MEMORY, "halo exchange: cannot stage %zu bytes", 4 * area);
+    p->stage = s;
+    p->stage_area = area;
+  }
+  char *send_lo = p->stage, *send_hi = send_lo + p->stage_area, *recv_lo = send_hi + p->stage_area,
+       *recv_hi = recv_lo + p->stage_area;
+  hc_buffer_t *b = hc_field_buffer(f);
+  hc_status_t st = HC_OK;
+  /* What the neighbours need: my first and last own rows. */
+  if (lo_bytes) st = hc_buffer_read(b, p->below * rb, send_lo, lo_bytes);
+  if (st == HC_OK && hi_bytes) st = hc_buffer_read(b, (size_t)(p->below + own - p->above) * rb, send_hi, hi_bytes);
+  if (st != HC_OK) {
+    /* Fail the exchange for everyone rather than leave them waiting. */
+    p->tr->ops->abort(p->tr, p->index);
+    return st;
+  }
+  st = p->tr->ops->exchange(p->tr, p->index, send_lo, lo_bytes, send_hi, hi_bytes, recv_lo, recv_hi,
+                            &p->stats.idle_s);
+  if (st == HC_OK && lo_bytes) st = hc_buffer_write(b, 0, recv_lo, lo_bytes);
+  if (st == HC_OK && hi_bytes) st = hc_buffer_write(b, (size_t)(p->below + own) * rb, recv_hi, hi_bytes);
+  if (st == HC_OK) p->stats.halo_bytes += lo_bytes + hi_bytes;
+  /* Staging and copies; the wait for the neighbours counts as idle. */
+  p->stats.halo_s += hc_now() - t0 - (p->stats.idle_s - idle0);
+  return st;
+}
+
+HC_API hc_status_t hc_part_allreduce(hc_part_t *p, hc_reduce_op_t op, double *values, uint32_t n) {
+  if (!p || (!values && n)) return hc_error(HC_ERR_INVALID_ARG, "hc_part_allreduce: NULL argument");
+  if ((unsigned)op > HC_REDUCE_L2) return hc_error(HC_ERR_INVALID_ARG, "hc_part_allreduce: unknown operation %d", op);
+  double t0 = hc_now();
+  hc_status_t st = p->tr->ops->allreduce(p->tr, p->index, op, values, n, &p->stats.idle_s);
+  p->stats.collective_s += hc_now() - t0;
+  p->stats.collectives++;
+  return st;
+}
+
+HC_API hc_status_t hc_part_allgather(hc_part_t *p, const void *mine, size_t bytes, void *all, size_t capacity,
+                                     size_t *total) {
+  if (!p || (!mine && bytes) || (!all && capacity))
+    return hc_error(HC_ERR_INVALID_ARG, "hc_part_allgather: NULL argument");
+  double t0 = hc_now();
+  hc_status_t st = p->tr->ops->allgather(p->tr, p->index, mine, bytes, all, capacity, total, &p->stats.idle_s);
+  p->stats.collective_s += hc_now() - t0;
+  p->stats.collectives++;
+  return st;
+}
+
+HC_API hc_status_t hc_part_barrier(hc_part_t *p) {
+  if (!p) return hc_error(HC_ERR_INVALID_ARG, "hc_part_barrier: NULL part");
+  double t0 = hc_now();
+  hc_status_t st = p->tr->ops->barrier(p->tr, p->index, &p->stats.idle_s);
+  p->stats.collective_s += hc_now() - t0;
+  p->stats.collectives++;
+  return st;
+}

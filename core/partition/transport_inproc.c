@@ -1,0 +1,175 @@
+/* The in-process transport: parts are threads of one process. A collective
+ * is "post what I give, meet at a barrier, take what I need from the
+ * others' posts, meet again" (the second meeting keeps a post alive until
+ * every part has read it). Reductions combine the posts in rank order, so
+ * every part gets the same bits. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layer.h"
+#include "transport.h"
+
+typedef struct {
+  const void *lo, *hi; /* exchange: what goes to rank-1 and rank+1 */
+  size_t lo_bytes, hi_bytes;
+  const void *mine;    /* allgather */
+  size_t bytes;
+  double values[HC_PART_REDUCE_MAX];
+} post_t;
+
+typedef struct {
+  hc__transport_t base;
+  uint32_t n;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  uint32_t arrived;
+  uint64_t generation;
+  int aborted;
+  post_t *posts;
+} inproc_t;
+
+static hc_status_t aborted_error(void) {
+  return hc_error(HC_ERR_DEVICE, "another part of the split run failed");
+}
+
+static uint32_t ip_count(hc__transport_t *t) { return ((inproc_t *)t)->n; }
+
+/* Meets the other parts; HC_ERR_DEVICE once any part has aborted. */
+static hc_status_t meet(inproc_t *t, double *waited_s) {
+  double t0 = hc_now();
+  pthread_mutex_lock(&t->mu);
+  int ok = !t->aborted;
+  if (ok) {
+    uint64_t gen = t->generation;
+    if (++t->arrived == t->n) {
+      t->arrived = 0;
+      t->generation++;
+      pthread_cond_broadcast(&t->cv);
+    } else {
+      while (gen == t->generation && !t->aborted) pthread_cond_wait(&t->cv, &t->mu);
+      ok = gen != t->generation;
+    }
+  }
+  pthread_mutex_unlock(&t->mu);
+  if (waited_s) *waited_s += hc_now() - t0;
+  return ok ? HC_OK : aborted_error();
+}
+
+static hc_status_t ip_barrier(hc__transport_t *tr, uint32_t rank, double *waited_s) {
+  (void)rank;
+  return meet((inproc_t *)tr, waited_s);
+}
+
+static hc_status_t ip_exchange(hc__transport_t *tr, uint32_t rank, const void *to_lo, size_t lo_bytes,
+                               const void *to_hi, size_t hi_bytes, void *from_lo, void *from_hi,
+                               double *waited_s) {
+  inproc_t *t = (inproc_t *)tr;
+  post_t *me = &t->posts[rank];
+  me->lo = to_lo, me->lo_bytes = lo_bytes, me->hi = to_hi, me->hi_bytes = hi_bytes;
+  hc_status_t st = meet(t, waited_s);
+  if (st != HC_OK) return st;
+  if (rank > 0 && lo_bytes) {
+    const post_t *below = &t->posts[rank - 1];
+    if (below->hi_bytes != lo_bytes) st = hc_error(HC_ERR_INTERNAL, "halo exchange: part %u sends %zu bytes, part %u expects %zu",
+                                                   rank - 1, below->hi_bytes, rank, lo_bytes);
+    else memcpy(from_lo, below->hi, lo_bytes);
+  }
+  if (st == HC_OK && rank + 1 < t->n && hi_bytes) {
+    const post_t *above = &t->posts[rank + 1];
+    if (above->lo_bytes != hi_bytes) st = hc_error(HC_ERR_INTERNAL, "halo exchange: part %u sends %zu bytes, part %u expects %zu",
+                                                   rank + 1, above->lo_bytes, rank, hi_bytes);
+    else memcpy(from_hi, above->lo, hi_bytes);
+  }
+  hc_status_t st2 = meet(t, waited_s);
+  return st != HC_OK ? st : st2;
+}
+
+static hc_status_t ip_allreduce(hc__transport_t *tr, uint32_t rank, hc_reduce_op_t op, double *values, uint32_t n,
+                                double *waited_s) {
+  inproc_t *t = (inproc_t *)tr;
+  if (n > HC_PART_REDUCE_MAX)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_part_allreduce: %u values (at most %d)", n, HC_PART_REDUCE_MAX);
+  memcpy(t->posts[rank].values, values, n * sizeof *values);
+  hc_status_t st = meet(t, waited_s);
+  if (st != HC_OK) return st;
+  for (uint32_t i = 0; i < n; i++) {
+    double acc = op == HC_REDUCE_L2 ? 0 : t->posts[0].values[i];
+    for (uint32_t r = op == HC_REDUCE_L2 ? 0 : 1; r < t->n; r++) {
+      double v = t->posts[r].values[i];
+      switch (op) {
+      case HC_REDUCE_SUM: acc += v; break;
+      case HC_REDUCE_MIN: acc = v < acc ? v : acc; break;
+      case HC_REDUCE_MAX: acc = v > acc ? v : acc; break;
+      case HC_REDUCE_L2: acc += v * v; break;
+      }
+    }
+    values[i] = op == HC_REDUCE_L2 ? sqrt(acc) : acc;
+  }
+  return meet(t, waited_s);
+}
+
+static hc_status_t ip_allgather(hc__transport_t *tr, uint32_t rank, const void *mine, size_t bytes, void *all,
+                                size_t capacity, size_t *total, double *waited_s) {
+  inproc_t *t = (inproc_t *)tr;
+  t->posts[rank].mine = mine;
+  t->posts[rank].bytes = bytes;
+  hc_status_t st = meet(t, waited_s);
+  if (st != HC_OK) return st;
+  size_t sum = 0;
+  for (uint32_t r = 0; r < t->n; r++) sum += t->posts[r].bytes;
+  if (sum > capacity) st = hc_error(HC_ERR_INVALID_ARG, "hc_part_allgather: %zu bytes do not fit %zu", sum, capacity);
+  char *dst = all;
+  for (uint32_t r = 0; st == HC_OK && r < t->n; r++) {
+    if (t->posts[r].bytes) memcpy(dst, t->posts[r].mine, t->posts[r].bytes);
+    dst += t->posts[r].bytes;
+  }
+  if (total) *total = sum;
+  hc_status_t st2 = meet(t, waited_s);
+  return st != HC_OK ? st : st2;
+}
+
+static void ip_abort(hc__transport_t *tr, uint32_t rank) {
+  (void)rank;
+  inproc_t *t = (inproc_t *)tr;
+  pthread_mutex_lock(&t->mu);
+  t->aborted = 1;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
+static void ip_destroy(hc__transport_t *tr) {
+  inproc_t *t = (inproc_t *)tr;
+  if (!t) return;
+  pthread_mutex_destroy(&t->mu);
+  pthread_cond_destroy(&t->cv);
+  free(t->posts);
+  free(t);
+}
+
+static const hc__transport_ops_t inproc_ops = {
+    .name = "in-process",
+    .count = ip_count,
+    .barrier = ip_barrier,
+    .exchange = ip_exchange,
+    .allreduce = ip_allreduce,
+    .allgather = ip_allgather,
+    .abort = ip_abort,
+    .destroy = ip_destroy,
+};
+
+hc_status_t hc__transport_inproc_create(uint32_t nparts, hc__transport_t **out) {
+  inproc_t *t = calloc(1, sizeof *t);
+  if (t) t->posts = calloc(nparts, sizeof *t->posts);
+  if (!t || !t->posts) {
+    free(t);
+    return hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
+  }
+  t->base.ops = &inproc_ops;
+  t->n = nparts;
+  pthread_mutex_init(&t->mu, NULL);
+  pthread_cond_init(&t->cv, NULL);
+  *out = &t->base;
+  return HC_OK;
+}

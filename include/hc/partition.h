@@ -1,0 +1,156 @@
+/* hc — several devices, one workload (the partition layer, core/partition).
+ *
+ * A job can run on a device set: the core splits the work into one part per
+ * device ("owner computes"), runs every part at once on its own thread, and
+ * gathers the parts' outputs into ordinary fields on the set's first
+ * device, so that everything downstream (files, verification, pipelines)
+ * sees a whole field.
+ *
+ * How a workload splits is declared by its ops table's `split` member
+ * (hc_workload_ops_t): slabs along the slowest axis (axis 0) with a halo of
+ * ghost rows, or replicated (every part holds all of an input, such as
+ * nbody's positions, and owns a slice of the output). A workload that
+ * declares nothing runs on the set's first device with a note.
+ *
+ * Inside run(), a part sees an ordinary job: hc_job_device(job) is its
+ * device, hc_job_part(job) its part (NULL when the job is not split). Parts
+ * talk only through the calls below, which go through one transport
+ * interface (in-process now: threads and host staging; a process-spanning
+ * one can stand behind the same calls). */
+#ifndef HC_PARTITION_H
+#define HC_PARTITION_H
+
+#include "hc/hc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hc_devset hc_devset_t;
+typedef struct hc_part hc_part_t;
+
+/* The most devices in a set. */
+#define HC_DEVSET_MAX 16
+
+/* ---------------------------------------------------------------- splits */
+
+typedef enum hc_split_kind {
+  HC_SPLIT_NONE = 0,       /* does not split: runs whole on the first device */
+  HC_SPLIT_SLABS = 1,      /* rows along axis 0 with `halo` ghost rows */
+  HC_SPLIT_REPLICATED = 2  /* every part has all inputs, owns a slice of rows */
+} hc_split_kind_t;
+
+/* What a workload's split() fills for a configured job. */
+typedef struct hc_split {
+  uint32_t size;     /* sizeof(hc_split_t), set by the core */
+  uint32_t kind;     /* hc_split_kind_t */
+  int64_t rows;      /* extent of axis 0 (slabs) or of the items (replicated) */
+  uint32_t halo;     /* ghost rows on each side that has a neighbour */
+  uint32_t min_rows; /* the fewest rows a part may own (>= 1, >= halo) */
+  char why[200];     /* kind NONE: why it does not split (shown as a note) */
+} hc_split_t;
+
+/* --------------------------------------------------------- device sets */
+
+/* A device set from a spec: "cuda:0,cpu:0" (devices as hc_device_find
+ * takes them, each once) or "all" (every device that can run `workload`).
+ * HC_ERR_PARAM naming the problem for a device listed twice, an unknown
+ * device, one that cannot run the workload (when workload is not NULL) or
+ * more than HC_DEVSET_MAX devices. The set opens its devices; destroy it
+ * with hc_devset_destroy. */
+hc_status_t hc_devset_parse(hc_context_t *ctx, const char *spec,
+                            const char *workload, hc_devset_t **out);
+/* A set of already opened devices (the set takes references of its own). */
+hc_status_t hc_devset_create(hc_context_t *ctx, hc_device_t *const *devices,
+                             uint32_t n, hc_devset_t **out);
+void hc_devset_destroy(hc_devset_t *set);
+/* Relative shares of the work, one per device (> 0; normalised by the
+ * core). NULL: equal shares. HC_ERR_PARAM on a wrong count or value. */
+hc_status_t hc_devset_set_weights(hc_devset_t *set, const double *weights,
+                                  uint32_t n);
+/* Parses "0.8,0.2" into weights for the set. */
+hc_status_t hc_devset_parse_weights(hc_devset_t *set, const char *text);
+uint32_t hc_devset_count(const hc_devset_t *set);
+hc_device_t *hc_devset_device(const hc_devset_t *set, uint32_t i);
+
+/* Checks that the job can be split over the set (each device can run it,
+ * no more parts than rows) without running anything: HC_ERR_PARAM naming
+ * the problem, HC_ERR_UNSUPPORTED when a device cannot run it. */
+hc_status_t hc_job_check_split(hc_job_t *job, hc_devset_t *set);
+
+/* Runs the job over the set: one part per device, at once. Outputs are
+ * gathered on the set's first device; metrics, notes and verification are
+ * the workload's global ones; times are the run's (wall) and the slowest
+ * part's (compute, device). When a part fails, every part stops at its
+ * next exchange, everything is freed, and the error names the device that
+ * failed. A set of one device, or a workload that does not split, runs as
+ * hc_job_run on the first device (with a note saying so). */
+hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t flags);
+
+/* What each part did in the set's last run. */
+typedef struct hc_part_stats {
+  uint32_t size;       /* sizeof(hc_part_stats_t), set by the caller */
+  int64_t lo, hi;      /* rows [lo, hi) it owned */
+  double weight;       /* its share, normalised */
+  double compute_s;    /* its workload's compute time */
+  double device_s;     /* its device time */
+  double idle_s;       /* waiting for other parts in exchanges and collectives */
+  double halo_s;       /* halo exchanges: staging and copies (waits are idle) */
+  uint64_t halo_bytes; /* halo bytes received */
+  double collective_s; /* reductions, all-gathers, barriers (waits included) */
+  uint64_t collectives;
+} hc_part_stats_t;
+
+/* Parts of the last run (0: it did not split). */
+uint32_t hc_devset_parts(const hc_devset_t *set);
+hc_status_t hc_devset_part_stats(const hc_devset_t *set, uint32_t i,
+                                 hc_part_stats_t *out);
+/* How the last run was planned ("split 2 parts by weight ...", or why it
+ * ran on one device); "" before a run. */
+const char *hc_devset_plan(const hc_devset_t *set);
+
+/* ---------------------------------------------------- inside a part's run */
+
+/* The job's part, or NULL when the job runs whole. */
+hc_part_t *hc_job_part(const hc_job_t *job);
+uint32_t hc_part_index(const hc_part_t *part);
+uint32_t hc_part_count(const hc_part_t *part);
+/* Global extent of axis 0 (the split's rows). */
+int64_t hc_part_global_rows(const hc_part_t *part);
+/* Rows [lo, hi) this part owns. */
+void hc_part_range(const hc_part_t *part, int64_t *lo, int64_t *hi);
+/* Ghost rows below lo and above hi: the split's halo where there is a
+ * neighbour on that side, 0 at the ends of axis 0. A part's field is laid
+ * out along axis 0 as [below | own rows | above]. */
+uint32_t hc_part_halo_below(const hc_part_t *part);
+uint32_t hc_part_halo_above(const hc_part_t *part);
+
+/* Fills the ghost rows of f (laid out as above, axis 0 slowest) from the
+ * neighbours' own rows. Every part must call it, with fields of the same
+ * dtype and row size. */
+hc_status_t hc_part_halo_exchange(hc_part_t *part, hc_field_t *f);
+
+typedef enum hc_reduce_op {
+  HC_REDUCE_SUM = 0,
+  HC_REDUCE_MIN = 1,
+  HC_REDUCE_MAX = 2,
+  HC_REDUCE_L2 = 3 /* each part gives its own L2 norm; the result is the whole's */
+} hc_reduce_op_t;
+
+/* The most values one reduction takes. */
+#define HC_PART_REDUCE_MAX 16
+/* Replaces values[0..n) by their reduction over the parts, in double,
+ * combined in part order (every part gets the same bits). */
+hc_status_t hc_part_allreduce(hc_part_t *part, hc_reduce_op_t op,
+                              double *values, uint32_t n);
+/* Concatenates every part's `bytes` bytes (sizes may differ) into all, in
+ * part order; *total (may be NULL) gets the sum. HC_ERR_INVALID_ARG when it
+ * exceeds capacity. */
+hc_status_t hc_part_allgather(hc_part_t *part, const void *mine, size_t bytes,
+                              void *all, size_t capacity, size_t *total);
+hc_status_t hc_part_barrier(hc_part_t *part);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,509 @@
+/* Split runs (core/partition): the cpu backend's several devices
+ * (HC_CPU_DEVICES), device sets and their errors, split workloads against
+ * the whole run on one device (bit for bit where the parts compute alike),
+ * mixed backends, and a part failing mid-run.
+ *
+ * The context sees cpu:0..cpu:3 (one thread each), the serial test backend,
+ * the fault-injecting backend (faulty.h) and PoCL's opencl:0 when present. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hc/partition.h>
+#include <jansson.h>
+
+#include "../reliability/faulty.h"
+#include "harness.h"
+
+typedef struct {
+  void *u;          /* the primary output, on the host */
+  size_t bytes;
+  double residual;  /* metric "residual" */
+  double sweeps;
+  uint32_t parts;   /* parts of the split run (0: it ran whole) */
+  hc_status_t st;
+} result_t;
+
+static void result_free(result_t *r) { free(r->u); memset(r, 0, sizeof *r); }
+
+/* Runs workload with params (space-separated key=value) on a device set
+ * spec with optional weights; reads the outputs ports[0..nports) back into
+ * out[0..nports) (the metrics and status in each). */
+static void run_ports(const char *spec, const char *weights, const char *workload, const char *params,
+                      const char *const *ports, size_t nports, result_t *out) {
+  result_t r;
+  memset(&r, 0, sizeof r);
+  hc_context_t *ctx = th_context();
+  hc_job_t *job = NULL;
+  hc_devset_t *set = NULL;
+  r.st = hc_job_create(ctx, workload, &job);
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", params);
+  for (char *tok = strtok(buf, " "); tok && r.st == HC_OK; tok = strtok(NULL, " ")) r.st = hc_job_set_kv(job, tok);
+  if (r.st == HC_OK) r.st = hc_devset_parse(ctx, spec, workload, &set);
+  if (r.st == HC_OK && weights) r.st = hc_devset_parse_weights(set, weights);
+  if (r.st == HC_OK) r.st = hc_job_run_split(job, set, 0);
+  if (r.st != HC_OK) fprintf(stderr, "%s on %s: %s\n", workload, spec, hc_last_error());
+  hc_job_metric_find(job, "residual", &r.residual);
+  hc_job_metric_find(job, "sweeps", &r.sweeps);
+  r.parts = set ? hc_devset_parts(set) : 0;
+  for (size_t i = 0; i < nports; i++) {
+    out[i] = r;
+    hc_field_t *f = r.st == HC_OK ? hc_job_output(job, ports[i]) : NULL;
+    if (f) {
+      out[i].bytes = hc_field_bytes(f);
+      out[i].u = malloc(out[i].bytes);
+      if (hc_field_read(f, out[i].u) != HC_OK) out[i].st = HC_ERR_IO;
+      CU_ASSERT_PTR_EQUAL(hc_field_device(f), hc_devset_device(set, 0)); /* gathered on the first device */
+    }
+  }
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+}
+
+/* run_ports with one output. */
+static result_t run_on(const char *spec, const char *weights, const char *workload, const char *params,
+                       const char *port) {
+  result_t r;
+  run_ports(spec, weights, workload, params, &port, 1, &r);
+  return r;
+}
+
+static void test_cpu_devices(void) {
+  hc_context_t *ctx = th_context();
+  uint32_t idx;
+  TH_ASSERT_OK(hc_device_find(ctx, "cpu:3", &idx));
+  hc_device_info_t in;
+  TH_ASSERT_OK(hc_device_query(ctx, idx, &in));
+  CU_ASSERT_EQUAL(in.compute_units, 1); /* HC_CPU_THREADS=4 over 4 devices */
+  CU_ASSERT_NOT_EQUAL(hc_device_find(ctx, "cpu:4", &idx), HC_OK);
+}
+
+/* jacobi on 1-4 cpu parts with equal and uneven shares gives the whole
+ * run's u bit for bit, and the same residual to rounding. */
+static void test_jacobi_bit_identical(void) {
+  static const char *params[] = {
+      "dim=3 n=21x17x19 iters=37 dtype=f64",
+      "dim=3 n=19 iters=25 f=gauss dtype=f32 init=eigen mode=2",
+      "dim=2 n=33x29 iters=40 f=point dtype=f64",
+      "dim=2 n=23 iters=30 dtype=f32 f_mode=stored residual=true",
+  };
+  static const struct {
+    const char *spec, *weights;
+  } sets[] = {
+      {"cpu:0", NULL},
+      {"cpu:0,cpu:1", NULL},
+      {"cpu:1,cpu:0", "0.8,0.2"},
+      {"cpu:0,cpu:1,cpu:2", "1,5,2"},
+      {"cpu:0,cpu:1,cpu:2,cpu:3", NULL},
+      {"cpu:3,cpu:2,cpu:1,cpu:0", "0.1,0.1,0.1,0.7"},
+  };
+  for (size_t p = 0; p < sizeof params / sizeof *params; p++) {
+    result_t whole = run_on("cpu:0", NULL, "jacobi", params[p], "u");
+    CU_ASSERT_EQUAL_FATAL(whole.st, HC_OK);
+    for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+      result_t part = run_on(sets[s].spec, sets[s].weights, "jacobi", params[p], "u");
+      CU_ASSERT_EQUAL(part.st, HC_OK);
+      CU_ASSERT_EQUAL(part.bytes, whole.bytes);
+      int same = part.u && part.bytes == whole.bytes && !memcmp(part.u, whole.u, whole.bytes);
+      if (!same) fprintf(stderr, "jacobi %s on %s (%s): u differs\n", params[p], sets[s].spec, sets[s].weights);
+      CU_ASSERT(same);
+      CU_ASSERT(fabs(part.residual - whole.residual) <= 1e-12 * fabs(whole.residual));
+      result_free(&part);
+    }
+    result_free(&whole);
+  }
+  /* The residual output (f + Lap u) is gathered too. */
+  result_t a = run_on("cpu:0", NULL, "jacobi", params[3], "residual");
+  result_t b = run_on("cpu:0,cpu:1,cpu:2", NULL, "jacobi", params[3], "residual");
+  CU_ASSERT(a.u && b.u && a.bytes == b.bytes && !memcmp(a.u, b.u, a.bytes));
+  result_free(&a);
+  result_free(&b);
+}
+
+/* With a tolerance the parts stop together, after as many sweeps as the
+ * whole run. */
+static void test_jacobi_tolerance(void) {
+  const char *params = "dim=2 n=17 tol=1e-6 iters=100000 check=10 dtype=f64";
+  result_t whole = run_on("cpu:0", NULL, "jacobi", params, "u");
+  result_t part = run_on("cpu:0,cpu:1,cpu:2", NULL, "jacobi", params, "u");
+  CU_ASSERT_EQUAL(whole.st, HC_OK);
+  CU_ASSERT_EQUAL(part.st, HC_OK);
+  CU_ASSERT(whole.sweeps > 10);
+  CU_ASSERT_EQUAL(part.sweeps, whole.sweeps);
+  CU_ASSERT(part.u && whole.u && !memcmp(part.u, whole.u, whole.bytes));
+  result_free(&whole);
+  result_free(&part);
+}
+
+/* The serial test backend runs the same host kernels: mixed with cpu parts
+ * the result is still bit for bit. */
+static void test_jacobi_serial_mixed(void) {
+  if (!th_device("serial")) return;
+  const char *params = "dim=3 n=17 iters=20 dtype=f64";
+  result_t whole = run_on("cpu:0", NULL, "jacobi", params, "u");
+  result_t part = run_on("serial:0,cpu:1,cpu:2", "1,1,2", "jacobi", params, "u");
+  CU_ASSERT_EQUAL(part.st, HC_OK);
+  CU_ASSERT(part.u && whole.u && part.bytes == whole.bytes && !memcmp(part.u, whole.u, whole.bytes));
+  result_free(&whole);
+  result_free(&part);
+}
+
+/* Max |a - b| over n values of dtype f64. */
+static double max_diff(const double *a, const double *b, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; i++) m = fmax(m, fabs(a[i] - b[i]));
+  return m;
+}
+
+/* A cpu part with a PoCL part: the split result differs from each
+ * single-device result by no more than those differ from each other, plus
+ * a few ulps of the field (the bound this test states). */
+static void test_jacobi_mixed_backends(void) {
+  if (!th_device("opencl:0")) return;
+  const char *params = "dim=3 n=25 iters=60 dtype=f64";
+  result_t c = run_on("cpu:0", NULL, "jacobi", params, "u");
+  result_t o = run_on("opencl:0", NULL, "jacobi", params, "u");
+  result_t s = run_on("cpu:0,opencl:0", NULL, "jacobi", params, "u");
+  CU_ASSERT_EQUAL_FATAL(s.st, HC_OK);
+  CU_ASSERT_FATAL(c.u && o.u && s.u && c.bytes == s.bytes && o.bytes == s.bytes);
+  size_t n = c.bytes / sizeof(double);
+  double between = max_diff(c.u, o.u, n), bound = between + 8 * 2.2e-16;
+  CU_ASSERT(max_diff(s.u, c.u, n) <= bound);
+  CU_ASSERT(max_diff(s.u, o.u, n) <= bound);
+  result_free(&c);
+  result_free(&o);
+  result_free(&s);
+}
+
+/* nbody's outputs compared below: positions, velocities, energy trace. */
+static const char *const nbody_ports[] = {"pos", "vel", "energy"};
+enum { NB_POS, NB_VEL, NB_ENERGY, NB_PORTS };
+
+static void nbody_free(result_t *r) {
+  for (int i = 0; i < NB_PORTS; i++) result_free(&r[i]);
+}
+
+/* Output i of an nbody run as doubles (f32 widened). */
+static double nb_at(const result_t *r, int f64, size_t i) {
+  return f64 ? ((const double *)r->u)[i] : (double)((const float *)r->u)[i];
+}
+
+/* nbody on 1-4 cpu parts with equal and uneven shares: each part steps its
+ * slice of the bodies from all positions in the one-device order, so the
+ * positions and velocities are the whole run's bit for bit (f64 and f32,
+ * Euler and Boris, soft and guarded self-interaction, slices smaller than
+ * a host group); the energy trace, summed over the parts in another order,
+ * agrees to rounding. */
+static void test_nbody_bit_identical(void) {
+  static const struct {
+    const char *params;
+    int f64;
+  } cases[] = {
+      {"n=300 steps=6 dtype=f64 diagnostics=true", 1},
+      {"n=517 steps=5 dtype=f32 B=0,0,3 init=plummer diagnostics=true", 0},
+      {"n=97 steps=4 dtype=f64 eps=0 init=two-stream diagnostics=true", 1},
+  };
+  static const struct {
+    const char *spec, *weights;
+    uint32_t parts; /* 0: one device runs whole */
+  } sets[] = {
+      {"cpu:0", NULL, 0},
+      {"cpu:0,cpu:1", NULL, 2},
+      {"cpu:1,cpu:0", "0.8,0.2", 2},
+      {"cpu:0,cpu:1,cpu:2", "1,5,2", 3},
+      {"cpu:0,cpu:1,cpu:2,cpu:3", NULL, 4},
+      {"cpu:3,cpu:2,cpu:1,cpu:0", "0.01,0.1,0.1,0.79", 4},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    result_t whole[NB_PORTS];
+    run_ports("cpu:0", NULL, "nbody", cases[c].params, nbody_ports, NB_PORTS, whole);
+    CU_ASSERT_EQUAL_FATAL(whole[0].st, HC_OK);
+    CU_ASSERT_FATAL(whole[NB_POS].u && whole[NB_VEL].u && whole[NB_ENERGY].u);
+    size_t steps = whole[NB_ENERGY].bytes / (cases[c].f64 ? 8 : 4);
+    double emax = 0;
+    for (size_t k = 0; k < steps; k++) emax = fmax(emax, fabs(nb_at(&whole[NB_ENERGY], cases[c].f64, k)));
+    for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+      result_t part[NB_PORTS];
+      run_ports(sets[s].spec, sets[s].weights, "nbody", cases[c].params, nbody_ports, NB_PORTS, part);
+      CU_ASSERT_EQUAL(part[0].st, HC_OK);
+      CU_ASSERT_EQUAL(part[0].parts, sets[s].parts);
+      for (int p = NB_POS; p <= NB_VEL; p++) {
+        int same = part[p].u && part[p].bytes == whole[p].bytes && !memcmp(part[p].u, whole[p].u, whole[p].bytes);
+        if (!same)
+          fprintf(stderr, "nbody %s on %s (%s): %s differs\n", cases[c].params, sets[s].spec, sets[s].weights,
+                  nbody_ports[p]);
+        CU_ASSERT(same);
+      }
+      CU_ASSERT_FATAL(part[NB_ENERGY].u && part[NB_ENERGY].bytes == whole[NB_ENERGY].bytes);
+      /* f64: sums of the same terms in another order; f32: the trace's
+       * rounding to float as well. */
+      double tol = (cases[c].f64 ? 1e-13 : 2.4e-7) * emax;
+      for (size_t k = 0; k < steps; k++)
+        CU_ASSERT(fabs(nb_at(&part[NB_ENERGY], cases[c].f64, k) - nb_at(&whole[NB_ENERGY], cases[c].f64, k)) <= tol);
+      nbody_free(part);
+    }
+    nbody_free(whole);
+  }
+}
+
+/* nbody with a cpu part and a PoCL part (f64 and f32): the split run mixes
+ * the two devices' arithmetic, body by body; its positions and velocities
+ * differ from each single-device result by no more than those differ from
+ * each other plus 16 ulps of the largest value (the bound this test
+ * states, after 4 steps: differences grow with the steps). */
+static void test_nbody_mixed_backends(void) {
+  if (!th_device("opencl:0")) return;
+  static const struct {
+    const char *params;
+    int f64;
+  } cases[] = {{"n=700 steps=4 dtype=f64 B=0,1,0", 1}, {"n=700 steps=4 dtype=f32", 0}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    result_t c[NB_PORTS], o[NB_PORTS], s[NB_PORTS];
+    run_ports("cpu:0", NULL, "nbody", cases[k].params, nbody_ports, NB_PORTS, c);
+    run_ports("opencl:0", NULL, "nbody", cases[k].params, nbody_ports, NB_PORTS, o);
+    run_ports("cpu:0,opencl:0", "0.3,0.7", "nbody", cases[k].params, nbody_ports, NB_PORTS, s);
+    CU_ASSERT_EQUAL_FATAL(s[0].st, HC_OK);
+    CU_ASSERT_EQUAL(s[0].parts, 2);
+    for (int p = NB_POS; p <= NB_VEL; p++) {
+      CU_ASSERT_FATAL(c[p].u && o[p].u && s[p].u && c[p].bytes == s[p].bytes && o[p].bytes == s[p].bytes);
+      size_t n = c[p].bytes / (cases[k].f64 ? 8 : 4);
+      double between = 0, sc = 0, so = 0, big = 0;
+      for (size_t i = 0; i < n; i++) {
+        double vc = nb_at(&c[p], cases[k].f64, i), vo = nb_at(&o[p], cases[k].f64, i),
+               vs = nb_at(&s[p], cases[k].f64, i);
+        between = fmax(between, fabs(vc - vo));
+        sc = fmax(sc, fabs(vs - vc));
+        so = fmax(so, fabs(vs - vo));
+        big = fmax(big, fabs(vc));
+      }
+      double bound = between + 16 * (cases[k].f64 ? 2.2e-16 : 1.2e-7) * big;
+      if (!(sc <= bound && so <= bound))
+        fprintf(stderr, "nbody %s %s: split-cpu %.3g, split-pocl %.3g, cpu-pocl %.3g\n", cases[k].params,
+                nbody_ports[p], sc, so, between);
+      CU_ASSERT(sc <= bound);
+      CU_ASSERT(so <= bound);
+    }
+    nbody_free(c);
+    nbody_free(o);
+    nbody_free(s);
+  }
+}
+
+/* nbody's own usage errors and what it does not split. */
+static void test_nbody_sets(void) {
+  th_expect_usage_error("nbody", "cpu:0,cpu:1,cpu:2,cpu:3", "n=3", "more parts than rows");
+  hc_context_t *ctx = th_context();
+  hc_job_t *job = NULL;
+  hc_devset_t *set = NULL;
+  TH_ASSERT_OK(hc_job_create(ctx, "nbody", &job));
+  TH_ASSERT_OK(hc_job_set_kv(job, "n=64"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "steps=1"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "variant=serial-reference"));
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,cpu:1", "nbody", &set));
+  TH_ASSERT_OK(hc_job_run_split(job, set, 0));
+  CU_ASSERT_EQUAL(hc_devset_parts(set), 0);
+  CU_ASSERT(strstr(hc_job_notes(job), "ran on cpu:0 alone: variant=serial-reference") != NULL);
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+}
+
+/* The integral of one job with its metrics. */
+static double integral_on(const char *spec, const char *weights, const char *params) {
+  result_t r = run_on(spec, weights, "simpson", params, "integral");
+  CU_ASSERT_EQUAL(r.st, HC_OK);
+  double v = r.u && r.bytes == sizeof(double) ? *(double *)r.u : NAN;
+  result_free(&r);
+  return v;
+}
+
+/* simpson in slabs of panel pairs: within 1e-15 relative of one device, odd
+ * and even sample counts, 1-3-D, cpu parts and a PoCL part. */
+static void test_simpson_split(void) {
+  static const char *params[] = {
+      "func=sinprod n=129x65x33 dtype=f64",
+      "func=gauss n=130x64x31 dtype=f64 variant=onthefly",
+      "func=poly n=10x9 dtype=f64",
+      "func=sinprod n=100001 dtype=f64 variant=precomputed",
+  };
+  static const struct {
+    const char *spec, *weights;
+  } sets[] = {{"cpu:0,cpu:1", NULL}, {"cpu:2,cpu:0,cpu:1", "3,1,1"}, {"cpu:0,cpu:1,cpu:2,cpu:3", NULL},
+              {"cpu:0,serial:0", NULL}, {"cpu:0,opencl:0", "0.7,0.3"}};
+  for (size_t p = 0; p < sizeof params / sizeof *params; p++) {
+    double whole = integral_on("cpu:0", NULL, params[p]);
+    for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+      if (strstr(sets[s].spec, "opencl") && !th_device("opencl:0")) continue;
+      double v = integral_on(sets[s].spec, sets[s].weights, params[p]);
+      if (!(fabs(v - whole) <= 1e-15 * fabs(whole)))
+        fprintf(stderr, "simpson %s on %s: %.17g against %.17g\n", params[p], sets[s].spec, v, whole);
+      CU_ASSERT(fabs(v - whole) <= 1e-15 * fabs(whole));
+    }
+  }
+}
+
+/* A workload that does not split runs whole on the set's first device and
+ * says why. */
+static void test_not_split(void) {
+  hc_context_t *ctx = th_context();
+  hc_job_t *job = NULL;
+  hc_devset_t *set = NULL;
+  TH_ASSERT_OK(hc_job_create(ctx, "bpm", &job));
+  TH_ASSERT_OK(hc_job_set_kv(job, "dim=2"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "n=31"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "steps=4"));
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:1,cpu:0", "bpm", &set));
+  TH_ASSERT_OK(hc_job_run_split(job, set, 0));
+  CU_ASSERT_EQUAL(hc_devset_parts(set), 0);
+  CU_ASSERT(strstr(hc_job_notes(job), "ran on cpu:1 alone: bpm does not split") != NULL);
+  CU_ASSERT(strstr(hc_devset_plan(set), "transpose") != NULL);
+  hc_field_t *out = hc_job_output(job, "field");
+  CU_ASSERT(out && hc_field_device(out) == hc_devset_device(set, 0));
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+}
+
+/* hcrun --json of a split run: a row per part with its share and times,
+ * the rows covering axis 0 once. */
+static void test_hcrun_report(void) {
+  char cmd[8192], *out = malloc(1 << 20), err[4096];
+  snprintf(cmd, sizeof cmd,
+           "%s/bin/hcrun --device=cpu:0,cpu:1,cpu:2 --split=2,1,1 --workload=jacobi dim=2 n=41 iters=30 --json",
+           th_build_dir());
+  int rc = th_run(cmd, out, 1 << 20, err, sizeof err);
+  CU_ASSERT_EQUAL(rc, 0);
+  json_error_t je;
+  json_t *doc = json_loads(out, 0, &je);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  json_t *split = json_object_get(doc, "split");
+  CU_ASSERT_PTR_NOT_NULL(split);
+  json_t *parts = json_object_get(split, "parts");
+  CU_ASSERT_EQUAL(json_array_size(parts), 3);
+  json_int_t next = 0;
+  for (size_t i = 0; i < json_array_size(parts); i++) {
+    json_t *p = json_array_get(parts, i);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(p, "lo")), next);
+    next = json_integer_value(json_object_get(p, "hi"));
+    CU_ASSERT(json_real_value(json_object_get(p, "compute_s")) > 0);
+    CU_ASSERT(json_integer_value(json_object_get(p, "halo_bytes")) > 0);
+    CU_ASSERT(json_object_get(p, "idle_s") != NULL);
+  }
+  CU_ASSERT_EQUAL(next, 41);
+  CU_ASSERT(fabs(json_real_value(json_object_get(json_array_get(parts, 0), "weight")) - 0.5) < 1e-12);
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(split, "beats_best_single")), "not measured");
+  json_decref(doc);
+  free(out);
+}
+
+static void test_bad_sets(void) {
+  hc_context_t *ctx = th_context();
+  hc_devset_t *set = NULL;
+  CU_ASSERT_EQUAL(hc_devset_parse(ctx, "cpu:0,cpu:0", "jacobi", &set), HC_ERR_PARAM);
+  CU_ASSERT(strstr(hc_last_error(), "listed twice") != NULL);
+  CU_ASSERT_EQUAL(hc_devset_parse(ctx, "cpu:0,cpu:9", "jacobi", &set), HC_ERR_PARAM);
+  CU_ASSERT(strstr(hc_last_error(), "unknown device 'cpu:9'") != NULL);
+  CU_ASSERT_EQUAL(hc_devset_parse(ctx, "cpu:0,,cpu:1", "jacobi", &set), HC_ERR_PARAM);
+  CU_ASSERT_PTR_NULL(set);
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0, cpu:1", "jacobi", &set));
+  CU_ASSERT_EQUAL(hc_devset_count(set), 2);
+  CU_ASSERT_EQUAL(hc_devset_parse_weights(set, "1,2,3"), HC_ERR_PARAM);
+  CU_ASSERT_EQUAL(hc_devset_parse_weights(set, "1,-2"), HC_ERR_PARAM);
+  CU_ASSERT_EQUAL(hc_devset_parse_weights(set, "1,x"), HC_ERR_PARAM);
+  hc_devset_destroy(set);
+  /* More parts than rows: n=5 cannot give 4 parts two rows each. */
+  hc_job_t *job = NULL;
+  TH_ASSERT_OK(hc_job_create(ctx, "jacobi", &job));
+  TH_ASSERT_OK(hc_job_set_kv(job, "n=5"));
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,cpu:1,cpu:2,cpu:3", "jacobi", &set));
+  CU_ASSERT_EQUAL(hc_job_check_split(job, set), HC_ERR_PARAM);
+  CU_ASSERT(strstr(hc_last_error(), "more parts than rows") != NULL);
+  CU_ASSERT_EQUAL(hc_job_run_split(job, set, 0), HC_ERR_PARAM);
+  hc_devset_destroy(set);
+  hc_job_destroy(job);
+  /* The same through hcrun: exit 2 with the reason, nothing written. */
+  th_expect_usage_error("jacobi", "cpu:0,cpu:0", "n=17", "listed twice");
+  th_expect_usage_error("jacobi", "cpu:0,cpu:7", "n=17", "unknown device 'cpu:7'");
+  th_expect_usage_error("jacobi", "cpu:0,cpu:1,cpu:2,cpu:3", "n=5", "more parts than rows");
+  th_expect_usage_error("jacobi", "cpu:0,cpu:1", "n=17 --split=1", "2 devices");
+  th_expect_usage_error("jacobi", "cpu:0", "n=17 --split=1,1", "needs a device set");
+}
+
+/* A workload that cannot run on a device of the set is refused before
+ * anything runs: jacobi dtype=f64 with a device that lacks fp64, where this
+ * machine has one. */
+static void test_cannot_run(void) {
+  hc_context_t *ctx = th_context();
+  uint32_t n = hc_device_count(ctx);
+  for (uint32_t i = 0; i < n; i++) {
+    hc_device_info_t in;
+    if (hc_device_query(ctx, i, &in) != HC_OK || in.fp64) continue;
+    char spec[96];
+    snprintf(spec, sizeof spec, "cpu:0,%s", hc_device_id(ctx, i));
+    hc_devset_t *set = NULL;
+    hc_job_t *job = NULL;
+    TH_ASSERT_OK(hc_job_create(ctx, "jacobi", &job));
+    TH_ASSERT_OK(hc_job_set_kv(job, "dtype=f64"));
+    CU_ASSERT_EQUAL(hc_devset_parse(ctx, spec, "jacobi", &set), HC_OK);
+    CU_ASSERT_EQUAL(hc_job_check_split(job, set), HC_ERR_PARAM);
+    CU_ASSERT(strstr(hc_last_error(), "needs fp64") != NULL);
+    hc_devset_destroy(set);
+    hc_job_destroy(job);
+    return;
+  }
+  th_skip("no device without fp64 here (the cannot-run check of a set)");
+}
+
+/* A part whose device fails mid-run: an error naming the device, the other
+ * parts stop at their next exchange, nothing stays allocated. */
+static void test_part_fails(void) {
+  if (!th_device("faulty")) return;
+  CU_ASSERT_FATAL(faulty_bind());
+  hc_context_t *ctx = th_context();
+  uint64_t live0 = hc_context_live_buffers(ctx);
+  long flive0 = faulty_live();
+  hc_job_t *job = NULL;
+  hc_devset_t *set = NULL;
+  TH_ASSERT_OK(hc_job_create(ctx, "jacobi", &job));
+  TH_ASSERT_OK(hc_job_set_kv(job, "dim=2"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "n=33"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "iters=200"));
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,faulty:0,cpu:1", "jacobi", &set));
+  faulty_arm("launch", 40); /* well into the sweeps */
+  hc_status_t st = hc_job_run_split(job, set, 0);
+  faulty_arm(NULL, 0);
+  CU_ASSERT_NOT_EQUAL(st, HC_OK);
+  CU_ASSERT(strstr(hc_last_error(), "faulty:0") != NULL);
+  if (!strstr(hc_last_error(), "faulty:0")) fprintf(stderr, "message: %s\n", hc_last_error());
+  CU_ASSERT_PTR_NULL(hc_job_output(job, "u"));
+  CU_ASSERT_EQUAL(hc_devset_parts(set), 0);
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+  CU_ASSERT_EQUAL(hc_context_live_buffers(ctx), live0);
+  CU_ASSERT_EQUAL(faulty_live(), flive0);
+}
+
+static int setup(void) {
+  setenv("HC_CPU_DEVICES", "4", 1);
+  setenv("HC_CPU_THREADS", "4", 1);
+  return faulty_setup();
+}
+
+static void register_tests(void) {
+  CU_pSuite s = CU_add_suite("split runs", setup, NULL);
+  CU_ADD_TEST(s, test_cpu_devices);
+  CU_ADD_TEST(s, test_bad_sets);
+  CU_ADD_TEST(s, test_cannot_run);
+  CU_ADD_TEST(s, test_jacobi_bit_identical);
+  CU_ADD_TEST(s, test_jacobi_tolerance);
+  CU_ADD_TEST(s, test_jacobi_serial_mixed);
+  CU_ADD_TEST(s, test_jacobi_mixed_backends);
+  CU_ADD_TEST(s, test_simpson_split);
+  CU_ADD_TEST(s, test_nbody_bit_identical);
+  CU_ADD_TEST(s, test_nbody_mixed_backends);
+  CU_ADD_TEST(s, test_nbody_sets);
+  CU_ADD_TEST(s, test_not_split);
+  CU_ADD_TEST(s, test_hcrun_report);
+  CU_ADD_TEST(s, test_part_fails);
+}
+
+TH_MAIN(register_tests)
