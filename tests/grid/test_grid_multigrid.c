@@ -208,8 +208,8 @@ static void test_default_bound_stated(void) {
 }
 
 /* Every device runs the same cycles as the cpu, on an isotropic and a
- * semi-coarsened grid: the same cycle count, residuals and field to
- * rounding (bound 1e-9 of max |u| in f64 after 10 cycles). */
+ * semi-coarsened grid: the same cycle count, residuals below tol and the
+ * field to rounding (bound 1e-9 of max |u| in f64). */
 static void test_devices_agree(void) {
   hc_device_t *cpu = th_device("cpu");
   if (!cpu) return;
@@ -230,7 +230,9 @@ static void test_devices_agree(void) {
       CU_ASSERT_PTR_NOT_NULL(job);
       if (!job) continue;
       CU_ASSERT_EQUAL(metric(job, "cycles"), metric(ref, "cycles"));
-      CU_ASSERT(th_rel(metric(job, "residual"), metric(ref, "residual")) < 1e-2);
+      /* Both meet tol in the same cycle; the residuals themselves, near
+       * 1e-11, differ by the devices' rounding (a GPU contracts to FMA). */
+      CU_ASSERT(metric(job, "residual") <= 1e-10 && metric(ref, "residual") <= 1e-10);
       TH_ASSERT_OK(hc_field_read(hc_job_output(job, "u"), b));
       double worst = 0, big = 0;
       for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(a[i] - b[i])), big = fmax(big, fabs(a[i]));
