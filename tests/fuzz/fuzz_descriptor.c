@@ -184,6 +184,19 @@ static hc_status_t b_peer(void *dd, void *dst, size_t doff, void *sd, void *src,
   return fz_status();
 }
 
+static hc_status_t b_native(void *d, void *m, hc_native_mem_t *out) { return fz_status(); }
+static hc_status_t b_wrap(void *d, const hc_native_mem_t *native, size_t bytes, void **m) { return handle(m); }
+static void b_unwrap(void *d, void *m) { free(m); }
+static void *b_trace_begin(void *d) { return NULL; }
+static void b_trace_end(void *d, void *record) {}
+static hc_status_t b_trace_time(void *d, void *record, double *start, double *end) {
+  *start = *end = 0;
+  return fz_status();
+}
+static void b_trace_discard(void *d, void *record) {}
+static void b_range_push(void *state, const char *name) {}
+static void b_range_pop(void *state) {}
+
 /* The ops in declaration order, so a mask bit can drop each one. */
 static void fill_backend_ops(hc_backend_ops_t *o) {
   void (*all[])(void) = {
@@ -195,14 +208,20 @@ static void fill_backend_ops(hc_backend_ops_t *o) {
       (void (*)(void))b_prog_release, (void (*)(void))b_kernel,        (void (*)(void))b_kernel_host,
       (void (*)(void))b_kernel_release, (void (*)(void))b_max_group,   (void (*)(void))b_launch,
       (void (*)(void))b_finish,      (void (*)(void))b_timer_begin,    (void (*)(void))b_timer_end,
-      (void (*)(void))b_peer};
-  _Static_assert(sizeof(hc_backend_ops_t) == offsetof(hc_backend_ops_t, init) + 25 * sizeof(void (*)(void)),
+      (void (*)(void))b_peer,        (void (*)(void))b_native,         (void (*)(void))b_wrap,
+      (void (*)(void))b_unwrap,      (void (*)(void))b_trace_begin,    (void (*)(void))b_trace_end,
+      (void (*)(void))b_trace_time,  (void (*)(void))b_trace_discard,  (void (*)(void))b_range_push,
+      (void (*)(void))b_range_pop};
+  enum { NOPS = sizeof all / sizeof all[0] };
+  _Static_assert(sizeof(hc_backend_ops_t) == offsetof(hc_backend_ops_t, init) + NOPS * sizeof(void (*)(void)),
                  "fill_backend_ops lists every backend op");
   uint8_t sel = fz_u8(&in);
-  uint32_t drop = sel < 160 ? 0 : sel < 224 ? 1u << (fz_u8(&in) % 25) : fz_u32(&in);
+  uint64_t drop = sel < 160 ? 0
+                  : sel < 224 ? (uint64_t)1 << (fz_u8(&in) % NOPS)
+                              : (uint64_t)fz_u32(&in) << 32 | fz_u32(&in);
   memset(o, 0, sizeof *o);
   void (**slot)(void) = (void (**)(void))((char *)o + offsetof(hc_backend_ops_t, init));
-  for (int i = 0; i < 25; i++) slot[i] = (drop >> i) & 1 ? NULL : all[i];
+  for (int i = 0; i < NOPS; i++) slot[i] = (drop >> i) & 1 ? NULL : all[i];
   uint8_t z = fz_u8(&in);
   o->size = z < 200   ? (uint32_t)sizeof *o
             : z < 228 ? (uint32_t)offsetof(hc_backend_ops_t, peer_copy)
