@@ -84,6 +84,8 @@ class _Runtime:
 
     def __init__(self, lib, handle):
         self.lib, self.h, self.open, self.users, self.closing = lib, handle, {}, 0, False
+        # per device handle, asked once: its name, and whether it runs on host memory
+        self.device_names, self.host_memory = {}, {}
 
     def acquire(self):
         self.users += 1
@@ -125,6 +127,7 @@ class Context:
         check(lib.hc_context_create(ctypes.byref(opts), ctypes.byref(h)))
         self._rt = _Runtime(lib, h.value)
         self._dependents = weakref.WeakSet()
+        self._ports = {}  # (workload, output) -> port names: a registry does not change
 
     # -- life
     @property
@@ -198,6 +201,12 @@ class Context:
 
     def ports(self, workload, output=False):
         """Port names, inputs (or outputs), the primary one first."""
+        key = (workload, bool(output))
+        if key not in self._ports:
+            self._ports[key] = tuple(self._read_ports(workload, output))
+        return list(self._ports[key])
+
+    def _read_ports(self, workload, output):
         ports = []
         for i in range(self._lib.hc_workload_port_count(self._handle(), workload.encode(), int(output))):
             p = self._lib.hc_workload_port(self._h, workload.encode(), int(output), i).contents

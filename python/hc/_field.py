@@ -51,7 +51,11 @@ class Field:
         rank = lib.hc_field_rank(handle)
         sh = lib.hc_field_shape(handle)
         self.shape = tuple(sh[i] for i in range(rank))
-        self.device = lib.hc_device_name(lib.hc_field_device(handle)).decode()
+        dev = lib.hc_field_device(handle)
+        names = ctx._rt.device_names
+        if dev not in names:
+            names[dev] = lib.hc_device_name(dev).decode()
+        self.device = names[dev]
         ctx._dependents.add(self)
 
     # -- life
@@ -170,7 +174,10 @@ def to_field(ctx, dev, obj):
         a = a.astype(np.float64)
     code = hc_dtype(a.dtype)
     a = np.ascontiguousarray(a, dtype=DTYPES[code])
-    if lib.hc_device_info(dev).contents.languages & 1:  # "host": the device runs on host memory
+    host = ctx._rt.host_memory
+    if dev not in host:  # "host" kernels: the device runs on host memory
+        host[dev] = bool(lib.hc_device_info(dev).contents.languages & 1)
+    if host[dev]:
         m = _lib.NativeMem(ctypes.sizeof(_lib.NativeMem), NATIVE_HOST, a.ctypes.data, -1, 0)
         f = _wrap(dev, a.dtype, a.shape, m)
         if f is not None:
