@@ -27,12 +27,60 @@ class Result:
     """One run: .metrics (name -> value), .units, .times, .verified (None,
     True or False) and .verify_message, .notes, .params (effective, as
     text), .fields (output port -> hc.Field) and .outputs (port -> NumPy
-    array; a view on host-memory devices)."""
+    array; a view on host-memory devices).
 
-    def __init__(self, workload, device, job, fields):
-        lib = _lib.load()
+    A Result of Context.run owns its C job and reads the report from it when
+    one of these is first asked for (a run pays only for what it reads); the
+    job is freed with the Result, or when its context closes (the report
+    read first). A pipeline stage's Result reads its stage's job at once."""
+
+    _REPORT = ('times', 'metrics', 'units', 'verified', 'verify_message', 'notes', 'params')
+
+    def __init__(self, workload, device, job, fields, rt=None):
         self.workload = workload
         self.device = device
+        self.fields = fields
+        self._outputs = None
+        self._job, self._rt = None, None
+        if rt is None:
+            self._read(job)
+        else:  # owns the job until the report is read or it goes
+            self._job, self._rt = job, rt
+            rt.acquire()
+            rt.reports.add(self)
+
+    def __getattr__(self, name):
+        # only reached for attributes not yet set: the report, read once
+        if name in Result._REPORT and self.__dict__.get('_job'):
+            self._release()
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+    def _release(self):
+        """Reads the report from the owned job, then frees the job."""
+        job, rt = self.__dict__.get('_job'), self.__dict__.get('_rt')
+        if job:
+            self._job = None
+            try:
+                self._read(job)
+            finally:
+                rt.lib.hc_job_destroy(job)
+                rt.reports.discard(self)
+                rt.release()
+
+    def __del__(self):
+        try:
+            job, rt = self.__dict__.get('_job'), self.__dict__.get('_rt')
+            if job:
+                self._job = None
+                rt.lib.hc_job_destroy(job)
+                rt.reports.discard(self)
+                rt.release()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def _read(self, job):
+        lib = _lib.load()
         t = _lib.JobTimes()
         lib.hc_job_times(job, ctypes.byref(t))
         self.times = Times(t.wall_s, t.compute_s, t.device_s)
@@ -52,8 +100,6 @@ class Result:
             k, val = ctypes.c_char_p(), ctypes.c_char_p()
             check(lib.hc_job_param_get(job, i, ctypes.byref(k), ctypes.byref(val)))
             self.params[_text(k.value)] = _text(val.value)
-        self.fields = fields
-        self._outputs = None
 
     @property
     def outputs(self):
@@ -86,6 +132,7 @@ class _Runtime:
         self.lib, self.h, self.open, self.users, self.closing = lib, handle, {}, 0, False
         # per device handle, asked once: its name, and whether it runs on host memory
         self.device_names, self.host_memory = {}, {}
+        self.reports = weakref.WeakSet()  # Results that still own their job
 
     def acquire(self):
         self.users += 1
@@ -96,6 +143,8 @@ class _Runtime:
             self._destroy()
 
     def close(self):
+        for r in list(self.reports):  # their reports stay readable
+            r._release()
         self.closing = True
         if self.users <= 0:
             self._destroy()
@@ -250,6 +299,12 @@ class Context:
             check(self._lib.hc_device_find(self._handle(), device.encode(), ctypes.byref(idx)))
         return idx.value
 
+    def _device_name(self, dev):
+        names = self._rt.device_names
+        if dev not in names:
+            names[dev] = _text(self._lib.hc_device_name(dev))
+        return names[dev]
+
     def _device(self, device, workload=None):
         i = self._index(device, workload)
         if i not in self._rt.open:
@@ -328,14 +383,17 @@ class Context:
             st = lib.hc_job_run(job, dev, HC_RUN_VERIFY if verify else 0)
             if st not in (0, _ERR_VERIFY):
                 raise error(st)
-            result = Result(workload, _text(lib.hc_device_name(dev)), job.value, self._take_outputs(job.value, workload))
+            result = Result(workload, self._device_name(dev), job.value, self._take_outputs(job.value, workload),
+                            self._rt)
+            job = None  # the Result owns it
             if st == _ERR_VERIFY:
                 e = error(st, result.verify_message or _text(lib.hc_last_error()))
                 e.result = result
                 raise e
             return result
         finally:
-            lib.hc_job_destroy(job)
+            if job is not None:
+                lib.hc_job_destroy(job)
             for f in owned:
                 f.close()
 

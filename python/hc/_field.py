@@ -51,11 +51,7 @@ class Field:
         rank = lib.hc_field_rank(handle)
         sh = lib.hc_field_shape(handle)
         self.shape = tuple(sh[i] for i in range(rank))
-        dev = lib.hc_field_device(handle)
-        names = ctx._rt.device_names
-        if dev not in names:
-            names[dev] = lib.hc_device_name(dev).decode()
-        self.device = names[dev]
+        self.device = ctx._device_name(lib.hc_field_device(handle))
         ctx._dependents.add(self)
 
     # -- life

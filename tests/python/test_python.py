@@ -1,6 +1,7 @@
 """import hc: workloads, pipelines and grid expressions from Python give what
 hcrun gives, errors are exceptions per status, memory is shared where the
 device allows it, and nothing leaks."""
+import gc
 import json
 import os
 import subprocess
@@ -162,6 +163,9 @@ def test_no_leak_across_10000_runs(hc, ctx):
     x = np.ones(16)
     for _ in range(50):  # warm caches
         ctx.run('reduce', input=x, op='sum', device='cpu')
+    # Earlier tests' fields in reference cycles go at the next collection,
+    # which may come inside the loop: collect them before counting.
+    gc.collect()
     live = lib.hc_context_live_buffers(ctx._h)
     tracemalloc.start()
     before = tracemalloc.take_snapshot()
