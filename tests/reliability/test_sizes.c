@@ -29,9 +29,32 @@ static void test_bpm_steps_not_truncated(void) {
   }
 }
 
+/* bpm's line at the top of n's documented range (1e6), both precisions:
+ * the direct march keeps the whole line in a work-group's private memory,
+ * which PoCL holds on one thread's stack, and n=700000 died there with
+ * SIGSEGV. Each device runs it or refuses it before any kernel (exit 4,
+ * naming the sizes and the stack); no signal. */
+static void test_bpm_line_at_its_maximum(void) {
+  static const char *const backends[] = {"cpu", "opencl"};
+  static const char *const dtypes[] = {"c64", "c128"};
+  for (int b = 0; b < 2; b++) {
+    if (!th_device(backends[b])) continue;
+    for (int d = 0; d < 2; d++) {
+      char cmd[4096];
+      snprintf(cmd, sizeof cmd, "ulimit -s 8192; %s/bin/hcrun --backend=%s --workload=bpm n=1000000 steps=1 dtype=%s",
+               th_build_dir(), backends[b], dtypes[d]);
+      int rc = th_run(cmd, out, sizeof out, err, sizeof err);
+      if (rc != 0 && rc != 4) fprintf(stderr, "\nbpm n=1e6 %s on %s: exit %d\n%s", dtypes[d], backends[b], rc, err);
+      CU_ASSERT(rc == 0 || rc == 4);
+      if (rc == 4) CU_ASSERT_PTR_NOT_NULL(strstr(err, "private memory, which"));
+    }
+  }
+}
+
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("sizes", NULL, NULL);
   CU_ADD_TEST(s, test_bpm_steps_not_truncated);
+  CU_ADD_TEST(s, test_bpm_line_at_its_maximum);
 }
 
 TH_MAIN(register_tests)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bpm.h"
 #include "host.h"
@@ -60,6 +61,27 @@ static hc_status_t build_coefficients(const bpm_config_t *c, const bpm_axis_t *a
   return HC_OK;
 }
 
+/* The direct march keeps the whole line in its work-group's private memory
+ * (2 x BPM_CHUNK unknowns an item, 2 n in all). A CPU device that runs
+ * source kernels (PoCL) runs a work-group's items on one thread, whose
+ * stack holds them all: a line beyond that stack would crash the process
+ * in the kernel, so it is refused here, naming the sizes. The cpu
+ * backend's host function and GPUs (registers, then per-thread local
+ * memory) have no such whole-line limit within n's range. */
+static hc_status_t check_private_memory(const hc_device_info_t *info, int64_t n, size_t cs) {
+  if (info->type != HC_DEVICE_CPU || (info->languages & HC_LANG_BIT(HC_LANG_HOST))) return HC_OK;
+  struct rlimit rl;
+  uint64_t stack = 8u << 20; /* the threads' default where the limit is unset */
+  if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) stack = (uint64_t)rl.rlim_cur;
+  const uint64_t need = 2 * (uint64_t)n * cs, margin = 1u << 20; /* the kernel's other frames */
+  if (need + margin <= stack) return HC_OK;
+  return hc_error(HC_ERR_DEVICE_MEMORY,
+                  "bpm: n=%lld keeps %.1f MiB of the line (2 x %lld unknowns of %zu bytes) in one work-group's "
+                  "private memory, which %s holds on one thread's stack of %.1f MiB (ulimit -s): raise that "
+                  "limit, or run on the cpu backend or a GPU",
+                  (long long)n, (double)need / (1 << 20), (long long)n, cs, info->name, (double)stack / (1 << 20));
+}
+
 hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t *p, bpm_result_t *res) {
   hc_device_t *dev = hc_job_device(job);
   const hc_device_info_t *info = hc_device_info(dev);
@@ -75,6 +97,8 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   uint64_t bytes = (uint64_t)n * cs * (1 + 3 + 2) + (uint64_t)c->nsaved * n * rs;
   if (rich) bytes += (uint64_t)n * cs * (2 * 5 + 3) + 32 * (uint64_t)c->nsaved;
   if ((st = hc_device_check_memory(dev, bytes, "bpm's line, coefficients and intensity map")) != HC_OK) return st;
+
+  if (!rich && (st = check_private_memory(info, n, cs)) != HC_OK) return st;
 
   const bpm_axis_t a = bpm_axis(c, c->hy, 1.0);
   if ((st = build_coefficients(c, &a, p, &coef, &zc)) != HC_OK) goto out;
