@@ -392,6 +392,20 @@ void hc__trace_timer(hc_device_t *d, double t0, double seconds) {
   hc__trace_leave(t);
 }
 
+/* Frees a trace whose file is closed: its thread buffers, locks and tables. */
+static void trace_free(hc__trace_t *t) {
+  for (tbuf_t *b = t->threads, *next; b; b = next) {
+    next = b->next;
+    free(b);
+  }
+  pthread_mutex_destroy(&t->lock);
+  for (uint32_t i = 0; i < t->ndevices; i++) pthread_mutex_destroy(&t->pending[i].lock);
+  free(t->pending);
+  free(t->usage);
+  free(t->path);
+  free(t);
+}
+
 HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_trace_options_t *opts) {
   if (!ctx || !path || !*path) return hc_error(HC_ERR_INVALID_ARG, "hc_trace_start: NULL argument");
   if (opts && opts->size < sizeof(uint32_t)) return hc_error(HC_ERR_INVALID_ARG, "hc_trace_start: opts->size not set");
@@ -430,12 +444,7 @@ HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_
     fclose(t->f);
     fclose(t->spill);
     remove(path);
-    pthread_mutex_destroy(&t->lock);
-    for (uint32_t i = 0; i < t->ndevices; i++) pthread_mutex_destroy(&t->pending[i].lock);
-    free(t->pending);
-    free(t->usage);
-    free(t->path);
-    free(t);
+    trace_free(t);
     return hc_error(HC_ERR_INVALID_ARG, "hc_trace_start: the context is already tracing");
   }
   return HC_OK;
@@ -508,16 +517,7 @@ HC_API hc_status_t hc_trace_stop(hc_context_t *ctx) {
   free(ctx->trace_result);
   ctx->trace_result = r;
   pthread_mutex_unlock(&ctx->lock);
-  for (tbuf_t *b = t->threads, *next; b; b = next) {
-    next = b->next;
-    free(b);
-  }
-  pthread_mutex_destroy(&t->lock);
-  for (uint32_t i = 0; i < t->ndevices; i++) pthread_mutex_destroy(&t->pending[i].lock);
-  free(t->pending);
-  free(t->usage);
-  free(t->path);
-  free(t);
+  trace_free(t);
   return st;
 }
 
