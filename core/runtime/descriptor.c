@@ -55,7 +55,7 @@ static const char *backend_problem(const hc_backend_ops_t *ops, char *buf, size_
    * as in the zero-extended copy the core keeps. */
   hc_backend_ops_t o;
   memset(&o, 0, sizeof o);
-  memcpy(&o, ops, ops->size < sizeof o ? ops->size : sizeof o);
+  memcpy(&o, ops, hc__ops_copy_bytes(ops->size, sizeof o));
   const char *miss = missing_backend_op(&o);
   if (miss) {
     snprintf(buf, n, "invalid descriptor: backend ops lack '%s'", miss);

@@ -7,6 +7,7 @@
 #define HC_CORE_DESCRIPTOR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hc/plugin.h"
 
@@ -18,5 +19,15 @@ const char *hc__descriptor_problem(const hc_plugin_descriptor_t *d, char *buf, s
  * size, required backend ops; a workload's parameter and port tables.
  * NULL when acceptable, else the reason (written into buf). */
 const char *hc__descriptor_ops_problem(const hc_plugin_descriptor_t *d, char *buf, size_t n);
+
+/* How many bytes of a plugin's ops table of `size` the core copies into its
+ * own of `cap`: the members the size covers whole. Past the leading
+ * integers every member is pointer-sized, so a size that ends inside a
+ * pointer (a corrupt table) drops that pointer instead of copying its low
+ * bytes, which would make a wild function pointer. */
+static inline size_t hc__ops_copy_bytes(uint32_t size, size_t cap) {
+  size_t s = size < cap ? size : cap;
+  return s / sizeof(void (*)(void)) * sizeof(void (*)(void));
+}
 
 #endif

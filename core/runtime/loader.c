@@ -91,7 +91,7 @@ static void add_backend(hc_context_t *ctx, const char *path, lt_dlhandle h,
   const hc_backend_ops_t *ops = d->ops;
   hc__backend_t b;
   memset(&b, 0, sizeof b);
-  memcpy(&b.ops, ops, ops->size < sizeof b.ops ? ops->size : sizeof b.ops);
+  memcpy(&b.ops, ops, hc__ops_copy_bytes(ops->size, sizeof b.ops));
   hc_error(HC_OK, "(no message)");
   hc_status_t st = b.ops.init(ctx, &b.state);
   if (st != HC_OK) {
@@ -123,7 +123,7 @@ static void add_workload(hc_context_t *ctx, const char *path, lt_dlhandle h,
   ctx->workloads = nw;
   hc__workload_t *w = &ctx->workloads[ctx->nworkloads];
   memset(w, 0, sizeof *w);
-  memcpy(&w->ops, ops, ops->size < sizeof w->ops ? ops->size : sizeof w->ops);
+  memcpy(&w->ops, ops, hc__ops_copy_bytes(ops->size, sizeof w->ops));
   w->plugin.path = hc__strdup(path);
   w->plugin.handle = h;
   w->plugin.desc = d;
