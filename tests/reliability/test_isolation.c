@@ -148,7 +148,11 @@ static void test_hcrun_survives(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "Rejected plugin files:"));
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "abrt.so: crashed while probed: signal 6"));
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "cpu:0"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(out, "abrt.so: crashed while probed: signal 6 (Aborted) (remembered verdict"));
+  /* The verdict this program's probe made is remembered for hcrun, whose
+   * resource limits are the same; under valgrind they are not (valgrind
+   * lowers the program's file limit), so hcrun rightly probes again. */
+  if (!th_slow_tool())
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "abrt.so: crashed while probed: signal 6 (Aborted) (remembered verdict"));
   /* --rescan: probed again, not remembered. */
   snprintf(cmd, sizeof cmd, "HC_PLUGIN_PATH=%s HC_CACHE_DIR=%s %s/bin/hcrun --rescan --list", dir, cache,
            th_build_dir());
