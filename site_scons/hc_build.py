@@ -39,6 +39,24 @@ def _flags(env):
     env['HC_SANITIZE'] = san
 
 
+def _mpi_flags(env):
+    """The compile and link flags of the MPI that mpicc wraps (Open MPI's
+    --showme, MPICH's -compile_info/-link_info), in env['HC_MPI_FLAGS'];
+    False when there is none."""
+    for compile_, link in (('--showme:compile', '--showme:link'), ('-compile_info', '-link_info')):
+        try:
+            c = subprocess.run(['mpicc', compile_], capture_output=True, text=True, timeout=30)
+            l = subprocess.run(['mpicc', link], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        if c.returncode == 0 and l.returncode == 0:
+            # MPICH prints the compiler first: keep the flags only.
+            words = [w for w in (c.stdout + ' ' + l.stdout).split() if w.startswith('-')]
+            env['HC_MPI_FLAGS'] = ' '.join(words)
+            return True
+    return False
+
+
 def configure(env):
     _flags(env)
     build = env['builddir']
@@ -59,7 +77,8 @@ def configure(env):
     have['png'] = conf.CheckLibWithHeader('png', 'png.h', 'c', autoadd=0)
     have['cuda'] = (os.path.exists(os.path.join(cuda, 'include', 'cuda.h')) and
                     os.path.exists(os.path.join(cuda, 'include', 'nvrtc.h')))
-    for k in ('opencl', 'cunit', 'png', 'cuda'):
+    have['mpi'] = _mpi_flags(env)
+    for k in ('opencl', 'cunit', 'png', 'cuda', 'mpi'):
         conf.Define('HC_HAVE_' + k.upper(), 1 if have[k] else 0)
     prefix = os.path.abspath(env['PREFIX'])
     conf.Define('HC_INSTALL_PLUGIN_DIR', '"%s"' % os.path.join(prefix, 'lib', 'hc', 'plugins'))
@@ -69,6 +88,9 @@ def configure(env):
         print('scons: OpenCL ICD loader not found: skipping plugins/opencl (apt-get install ocl-icd-opencl-dev opencl-c-headers)')
     if not have['cuda']:
         print('scons: CUDA toolkit not found under %s: skipping plugins/cuda' % cuda)
+    if not have['mpi']:
+        print('scons: MPI not found (mpicc): skipping libhc-mpi; hcrun runs as one process '
+              '(apt-get install libopenmpi-dev openmpi-bin)')
     if not have['cunit']:
         print('scons: CUnit not found: tests are not built (apt-get install libcunit1-dev)')
     env['HC_HAVE'] = have

@@ -93,39 +93,68 @@ HC_API hc_status_t hc_devset_create(hc_context_t *ctx, hc_device_t *const *devic
 HC_API void hc_devset_destroy(hc_devset_t *s) {
   if (!s) return;
   for (uint32_t i = 0; i < s->n; i++) hc_device_close(s->dev[i]);
+  free(s->weight);
+  free(s->stats);
+  hc__devset_forget_outputs(s);
   free(s);
+}
+
+uint32_t hc__devset_part_count(const hc_devset_t *s) { return s->tr ? s->tr->ops->count(s->tr) : s->n; }
+
+HC_API hc_status_t hc_devset_set_transport(hc_devset_t *s, hc_transport_t *t) {
+  if (!s) return hc_error(HC_ERR_INVALID_ARG, "hc_devset_set_transport: NULL set");
+  if (t && (!t->ops || t->ops->size < sizeof *t->ops || !t->ops->count || !t->ops->self || !t->ops->agree ||
+            !t->ops->gather))
+    return hc_error(HC_ERR_INVALID_ARG, "hc_devset_set_transport: the transport's ops table is incomplete");
+  if (t && t->ops->self(t) == HC_TRANSPORT_ALL)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_devset_set_transport: transport '%s' runs every part in this process",
+                    t->ops->name);
+  if (t && s->n != 1)
+    return hc_error(HC_ERR_UNSUPPORTED, "a process drives one device of a split over transport '%s'; the set has %u",
+                    t->ops->name, s->n);
+  s->tr = t;
+  return hc_devset_set_weights(s, NULL, 0);
 }
 
 HC_API hc_status_t hc_devset_set_weights(hc_devset_t *s, const double *w, uint32_t n) {
   if (!s) return hc_error(HC_ERR_INVALID_ARG, "hc_devset_set_weights: NULL set");
-  if (!w) {
-    s->weighted = 0;
-    return HC_OK;
-  }
-  if (n != s->n) return hc_error(HC_ERR_PARAM, "split: %u weights for %u devices", n, s->n);
+  free(s->weight);
+  s->weight = NULL;
+  s->nweights = 0;
+  if (!w) return HC_OK;
+  uint32_t parts = hc__devset_part_count(s);
+  if (n != parts) return hc_error(HC_ERR_PARAM, "split: %u weights for %u %s", n, parts, s->tr ? "parts" : "devices");
   for (uint32_t i = 0; i < n; i++)
     if (!(w[i] > 0) || w[i] > 1e12) return hc_error(HC_ERR_PARAM, "split: weight %u is %g (must be > 0)", i, w[i]);
+  if (!(s->weight = malloc(n * sizeof *w))) return hc_error(HC_ERR_NO_MEMORY, "split: out of host memory");
   memcpy(s->weight, w, n * sizeof *w);
-  s->weighted = 1;
+  s->nweights = n;
   return HC_OK;
 }
 
 HC_API hc_status_t hc_devset_parse_weights(hc_devset_t *s, const char *text) {
   if (!s || !text) return hc_error(HC_ERR_INVALID_ARG, "hc_devset_parse_weights: NULL argument");
-  double w[HC_DEVSET_MAX];
-  uint32_t n = 0;
+  uint32_t cap = 1, n = 0;
+  for (const char *c = text; *c; c++) cap += *c == ',';
+  double *w = malloc(cap * sizeof *w);
+  if (!w) return hc_error(HC_ERR_NO_MEMORY, "split: out of host memory");
   const char *p = text;
+  hc_status_t st = HC_OK;
   for (;;) {
     char *end = NULL;
     errno = 0;
     double v = strtod(p, &end);
-    if (end == p || errno || (*end && *end != ',')) return hc_error(HC_ERR_PARAM, "split '%s': expected weights like 0.8,0.2", text);
-    if (n == HC_DEVSET_MAX) return hc_error(HC_ERR_PARAM, "split '%s': more than %d weights", text, HC_DEVSET_MAX);
+    if (end == p || errno || (*end && *end != ',')) {
+      st = hc_error(HC_ERR_PARAM, "split '%s': expected weights like 0.8,0.2", text);
+      break;
+    }
     w[n++] = v;
     if (!*end) break;
     p = end + 1;
   }
-  return hc_devset_set_weights(s, w, n);
+  if (st == HC_OK) st = hc_devset_set_weights(s, w, n);
+  free(w);
+  return st;
 }
 
 HC_API uint32_t hc_devset_count(const hc_devset_t *s) { return s ? s->n : 0; }

@@ -2,6 +2,7 @@
  * collectives. Device data is staged through host memory here and moved by
  * the transport, so each device is only ever touched by its own part's
  * thread. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,22 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
   /* Staging and copies; the wait for the neighbours counts as idle. */
   p->stats.halo_s += hc_now() - t0 - (p->stats.idle_s - idle0);
   return st;
+}
+
+HC_API void hc_reduce_combine(hc_reduce_op_t op, const double *values, uint32_t nparts, uint32_t n, double *out) {
+  for (uint32_t i = 0; i < n; i++) {
+    double acc = op == HC_REDUCE_L2 ? 0 : values[i];
+    for (uint32_t r = op == HC_REDUCE_L2 ? 0 : 1; r < nparts; r++) {
+      double v = values[(size_t)r * n + i];
+      switch (op) {
+      case HC_REDUCE_SUM: acc += v; break;
+      case HC_REDUCE_MIN: acc = v < acc ? v : acc; break;
+      case HC_REDUCE_MAX: acc = v > acc ? v : acc; break;
+      case HC_REDUCE_L2: acc += v * v; break;
+      }
+    }
+    out[i] = op == HC_REDUCE_L2 ? sqrt(acc) : acc;
+  }
 }
 
 HC_API hc_status_t hc_part_allreduce(hc_part_t *p, hc_reduce_op_t op, double *values, uint32_t n) {

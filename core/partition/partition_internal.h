@@ -3,18 +3,22 @@
 #ifndef HC_PARTITION_INTERNAL_H
 #define HC_PARTITION_INTERNAL_H
 
+#include "hc/transport.h"
 #include "layer.h"
-#include "transport.h"
 
 struct hc_devset {
   hc_context_t *ctx;
   uint32_t n;
   hc_device_t *dev[HC_DEVSET_MAX];
-  double weight[HC_DEVSET_MAX]; /* as given; 0: equal shares */
-  int weighted;
+  hc_transport_t *tr; /* a transport's one part (hc_devset_set_transport), or NULL */
+  double *weight;     /* as given, one per part; NULL: equal shares */
+  uint32_t nweights;
   /* The last run. */
   uint32_t nparts;
-  hc_part_stats_t stats[HC_DEVSET_MAX];
+  hc_part_stats_t *stats; /* nparts of them */
+  char **in_parts;        /* outputs left with their parts (too large to gather) */
+  uint32_t nin_parts;
+  int64_t lo, hi, rows;   /* this process's rows of them, of rows */
   char plan[512];
 };
 
@@ -22,10 +26,41 @@ struct hc_part {
   uint32_t index, count;
   int64_t rows, lo, hi;
   uint32_t halo, below, above;
-  hc__transport_t *tr;
+  hc_transport_t *tr;
   hc_part_stats_t stats;
   char *stage;        /* host staging of halo rows: 4 areas of stage_area bytes */
   size_t stage_area;
 };
+
+/* The parts a split over the set has: its devices, or the transport's parts. */
+uint32_t hc__devset_part_count(const hc_devset_t *set);
+
+/* How a run over a set is split (split_plan.c): the workload's split and
+ * each part's rows and share. */
+typedef struct split_plan {
+  uint32_t nparts; /* 1: runs whole on the set's first device */
+  int64_t *lo, *hi;
+  double *share;
+  hc_split_t split;
+} split_plan_t;
+/* Plans job over set: every device of the set can run it, the workload's
+ * split, rows by weight. HC_ERR_PARAM naming the problem otherwise. */
+hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl);
+void hc__split_plan_free(split_plan_t *pl);
+/* Fills the part's place in the plan (its transport and stats too). */
+void hc__part_init(hc_part_t *part, const split_plan_t *pl, uint32_t index, hc_transport_t *tr);
+/* The set's plan line after a split run. */
+void hc__devset_describe(hc_devset_t *set, const split_plan_t *pl, const hc_transport_t *tr);
+
+/* Forgets which outputs the last run left in parts. */
+void hc__devset_forget_outputs(hc_devset_t *set);
+
+/* A run of the set's one part of a transport's split (split_ranks.c). */
+/* planned: the planning's status (pl is valid only when it is HC_OK). */
+hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t planned, const split_plan_t *pl,
+                                   uint32_t flags);
+
+/* Parts as threads of this process. */
+hc_status_t hc__transport_inproc_create(uint32_t nparts, hc_transport_t **out);
 
 #endif

@@ -1,5 +1,7 @@
-/* A split run: plan the parts (rows by weight), run one copy of the job per
- * part on its own thread, gather the outputs on the set's first device. */
+/* A split run in this process: plan the parts (split_plan.c), run one copy
+ * of the job per part on its own thread, gather the outputs on the set's
+ * first device. A set that is one part of a transport's split runs its
+ * part in split_ranks.c instead. */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -9,83 +11,12 @@
 
 #include "partition_internal.h"
 
-typedef struct {
-  int64_t lo[HC_DEVSET_MAX], hi[HC_DEVSET_MAX];
-  double share[HC_DEVSET_MAX];
-  uint32_t nparts; /* 1: runs whole */
-  hc_split_t split;
-} plan_t;
-
-/* Rows per part from the shares: cumulative rounding, then parts below
- * min_rows take rows from the largest. */
-static void assign_rows(plan_t *pl, int64_t rows, uint32_t min_rows) {
-  uint32_t n = pl->nparts;
-  int64_t count[HC_DEVSET_MAX];
-  double cum = 0;
-  int64_t prev = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    cum += pl->share[i];
-    int64_t b = i + 1 == n ? rows : llround((double)rows * cum);
-    count[i] = b - prev;
-    prev = b;
-  }
-  for (uint32_t i = 0; i < n; i++)
-    while (count[i] < (int64_t)min_rows) {
-      uint32_t big = 0;
-      for (uint32_t k = 1; k < n; k++)
-        if (count[k] > count[big]) big = k;
-      count[big]--;
-      count[i]++;
-    }
-  int64_t lo = 0;
-  for (uint32_t i = 0; i < n; i++) pl->lo[i] = lo, pl->hi[i] = lo += count[i];
-}
-
-static hc_status_t plan_split(hc_job_t *job, hc_devset_t *set, plan_t *pl) {
-  memset(pl, 0, sizeof *pl);
-  hc_context_t *ctx = set->ctx;
-  const char *wl = hc_job_workload(job);
-  for (uint32_t i = 0; i < set->n; i++) {
-    const char *why = NULL;
-    if (!hc_workload_can_run(ctx, wl, hc_device_index(set->dev[i]), &why))
-      return hc_error(HC_ERR_PARAM, "workload '%s' cannot run on %s (in the device set): %s", wl,
-                      hc_device_name(set->dev[i]), why ? why : "unknown reason");
-  }
-  pl->nparts = 1;
-  pl->split.size = sizeof pl->split;
-  const hc_workload_ops_t *ops = hc__workload_ops(ctx, wl);
-  if (set->n < 2) return HC_OK;
-  if (!ops || !ops->split) {
-    snprintf(pl->split.why, sizeof pl->split.why, "it declares no split");
-    return HC_OK;
-  }
-  hc_status_t st = ops->split(job, &pl->split);
-  if (st != HC_OK) return st;
-  pl->split.why[sizeof pl->split.why - 1] = '\0';
-  if (pl->split.kind == HC_SPLIT_NONE) {
-    if (!pl->split.why[0]) snprintf(pl->split.why, sizeof pl->split.why, "it does not split this configuration");
-    return HC_OK;
-  }
-  if (pl->split.kind != HC_SPLIT_SLABS && pl->split.kind != HC_SPLIT_REPLICATED)
-    return hc_error(HC_ERR_PLUGIN, "workload '%s' declares an unknown split kind %u", wl, pl->split.kind);
-  uint32_t min_rows = pl->split.min_rows ? pl->split.min_rows : 1;
-  if (min_rows < pl->split.halo) min_rows = pl->split.halo;
-  if (pl->split.rows < (int64_t)min_rows * set->n)
-    return hc_error(HC_ERR_PARAM, "more parts than rows: %u devices for %lld %s (each part needs at least %u)", set->n,
-                    (long long)pl->split.rows, pl->split.kind == HC_SPLIT_SLABS ? "rows along axis 0" : "items",
-                    min_rows);
-  pl->nparts = set->n;
-  double total = 0;
-  for (uint32_t i = 0; i < set->n; i++) total += set->weighted ? set->weight[i] : 1.0;
-  for (uint32_t i = 0; i < set->n; i++) pl->share[i] = (set->weighted ? set->weight[i] : 1.0) / total;
-  assign_rows(pl, pl->split.rows, min_rows);
-  return HC_OK;
-}
-
 HC_API hc_status_t hc_job_check_split(hc_job_t *job, hc_devset_t *set) {
   if (!job || !set || !set->n) return hc_error(HC_ERR_INVALID_ARG, "hc_job_check_split: NULL or empty argument");
-  plan_t pl;
-  return plan_split(job, set, &pl);
+  split_plan_t pl;
+  hc_status_t st = hc__split_plan(job, set, &pl);
+  hc__split_plan_free(&pl);
+  return st;
 }
 
 typedef struct run_s run_t;
@@ -149,7 +80,7 @@ static hc_status_t clone_job(hc_job_t *job, hc_job_t **out) {
 
 /* An output every part gave with its own rows along axis 0 becomes one
  * field on the first device; any other output is the first part's. */
-static hc_status_t gather_output(hc_job_t *job, run_t *r, const plan_t *pl, hc_device_t *dev0, const char *port) {
+static hc_status_t gather_output(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_device_t *dev0, const char *port) {
   hc_field_t *f0 = hc_job_output(r->parts[0].job, port);
   if (!f0) return HC_OK;
   uint32_t rank = hc_field_rank(f0);
@@ -172,7 +103,7 @@ static hc_status_t gather_output(hc_job_t *job, run_t *r, const plan_t *pl, hc_d
     }
     return st == HC_OK ? hc_job_set_output(job, port, mine) : st;
   }
-  int64_t shape[4];
+  int64_t shape[HC_MAX_DIMS];
   memcpy(shape, hc_field_shape(f0), rank * sizeof *shape);
   shape[0] = pl->split.rows;
   size_t rb = hc_dtype_size(dt);
@@ -196,7 +127,7 @@ static hc_status_t gather_output(hc_job_t *job, run_t *r, const plan_t *pl, hc_d
 
 /* The first part's report is the job's (its metrics are global ones,
  * computed by reductions); times are the slowest part's. */
-static hc_status_t collect(hc_job_t *job, run_t *r, const plan_t *pl, hc_devset_t *set) {
+static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_devset_t *set) {
   hc_context_t *ctx = set->ctx;
   const char *wl = hc_job_workload(job);
   hc_job_t *j0 = r->parts[0].job;
@@ -232,6 +163,7 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const plan_t *pl, hc_devset_
     s->weight = pl->share[i];
     s->compute_s = t.compute_s;
     s->device_s = t.device_s;
+    snprintf(s->device, sizeof s->device, "%s", hc_device_name(set->dev[i]));
   }
   hc_job_set_times(job, compute, device);
   return st;
@@ -242,8 +174,14 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
   hc__job_clear(job);
   set->nparts = 0;
   set->plan[0] = '\0';
-  plan_t pl;
-  hc_status_t st = plan_split(job, set, &pl);
+  hc__devset_forget_outputs(set);
+  split_plan_t pl;
+  hc_status_t st = hc__split_plan(job, set, &pl);
+  if (set->tr) {
+    st = hc__run_transport_part(job, set, st, &pl, flags);
+    hc__split_plan_free(&pl);
+    return st;
+  }
   if (st != HC_OK) return st;
   if (pl.nparts == 1) {
     st = hc_job_run(job, set->dev[0], flags);
@@ -254,26 +192,22 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
     }
     return st;
   }
+  free(set->stats);
+  set->stats = calloc(pl.nparts, sizeof *set->stats);
+  run_t *r = set->stats ? calloc(1, sizeof *r) : NULL;
+  if (!r) {
+    hc__split_plan_free(&pl);
+    return hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
+  }
   double t0 = hc_now();
-  run_t *r = calloc(1, sizeof *r);
-  hc__transport_t *tr = NULL;
-  if (!r) return hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
+  hc_transport_t *tr = NULL;
   r->flags = flags;
   st = hc__transport_inproc_create(pl.nparts, &tr);
   for (uint32_t i = 0; i < pl.nparts && st == HC_OK; i++) {
     part_run_t *pr = &r->parts[i];
     pr->run = r;
     pr->dev = set->dev[i];
-    pr->part.index = i;
-    pr->part.count = pl.nparts;
-    pr->part.rows = pl.split.rows;
-    pr->part.lo = pl.lo[i];
-    pr->part.hi = pl.hi[i];
-    pr->part.halo = pl.split.kind == HC_SPLIT_SLABS ? pl.split.halo : 0;
-    pr->part.below = i > 0 ? pr->part.halo : 0;
-    pr->part.above = i + 1 < pl.nparts ? pr->part.halo : 0;
-    pr->part.tr = tr;
-    pr->part.stats.size = sizeof pr->part.stats;
+    hc__part_init(&pr->part, &pl, i, tr);
     st = clone_job(job, &pr->job);
     if (st == HC_OK && i == 0) st = hc_job_set_output_dir(pr->job, hc_job_output_dir(job));
   }
@@ -303,13 +237,7 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
     if (st == HC_OK) {
       set->nparts = pl.nparts;
       hc__job_set_wall(job, hc_now() - t0);
-      if (pl.split.kind == HC_SPLIT_SLABS)
-        snprintf(set->plan, sizeof set->plan, "%u parts along axis 0 of %lld rows (halo %u), %s shares, %s transport",
-                 pl.nparts, (long long)pl.split.rows, pl.split.halo, set->weighted ? "given" : "equal",
-                 tr->ops->name);
-      else
-        snprintf(set->plan, sizeof set->plan, "%u parts of %lld items (inputs replicated), %s shares, %s transport",
-                 pl.nparts, (long long)pl.split.rows, set->weighted ? "given" : "equal", tr->ops->name);
+      hc__devset_describe(set, &pl, tr);
       if (unverified) st = hc_error(HC_ERR_VERIFY, "%s", unverified->message);
     } else {
       hc__job_clear(job);
@@ -321,5 +249,6 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
   }
   if (tr) tr->ops->destroy(tr);
   free(r);
+  hc__split_plan_free(&pl);
   return st;
 }

@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layer.h"
-#include "transport.h"
+#include "partition_internal.h"
 
 typedef struct {
   const void *lo, *hi; /* exchange: what goes to rank-1 and rank+1 */
@@ -20,7 +19,7 @@ typedef struct {
 } post_t;
 
 typedef struct {
-  hc__transport_t base;
+  hc_transport_t base;
   uint32_t n;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -34,7 +33,11 @@ static hc_status_t aborted_error(void) {
   return hc_error(HC_ERR_DEVICE, "another part of the split run failed");
 }
 
-static uint32_t ip_count(hc__transport_t *t) { return ((inproc_t *)t)->n; }
+static uint32_t ip_count(hc_transport_t *t) { return ((inproc_t *)t)->n; }
+static uint32_t ip_self(hc_transport_t *t) {
+  (void)t;
+  return HC_TRANSPORT_ALL;
+}
 
 /* Meets the other parts; HC_ERR_DEVICE once any part has aborted. */
 static hc_status_t meet(inproc_t *t, double *waited_s) {
@@ -57,12 +60,12 @@ static hc_status_t meet(inproc_t *t, double *waited_s) {
   return ok ? HC_OK : aborted_error();
 }
 
-static hc_status_t ip_barrier(hc__transport_t *tr, uint32_t rank, double *waited_s) {
+static hc_status_t ip_barrier(hc_transport_t *tr, uint32_t rank, double *waited_s) {
   (void)rank;
   return meet((inproc_t *)tr, waited_s);
 }
 
-static hc_status_t ip_exchange(hc__transport_t *tr, uint32_t rank, const void *to_lo, size_t lo_bytes,
+static hc_status_t ip_exchange(hc_transport_t *tr, uint32_t rank, const void *to_lo, size_t lo_bytes,
                                const void *to_hi, size_t hi_bytes, void *from_lo, void *from_hi,
                                double *waited_s) {
   inproc_t *t = (inproc_t *)tr;
@@ -86,7 +89,7 @@ static hc_status_t ip_exchange(hc__transport_t *tr, uint32_t rank, const void *t
   return st != HC_OK ? st : st2;
 }
 
-static hc_status_t ip_allreduce(hc__transport_t *tr, uint32_t rank, hc_reduce_op_t op, double *values, uint32_t n,
+static hc_status_t ip_allreduce(hc_transport_t *tr, uint32_t rank, hc_reduce_op_t op, double *values, uint32_t n,
                                 double *waited_s) {
   inproc_t *t = (inproc_t *)tr;
   if (n > HC_PART_REDUCE_MAX)
@@ -94,23 +97,13 @@ static hc_status_t ip_allreduce(hc__transport_t *tr, uint32_t rank, hc_reduce_op
   memcpy(t->posts[rank].values, values, n * sizeof *values);
   hc_status_t st = meet(t, waited_s);
   if (st != HC_OK) return st;
-  for (uint32_t i = 0; i < n; i++) {
-    double acc = op == HC_REDUCE_L2 ? 0 : t->posts[0].values[i];
-    for (uint32_t r = op == HC_REDUCE_L2 ? 0 : 1; r < t->n; r++) {
-      double v = t->posts[r].values[i];
-      switch (op) {
-      case HC_REDUCE_SUM: acc += v; break;
-      case HC_REDUCE_MIN: acc = v < acc ? v : acc; break;
-      case HC_REDUCE_MAX: acc = v > acc ? v : acc; break;
-      case HC_REDUCE_L2: acc += v * v; break;
-      }
-    }
-    values[i] = op == HC_REDUCE_L2 ? sqrt(acc) : acc;
-  }
+  double all[HC_DEVSET_MAX * HC_PART_REDUCE_MAX];
+  for (uint32_t r = 0; r < t->n; r++) memcpy(all + (size_t)r * n, t->posts[r].values, n * sizeof *values);
+  hc_reduce_combine(op, all, t->n, n, values);
   return meet(t, waited_s);
 }
 
-static hc_status_t ip_allgather(hc__transport_t *tr, uint32_t rank, const void *mine, size_t bytes, void *all,
+static hc_status_t ip_allgather(hc_transport_t *tr, uint32_t rank, const void *mine, size_t bytes, void *all,
                                 size_t capacity, size_t *total, double *waited_s) {
   inproc_t *t = (inproc_t *)tr;
   t->posts[rank].mine = mine;
@@ -130,7 +123,7 @@ static hc_status_t ip_allgather(hc__transport_t *tr, uint32_t rank, const void *
   return st != HC_OK ? st : st2;
 }
 
-static void ip_abort(hc__transport_t *tr, uint32_t rank) {
+static void ip_abort(hc_transport_t *tr, uint32_t rank) {
   (void)rank;
   inproc_t *t = (inproc_t *)tr;
   pthread_mutex_lock(&t->mu);
@@ -139,7 +132,7 @@ static void ip_abort(hc__transport_t *tr, uint32_t rank) {
   pthread_mutex_unlock(&t->mu);
 }
 
-static void ip_destroy(hc__transport_t *tr) {
+static void ip_destroy(hc_transport_t *tr) {
   inproc_t *t = (inproc_t *)tr;
   if (!t) return;
   pthread_mutex_destroy(&t->mu);
@@ -148,9 +141,13 @@ static void ip_destroy(hc__transport_t *tr) {
   free(t);
 }
 
-static const hc__transport_ops_t inproc_ops = {
+/* Parts in one process share their results directly: gather and agree
+ * (for parts in separate processes) are not needed. */
+static const hc_transport_ops_t inproc_ops = {
+    .size = sizeof(hc_transport_ops_t),
     .name = "in-process",
     .count = ip_count,
+    .self = ip_self,
     .barrier = ip_barrier,
     .exchange = ip_exchange,
     .allreduce = ip_allreduce,
@@ -159,7 +156,7 @@ static const hc__transport_ops_t inproc_ops = {
     .destroy = ip_destroy,
 };
 
-hc_status_t hc__transport_inproc_create(uint32_t nparts, hc__transport_t **out) {
+hc_status_t hc__transport_inproc_create(uint32_t nparts, hc_transport_t **out) {
   inproc_t *t = calloc(1, sizeof *t);
   if (t) t->posts = calloc(nparts, sizeof *t->posts);
   if (!t || !t->posts) {

@@ -27,6 +27,10 @@
     "the probe program (unset: hc/hc-plugin-scanner beside libhc)")                                                \
   X(HC_KERNEL_OPTIONS, STRING, TUNING, NULL, 0, 0, NULL,                                                           \
     "appended to every source kernel's build options (e.g. -DBPM_XSUB=3); part of the cache key")                 \
+  /* core/partition */                                                                                             \
+  X(HC_GATHER_MAX, SIZE, PUBLIC, NULL, 1, 1e18, NULL,                                                              \
+    "a split over processes (MPI) gathers an output on rank 0 up to this size; larger ones are written in place "  \
+    "(MPI-IO) (unset: a quarter of the host's memory)")                                                            \
   /* backends */                                                                                                   \
   X(HC_CPU_THREADS, INT, PUBLIC, NULL, 1, 1024, NULL, "threads of the cpu backend (unset: one per online core)")  \
   X(HC_CPU_DEVICES, INT, PUBLIC, "1", 1, 64, NULL,                                                                 \
@@ -41,6 +45,9 @@
   X(HC_CUDA_STAGE_CHUNK, SIZE, TUNING, "8M", 4096, 1073741824.0, NULL, "bytes per staging buffer")                 \
   X(HC_CUDA_STAGE_THREADS, INT, TUNING, NULL, 1, 64, NULL,                                                         \
     "threads copying through the staging buffers (unset: half the cores, at most 8)")                              \
+  /* hcrun */                                                                                                      \
+  X(HC_MPI, CHOICE, PUBLIC, "auto", 0, 0, "auto|on|off",                                                           \
+    "hcrun under MPI (libhc-mpi, docs/mpi.md): auto when an MPI launcher started it, on, or off (one process)")    \
   /* libhc-grid */                                                                                                 \
   X(HC_GRID_CC, STRING, PUBLIC, "cc", 0, 0, NULL, "the C compiler of grid expressions' host kernels")              \
   X(HC_GRID_CFLAGS, STRING, TUNING, NULL, 0, 0, NULL,                                                              \

@@ -205,7 +205,10 @@ static hc_status_t save_npy(const hc_field_t *f, const char *path) {
   }
   hc_status_t st = hc_npy_write(path, f->dtype, f->rank, f->shape, host);
   free(tmp);
-  if (st != HC_OK) return st;
+  return st != HC_OK ? st : hc__field_save_sidecar(f, path);
+}
+
+hc_status_t hc__field_save_sidecar(const hc_field_t *f, const char *path) {
   int trivial = 1;
   for (uint32_t i = 0; i < f->rank; i++) trivial &= f->spacing[i] == 1.0 && f->origin[i] == 0.0;
   char side[4200];

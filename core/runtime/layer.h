@@ -103,6 +103,9 @@ void hc__trace_scope_swap(const char *label, char *previous, size_t n);
  * whole), dropping its results before a split run, and the split run's
  * wall time (hc_job_set_times sets the others). */
 void hc__job_set_part(hc_job_t *job, hc_part_t *part);
+/* Writes (or removes, when trivial) "<path>.grid", f's spacing and origin,
+ * as hc_field_save_npy does beside the data it writes. */
+hc_status_t hc__field_save_sidecar(const hc_field_t *f, const char *path);
 void hc__job_clear(hc_job_t *job);
 void hc__job_set_wall(hc_job_t *job, double wall_s);
 

@@ -270,6 +270,14 @@ static size_t make_header(char *out, size_t n, hc_dtype_t dtype, uint32_t rank, 
   return total;
 }
 
+HC_API hc_status_t hc_npy_header(hc_dtype_t dtype, uint32_t rank, const int64_t *shape, void *out, size_t cap,
+                                 size_t *len) {
+  if (!out || !len || (!shape && rank) || rank > HC_MAX_DIMS || hc_dtype_size(dtype) == 0)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_npy_header: bad argument");
+  *len = make_header(out, cap, dtype, rank, shape);
+  return *len ? HC_OK : hc_error(HC_ERR_INVALID_ARG, "hc_npy_header: the header needs more than %zu bytes", cap);
+}
+
 HC_API hc_status_t hc_npy_write(const char *path, hc_dtype_t dtype, uint32_t rank, const int64_t *shape,
                                 const void *data) {
   if (!path || (!data && count_of(rank, shape)) || rank > HC_MAX_DIMS || hc_dtype_size(dtype) == 0)

@@ -366,6 +366,11 @@ hc_status_t hc_npy_read(const char *path, hc_dtype_t *dtype, uint32_t *rank,
                         int64_t *shape, void **data);
 hc_status_t hc_npy_write(const char *path, hc_dtype_t dtype, uint32_t rank,
                          const int64_t *shape, const void *data);
+/* The .npy header (*len bytes, padded to 64) of an array of that dtype and
+ * shape, for writers that place the data themselves (several processes
+ * writing one file); the data follows it in C order. */
+hc_status_t hc_npy_header(hc_dtype_t dtype, uint32_t rank, const int64_t *shape, void *out, size_t cap,
+                          size_t *len);
 /* Parses a .npy image held in memory (for fuzzing and embedded data). */
 hc_status_t hc_npy_parse(const void *bytes, size_t size, hc_dtype_t *dtype,
                          uint32_t *rank, int64_t *shape, size_t *data_offset);

@@ -15,8 +15,9 @@
  * Inside run(), a part sees an ordinary job: hc_job_device(job) is its
  * device, hc_job_part(job) its part (NULL when the job is not split). Parts
  * talk only through the calls below, which go through one transport
- * interface (in-process now: threads and host staging; a process-spanning
- * one can stand behind the same calls). */
+ * interface (hc/transport.h): threads of this process by default, or the
+ * processes of an MPI job (hc/mpi.h), one part per process, behind the
+ * same calls. */
 #ifndef HC_PARTITION_H
 #define HC_PARTITION_H
 
@@ -99,6 +100,8 @@ typedef struct hc_part_stats {
   uint64_t halo_bytes; /* halo bytes received */
   double collective_s; /* reductions, all-gathers, barriers (waits included) */
   uint64_t collectives;
+  char device[48];     /* its device's name ("cuda:0"); across processes (hc/transport.h) the
+                          device of the process that ran it */
 } hc_part_stats_t;
 
 /* Parts of the last run (0: it did not split). */

@@ -10,8 +10,12 @@
  * a launch with HC_ERR_LAUNCH, anything else with HC_ERR_DEVICE — with a
  * message holding "injected". hc_faulty_live() counts the buffers, kernels
  * and open devices not given back; hc_faulty_calls(op) the calls of op
- * since the last arm. The test finds these through dlsym. */
+ * since the last arm. The test finds these through dlsym. A test that runs
+ * it in another process (an MPI rank) arms it with the plugin's own
+ * variable HC_FAULTY_ARM=op:k instead. */
+#include <hc/config.h>
 #include <hc/plugin.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,9 +62,20 @@ typedef struct {
   uint32_t index;
 } faulty_dev_t;
 
+static const hc_config_var_t arm_var = {"HC_FAULTY_ARM", HC_CONFIG_STRING, HC_CONFIG_INTERNAL, NULL, 0, 0, NULL,
+                                         "op:k: the k-th call of op fails (tests in other processes)"};
+
 static hc_status_t f_init(hc_context_t *ctx, void **state) {
   (void)ctx;
   *state = NULL;
+  const char *arm = NULL;
+  char op[16];
+  long k = 0;
+  if (hc_config_var_str(&arm_var, &arm) == HC_OK && arm && *arm) {
+    if (sscanf(arm, "%15[a-z]:%ld", op, &k) != 2 || k < 1)
+      return hc_error(HC_ERR_PARAM, "HC_FAULTY_ARM=%s: give op:k (alloc, launch, ... and a count from 1)", arm);
+    hc_faulty_arm(op, k);
+  }
   return HC_OK;
 }
 static void f_fini(void *state) { (void)state; }

@@ -36,8 +36,11 @@ void hcrun_print_job(json_t *jobdoc, const char *device_id);
 json_t *hcrun_split_json(const hc_devset_t *set);
 void hcrun_print_split(json_t *split);
 /* Writes every output field of job into dir as <prefix><port>.npy;
- * appends the file names to files (may be NULL). */
-hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefix, json_t *files);
+ * appends the file names to files (may be NULL). ranks: the set of an MPI
+ * run, whose every rank calls this (rank 0 writes, or every rank writes
+ * its rows of an output left in parts); NULL otherwise. */
+hc_status_t hcrun_save_outputs(hc_job_t *job, hc_devset_t *ranks, const char *dir, const char *prefix,
+                               json_t *files);
 /* mkdir -p; 0 on success. */
 int hcrun_mkdirs(const char *dir);
 /* jsontext.c: any bytes as a JSON string, losslessly (bytes that are not
@@ -70,6 +73,10 @@ double hcrun_json_double(const json_t *v);
 /* SIGINT/SIGTERM: temporaries removed, the outputs written listed, exit
  * 130/143 (signals.c). hcrun_note_written records a finished output. */
 void hcrun_install_signals(void);
+/* From now on the handler says nothing (a rank that does not report, or a
+ * run whose report is out: under MPI the launcher ends the other ranks
+ * with SIGTERM as soon as one exits with a failure). */
+void hcrun_signals_quiet(void);
 void hcrun_note_written(const char *path);
 /* Prints json to stdout (indented) followed by a newline. */
 void hcrun_print_json(json_t *doc);

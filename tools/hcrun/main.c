@@ -20,6 +20,7 @@
 #include <hc/trace.h>
 
 #include "hcrun.h"
+#include "mpi.h"
 #include "options.h"
 
 static void usage(FILE *f) {
@@ -45,8 +46,11 @@ static void progress_cb(void *user, const char *workload, double fraction, const
   fflush(stderr);
 }
 
-static int fail(hc_status_t st, int json, const char *what) {
-  int code = hcrun_exit_code(st);
+/* Reports a failure (text, and the JSON error document with --json) and
+ * returns its exit code: the status's, or `code` when it is not 0. */
+static int fail_with(hc_status_t st, int json, const char *what, int code) {
+  if (!code) code = hcrun_exit_code(st);
+  if (!hcrun_mpi_leads()) return code; /* the leading rank says what failed */
   fprintf(stderr, "hcrun: %s%s%s\n", what ? what : "", what ? ": " : "", hc_last_error());
   if (json) {
     json_t *doc = json_object();
@@ -61,6 +65,8 @@ static int fail(hc_status_t st, int json, const char *what) {
   }
   return code;
 }
+
+static int fail(hc_status_t st, int json, const char *what) { return fail_with(st, json, what, 0); }
 
 /* --input PORT=FILE: loads each file onto dev and binds it, all before
  * anything runs. An unknown port, a file that cannot be read or a field the
@@ -90,68 +96,109 @@ static hc_status_t bind_inputs(hc_context_t *ctx, hc_job_t *job, hc_device_t *de
   return HC_OK;
 }
 
-/* Runs one workload (possibly repeated) and reports it. */
-static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
-  hc_job_t *job = NULL;
-  hc_status_t st = hc_job_create(ctx, o->workload, &job);
-  if (st != HC_OK) return fail(st, o->json, NULL);
-  for (int i = 0; i < o->nkv; i++) {
-    st = hc_job_set_kv(job, o->kv[i]);
-    if (st != HC_OK) {
-      hc_job_destroy(job);
-      return fail(st, o->json, NULL);
-    }
-  }
+/* What a single run holds. */
+typedef struct {
+  hc_job_t *job;
+  hc_device_t *dev;
+  hc_devset_t *set; /* a device set, or this rank's part of an MPI split */
+  hc_field_t **inputs;
+  int ninputs;
+} single_t;
+
+static void single_free(single_t *s) {
+  hc_devset_destroy(s->set);
+  hc_job_destroy(s->job);
+  for (int i = 0; s->inputs && i < s->ninputs; i++) hc_field_destroy(s->inputs[i]);
+  free(s->inputs);
+  hc_device_close(s->dev);
+}
+
+/* Under MPI, auto picks this rank's device: among the devices of the kind
+ * auto picked that can run the workload, the one of the rank's place on
+ * its node (local rank r takes GPU r mod k). */
+static hc_status_t rank_device(hc_context_t *ctx, const char *workload, uint32_t *idx) {
+  hc_device_info_t pick, info;
+  hc_status_t st = hc_device_query(ctx, *idx, &pick);
+  if (st != HC_OK || pick.type == HC_DEVICE_CPU) return st;
+  const char *id = hc_device_id(ctx, *idx);
+  size_t blen = strcspn(id, ":"); /* its backend: "cuda" of "cuda:0" */
+  uint32_t same[256], k = 0;
+  for (uint32_t i = 0; i < hc_device_count(ctx) && k < 256; i++)
+    if (hc_device_query(ctx, i, &info) == HC_OK && info.type == pick.type &&
+        !strncmp(hc_device_id(ctx, i), id, blen + 1) && hc_workload_can_run(ctx, workload, i, NULL))
+      same[k++] = i;
+  if (k) *idx = same[(uint32_t)hcrun_mpi_local_rank() % k];
+  return HC_OK;
+}
+
+/* Picks and opens the device (or device set), checks the outputs, binds
+ * the inputs: everything that can fail before the run. */
+static hc_status_t prepare(hc_context_t *ctx, const hcrun_options_t *o, single_t *s) {
+  hc_status_t st = hc_job_create(ctx, o->workload, &s->job);
+  for (int i = 0; i < o->nkv && st == HC_OK; i++) st = hc_job_set_kv(s->job, o->kv[i]);
+  if (st != HC_OK) return st;
   uint32_t idx;
-  hc_device_t *dev = NULL;
-  hc_devset_t *set = NULL;
-  if (o->device && (strchr(o->device, ',') || !strcmp(o->device, "all"))) {
+  int is_set = o->device && (strchr(o->device, ',') || !strcmp(o->device, "all"));
+  if (is_set && hcrun_mpi_active())
+    return hc_error(HC_ERR_PARAM, "--device=%s: under MPI each rank drives one device (--device=auto gives rank r "
+                    "the r-th GPU of its node); a device set is for one process", o->device);
+  if (is_set) {
     /* A device set: every problem with it (a device listed twice, unknown
      * or unable to run the workload, bad weights, more parts than rows) is
      * a usage error, found before anything runs. */
-    st = hc_devset_parse(ctx, o->device, o->workload, &set);
-    if (st == HC_OK && o->split) st = hc_devset_parse_weights(set, o->split);
-    if (st == HC_OK) st = hc_job_check_split(job, set);
-    if (st != HC_OK) {
-      hc_devset_destroy(set);
-      hc_job_destroy(job);
-      return fail(st == HC_ERR_UNSUPPORTED ? HC_ERR_PARAM : st, o->json, NULL);
-    }
-    idx = hc_device_index(hc_devset_device(set, 0));
-  } else if (o->split) {
-    hc_job_destroy(job);
-    hc_error(HC_ERR_PARAM, "--split=%s needs a device set (--device=B:i,B:j,... or --device=all)", o->split);
-    return fail(HC_ERR_PARAM, o->json, NULL);
-  } else if (!o->device || !strcmp(o->device, "auto")) st = hc_device_find_auto(ctx, o->workload, &idx);
-  else st = hc_device_find(ctx, o->device, &idx);
+    st = hc_devset_parse(ctx, o->device, o->workload, &s->set);
+    if (st == HC_OK && o->split) st = hc_devset_parse_weights(s->set, o->split);
+    if (st == HC_OK) st = hc_job_check_split(s->job, s->set);
+    if (st != HC_OK) return st == HC_ERR_UNSUPPORTED ? HC_ERR_PARAM : st;
+    idx = hc_device_index(hc_devset_device(s->set, 0));
+  } else if (o->split && !hcrun_mpi_active()) {
+    return hc_error(HC_ERR_PARAM, "--split=%s needs a device set (--device=B:i,B:j,... or --device=all)", o->split);
+  } else if (!o->device || !strcmp(o->device, "auto")) {
+    st = hc_device_find_auto(ctx, o->workload, &idx);
+    if (st == HC_OK && hcrun_mpi_active()) st = rank_device(ctx, o->workload, &idx);
+  } else {
+    st = hc_device_find(ctx, o->device, &idx);
+  }
+  if (st == HC_OK) st = hc_device_open(ctx, idx, &s->dev);
+  if (st == HC_OK && hcrun_mpi_active()) {
+    /* This rank's part of the split over every rank. */
+    st = hc_devset_create(ctx, &s->dev, 1, &s->set);
+    if (st == HC_OK) st = hc_devset_set_transport(s->set, hcrun_mpi_transport());
+    if (st == HC_OK && o->split) st = hc_devset_parse_weights(s->set, o->split);
+  }
+  if (st == HC_OK && o->output && hcrun_mpi_leads() &&
+      ((st = hcrun_prepare_output(o->output)) == HC_OK))
+    st = hcrun_check_output_files(s->job, o->output, "");
+  if (st != HC_OK) return st;
+  s->ninputs = o->ninputs;
+  s->inputs = calloc((size_t)o->ninputs + 1, sizeof *s->inputs);
+  st = s->inputs ? bind_inputs(ctx, s->job, s->dev, o, s->inputs) : hc_error(HC_ERR_NO_MEMORY, "hcrun: out of memory");
+  /* Only the leading rank writes: the workloads' own files too. */
+  if (st == HC_OK && hcrun_mpi_leads()) hc_job_set_output_dir(s->job, o->output);
+  return st;
+}
+
+/* The name the report gives the run's device. */
+static const char *run_device_name(const single_t *s, const hcrun_options_t *o, char *buf, size_t n) {
+  if (hcrun_mpi_active() && hc_devset_parts(s->set) > 1) {
+    snprintf(buf, n, "%d MPI ranks", hcrun_mpi_ranks());
+    return buf;
+  }
+  return s->set && hc_devset_parts(s->set) > 1 ? o->device : hc_device_name(s->dev);
+}
+
+/* Runs one workload (possibly repeated) and reports it. */
+static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
+  single_t s;
+  memset(&s, 0, sizeof s);
+  hc_status_t st = hcrun_mpi_agree(prepare(ctx, o, &s));
   if (st != HC_OK) {
-    hc_job_destroy(job);
+    single_free(&s);
     return fail(st, o->json, NULL);
   }
-  st = hc_device_open(ctx, idx, &dev);
-  if (st != HC_OK) {
-    hc_devset_destroy(set);
-    hc_job_destroy(job);
-    return fail(st, o->json, NULL);
-  }
-  if (o->output && ((st = hcrun_prepare_output(o->output)) != HC_OK ||
-                    (st = hcrun_check_output_files(job, o->output, "")) != HC_OK)) {
-    hc_devset_destroy(set);
-    hc_device_close(dev);
-    hc_job_destroy(job);
-    return fail(st, o->json, NULL);
-  }
-  hc_field_t **inputs = calloc((size_t)o->ninputs + 1, sizeof *inputs);
-  st = inputs ? bind_inputs(ctx, job, dev, o, inputs) : hc_error(HC_ERR_NO_MEMORY, "hcrun: out of memory");
-  if (st != HC_OK) {
-    for (int i = 0; inputs && i < o->ninputs; i++) hc_field_destroy(inputs[i]);
-    free(inputs);
-    hc_devset_destroy(set);
-    hc_device_close(dev);
-    hc_job_destroy(job);
-    return fail(st, o->json, NULL);
-  }
-  hc_job_set_output_dir(job, o->output);
+  hc_job_t *job = s.job;
+  hc_device_t *dev = s.dev;
+  hc_devset_t *set = s.set;
   json_t *runs = json_array();
   double best = -1;
   json_t *best_doc = NULL;
@@ -181,10 +228,14 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
   } else {
     json_t *files = json_array();
     hcrun_list_job_files(job, files);
-    hc_status_t sst = o->output ? hcrun_save_outputs(job, o->output, "", files) : HC_OK;
-    char save_msg[1024] = "";
+    hc_devset_t *ranks = hcrun_mpi_active() ? set : NULL;
+    hc_status_t sst = o->output ? hcrun_save_outputs(job, ranks, o->output, "", files) : HC_OK;
+    sst = hcrun_mpi_agree(sst);
+    char save_msg[1024] = "", name[64];
     if (sst != HC_OK) snprintf(save_msg, sizeof save_msg, "writing outputs: %s", hc_last_error());
-    if (o->json) {
+    if (!hcrun_mpi_leads()) {
+      /* the leading rank reports */
+    } else if (o->json) {
       json_t *doc = json_object();
       json_object_set_new(doc, "hc_version", hcrun_json_str(hc_version()));
       json_object_set_new(doc, "device", hcrun_device_json(hc_device_info(dev), hc_device_name(dev)));
@@ -213,7 +264,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       hcrun_print_json(doc);
       json_decref(doc);
     } else {
-      hcrun_print_job(best_doc, set && hc_devset_parts(set) > 1 ? o->device : hc_device_name(dev));
+      hcrun_print_job(best_doc, run_device_name(&s, o, name, sizeof name));
       hcrun_print_split(json_object_get(best_doc, "split"));
       hcrun_print_usage(ctx);
       if (o->repeat > 1) {
@@ -231,79 +282,81 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
     }
     json_decref(files);
     if (sst != HC_OK) {
-      fprintf(stderr, "hcrun: %s\n", save_msg);
+      if (hcrun_mpi_leads()) fprintf(stderr, "hcrun: %s\n", save_msg);
       code = hcrun_exit_code(sst);
     }
     else if (st == HC_ERR_VERIFY) {
-      fprintf(stderr, "hcrun: %s\n", hc_last_error());
+      if (hcrun_mpi_leads()) fprintf(stderr, "hcrun: %s\n", hc_last_error());
       code = HCRUN_VERIFY_FAILED;
     }
   }
   json_decref(best_doc);
   json_decref(runs);
-  hc_devset_destroy(set);
-  hc_job_destroy(job);
-  for (int i = 0; i < o->ninputs; i++) hc_field_destroy(inputs[i]);
-  free(inputs);
-  hc_device_close(dev);
+  single_free(&s);
   return code;
 }
 
-int main(int argc, char **argv) {
+/* Everything after MPI has started (or not): parse, run, report. */
+static int hcrun_main(int argc, char **argv) {
   hcrun_options_t o;
   int rc = hcrun_parse_options(argc, argv, &o);
   hc_status_t st0 = HC_OK;
   if (rc >= 0) {
-    if (rc == HCRUN_USAGE) usage(stderr);
+    if (rc == HCRUN_USAGE && hcrun_mpi_leads()) usage(stderr);
     hcrun_free_options(&o);
     return rc;
   }
   if (o.version) {
-    printf("hcrun %s (plugin ABI %d.%d)\n", hc_version(), HC_ABI_MAJOR, HC_ABI_MINOR);
+    if (hcrun_mpi_leads()) printf("hcrun %s (plugin ABI %d.%d)\n", hc_version(), HC_ABI_MAJOR, HC_ABI_MINOR);
     hcrun_free_options(&o);
     return 0;
   }
   if (o.help && !o.workload) {
-    usage(stdout);
+    if (hcrun_mpi_leads()) usage(stdout);
     hcrun_free_options(&o);
     return 0;
   }
   hcrun_install_signals();
-  if (o.rescan && (st0 = hc_plugin_rescan()) != HC_OK) {
+  if (o.rescan && hcrun_mpi_leads() && (st0 = hc_plugin_rescan()) != HC_OK) {
+    rc = fail(st0, o.json, "--rescan");
     hcrun_free_options(&o);
-    return fail(st0, o.json, "--rescan");
+    return rc;
   }
   hc_context_options_t co;
   memset(&co, 0, sizeof co);
   co.size = sizeof co;
   co.plugin_dirs = (const char *const *)o.plugin_dirs;
   co.plugin_dir_count = (uint32_t)o.nplugin_dirs;
-  if (isatty(2) && !o.json) co.progress = progress_cb;
+  if (isatty(2) && !o.json && hcrun_mpi_leads()) co.progress = progress_cb;
+  hcrun_mpi_share_cores();
   hc_context_t *ctx = NULL;
   hc_status_t st = hc_context_create(&co, &ctx);
+  if (hcrun_mpi_active() && (o.pipeline || o.pipeline_file) && st == HC_OK)
+    st = hc_error(HC_ERR_PARAM, "pipelines do not run across MPI ranks: run the pipeline as one process (without "
+                  "the MPI launcher, or HC_MPI=off), or one workload per command");
+  st = hcrun_mpi_agree(st);
   if (st != HC_OK) {
-    hcrun_free_options(&o);
-    return fail(st, o.json, "creating the context");
-  }
-  /* The trace file is created before anything runs: a path that cannot be
-   * written is a usage error, not a run lost at its end. */
-  if (o.trace && !o.help && (st = hc_trace_start(ctx, o.trace, NULL)) != HC_OK) {
-    fprintf(stderr, "hcrun: --trace=%s: %s\n", o.trace, hc_last_error());
-    if (o.json) {
-      json_t *doc = json_object(), *e = json_object();
-      json_object_set_new(e, "status", hcrun_json_str(hc_status_name(st)));
-      json_object_set_new(e, "message", hcrun_json_str(hc_last_error()));
-      json_object_set_new(e, "exit_code", json_integer(HCRUN_USAGE));
-      json_object_set_new(doc, "error", e);
-      hcrun_print_json(doc);
-      json_decref(doc);
-    }
+    rc = fail(st, o.json, "creating the context");
     hc_context_destroy(ctx);
     hcrun_free_options(&o);
-    return HCRUN_USAGE;
+    return rc;
   }
-  if (o.list) rc = hcrun_list(ctx, o.json);
-  else if (o.help) rc = hcrun_workload_help(ctx, o.workload);
+  /* The trace file is created before anything runs: a path that cannot be
+   * written is a usage error, not a run lost at its end. Under MPI each
+   * rank writes its own file (rank 0 the one named). */
+  char trace_path[4200], what[4300];
+  if (o.trace && !o.help) {
+    st = hc_trace_start(ctx, hcrun_mpi_rank_path(o.trace, trace_path, sizeof trace_path), NULL);
+    if ((st = hcrun_mpi_agree(st)) != HC_OK) {
+      snprintf(what, sizeof what, "--trace=%s", o.trace);
+      rc = fail_with(st, o.json, what, HCRUN_USAGE);
+      hc_context_destroy(ctx);
+      hcrun_free_options(&o);
+      return rc;
+    }
+  }
+  if (o.list) rc = hcrun_mpi_leads() ? hcrun_list(ctx, o.json) : HCRUN_OK;
+  else if (o.help) rc = hcrun_mpi_leads() ? hcrun_workload_help(ctx, o.workload) : HCRUN_OK;
   else if (o.pipeline || o.pipeline_file) rc = hcrun_pipeline(ctx, &o);
   else rc = run_single(ctx, &o);
   if (hc_trace_active(ctx) && (st = hc_trace_stop(ctx)) != HC_OK) {
@@ -313,4 +366,10 @@ int main(int argc, char **argv) {
   hc_context_destroy(ctx);
   hcrun_free_options(&o);
   return rc;
+}
+
+int main(int argc, char **argv) {
+  int rc = hcrun_mpi_start(&argc, &argv);
+  if (rc >= 0) return rc;
+  return hcrun_mpi_finish(hcrun_main(argc, argv));
 }

@@ -255,7 +255,7 @@ static hc_status_t save_all(hc_pipeline_t *p, const char *dir, json_t *files) {
     char prefix[160];
     snprintf(prefix, sizeof prefix, "%u-%s-", k + 1, si.workload);
     hcrun_list_job_files(hc_pipeline_stage_job(p, k), files);
-    hc_status_t st = hcrun_save_outputs(hc_pipeline_stage_job(p, k), dir, prefix, files);
+    hc_status_t st = hcrun_save_outputs(hc_pipeline_stage_job(p, k), NULL, dir, prefix, files);
     if (st != HC_OK) return st;
   }
   return HC_OK;

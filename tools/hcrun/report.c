@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <hc/trace.h>
+#include <hc/transport.h>
 
 #include "hcrun.h"
 
@@ -194,17 +195,20 @@ void hcrun_print_job(json_t *doc, const char *device_id) {
            msg ? msg : "");
 }
 
-hc_status_t hcrun_save_outputs(hc_job_t *job, const char *dir, const char *prefix, json_t *files) {
+hc_status_t hcrun_save_outputs(hc_job_t *job, hc_devset_t *ranks, const char *dir, const char *prefix,
+                               json_t *files) {
   hc_context_t *ctx = hc_job_context(job);
   uint32_t n = hc_workload_port_count(ctx, hc_job_workload(job), 1);
   for (uint32_t i = 0; i < n; i++) {
     const hc_port_spec_t *p = hc_workload_port(ctx, hc_job_workload(job), 1, i);
     hc_field_t *f = hc_job_output(job, p->name);
-    if (!f) continue;
+    if (!f && !ranks) continue;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s%s.npy", dir, prefix ? prefix : "", p->name);
-    hc_status_t st = hc_field_save_npy(f, path);
+    int written = 1;
+    hc_status_t st = ranks ? hc_devset_save_output(ranks, job, p->name, path, &written) : hc_field_save_npy(f, path);
     if (st != HC_OK) return st;
+    if (!written) continue;
     hcrun_note_written(path);
     if (files) json_array_append_new(files, hcrun_json_str(path));
   }
@@ -259,7 +263,7 @@ json_t *hcrun_split_json(const hc_devset_t *set) {
     hc_part_stats_t s = {.size = sizeof s};
     if (hc_devset_part_stats(set, i, &s) != HC_OK) continue;
     json_t *p = json_object();
-    json_object_set_new(p, "device", hcrun_json_str(hc_device_name(hc_devset_device(set, i))));
+    json_object_set_new(p, "device", hcrun_json_str(s.device));
     json_object_set_new(p, "lo", json_integer((json_int_t)s.lo));
     json_object_set_new(p, "hi", json_integer((json_int_t)s.hi));
     json_object_set_new(p, "rows", json_integer((json_int_t)(s.hi - s.lo)));
@@ -285,15 +289,17 @@ void hcrun_print_split(json_t *split) {
   size_t i;
   json_t *p;
   json_array_foreach(json_object_get(split, "parts"), i, p) {
-    char c[32], d[32], w[32], h[32];
+    char c[32], d[32], w[32], h[32], k[32];
     fmt_time(c, sizeof c, json_real_value(json_object_get(p, "compute_s")));
     fmt_time(d, sizeof d, json_real_value(json_object_get(p, "device_s")));
     fmt_time(w, sizeof w, json_real_value(json_object_get(p, "idle_s")));
     fmt_time(h, sizeof h, json_real_value(json_object_get(p, "halo_s")));
-    printf("  part %zu %-9s rows %lld..%lld (%.1f%%)  compute %s  device %s  idle %s  halo %s, %lld B\n", i,
+    fmt_time(k, sizeof k, json_real_value(json_object_get(p, "collective_s")));
+    printf("  part %zu %-9s rows %lld..%lld (%.1f%%)  compute %s  device %s  idle %s  halo %s, %lld B  "
+           "collectives %s\n", i,
            json_string_value(json_object_get(p, "device")), (long long)json_integer_value(json_object_get(p, "lo")),
            (long long)json_integer_value(json_object_get(p, "hi")), 100 * json_real_value(json_object_get(p, "weight")),
-           c, d, w, h, (long long)json_integer_value(json_object_get(p, "halo_bytes")));
+           c, d, w, h, (long long)json_integer_value(json_object_get(p, "halo_bytes")), k);
   }
   printf("  %-22s %s\n", "beats best single", json_string_value(json_object_get(split, "beats_best_single")));
 }

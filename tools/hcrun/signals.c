@@ -36,8 +36,13 @@ static void say(const char *s) {
   }
 }
 
+static volatile sig_atomic_t quiet;
+
+void hcrun_signals_quiet(void) { quiet = 1; }
+
 static void on_signal(int sig) {
   hc_remove_temporaries();
+  if (quiet) _exit(128 + sig);
   say(sig == SIGINT ? "\nhcrun: interrupted (SIGINT)" : "\nhcrun: terminated (SIGTERM)");
   say("; temporary files removed\n");
   int n = atomic_load(&nwritten);

@@ -1,0 +1,114 @@
+/* Planning a split run: which parts, how many rows each. The same plan on
+ * every part, whether the parts are threads of this process or processes
+ * of a transport, so that all agree on who owns which rows. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition_internal.h"
+
+void hc__split_plan_free(split_plan_t *pl) {
+  free(pl->lo);
+  free(pl->hi);
+  free(pl->share);
+  pl->lo = pl->hi = NULL;
+  pl->share = NULL;
+}
+
+/* Rows per part from the shares: cumulative rounding, then parts below
+ * min_rows take rows from the largest. */
+static void assign_rows(split_plan_t *pl, int64_t rows, uint32_t min_rows) {
+  uint32_t n = pl->nparts;
+  double cum = 0;
+  int64_t prev = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    cum += pl->share[i];
+    int64_t b = i + 1 == n ? rows : llround((double)rows * cum);
+    pl->hi[i] = b - prev; /* the count, for now */
+    prev = b;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    while (pl->hi[i] < (int64_t)min_rows) {
+      uint32_t big = 0;
+      for (uint32_t k = 1; k < n; k++)
+        if (pl->hi[k] > pl->hi[big]) big = k;
+      pl->hi[big]--;
+      pl->hi[i]++;
+    }
+  int64_t lo = 0;
+  for (uint32_t i = 0; i < n; i++) pl->lo[i] = lo, pl->hi[i] = lo += pl->hi[i];
+}
+
+hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl) {
+  memset(pl, 0, sizeof *pl);
+  hc_context_t *ctx = set->ctx;
+  const char *wl = hc_job_workload(job);
+  for (uint32_t i = 0; i < set->n; i++) {
+    const char *why = NULL;
+    if (!hc_workload_can_run(ctx, wl, hc_device_index(set->dev[i]), &why))
+      return hc_error(HC_ERR_PARAM, "workload '%s' cannot run on %s (in the device set): %s", wl,
+                      hc_device_name(set->dev[i]), why ? why : "unknown reason");
+  }
+  pl->nparts = 1;
+  pl->split.size = sizeof pl->split;
+  const hc_workload_ops_t *ops = hc__workload_ops(ctx, wl);
+  uint32_t parts = hc__devset_part_count(set);
+  if (parts < 2) return HC_OK;
+  if (!ops || !ops->split) {
+    snprintf(pl->split.why, sizeof pl->split.why, "it declares no split");
+    return HC_OK;
+  }
+  hc_status_t st = ops->split(job, &pl->split);
+  if (st != HC_OK) return st;
+  pl->split.why[sizeof pl->split.why - 1] = '\0';
+  if (pl->split.kind == HC_SPLIT_NONE) {
+    if (!pl->split.why[0]) snprintf(pl->split.why, sizeof pl->split.why, "it does not split this configuration");
+    return HC_OK;
+  }
+  if (pl->split.kind != HC_SPLIT_SLABS && pl->split.kind != HC_SPLIT_REPLICATED)
+    return hc_error(HC_ERR_PLUGIN, "workload '%s' declares an unknown split kind %u", wl, pl->split.kind);
+  uint32_t min_rows = pl->split.min_rows ? pl->split.min_rows : 1;
+  if (min_rows < pl->split.halo) min_rows = pl->split.halo;
+  if (pl->split.rows < (int64_t)min_rows * parts)
+    return hc_error(HC_ERR_PARAM, "more parts than rows: %u %s for %lld %s (each part needs at least %u)", parts,
+                    set->tr ? "parts" : "devices", (long long)pl->split.rows,
+                    pl->split.kind == HC_SPLIT_SLABS ? "rows along axis 0" : "items", min_rows);
+  pl->lo = malloc(parts * sizeof *pl->lo);
+  pl->hi = malloc(parts * sizeof *pl->hi);
+  pl->share = malloc(parts * sizeof *pl->share);
+  if (!pl->lo || !pl->hi || !pl->share) {
+    hc__split_plan_free(pl);
+    return hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
+  }
+  pl->nparts = parts;
+  double total = 0;
+  for (uint32_t i = 0; i < parts; i++) total += set->weight ? set->weight[i] : 1.0;
+  for (uint32_t i = 0; i < parts; i++) pl->share[i] = (set->weight ? set->weight[i] : 1.0) / total;
+  assign_rows(pl, pl->split.rows, min_rows);
+  return HC_OK;
+}
+
+void hc__part_init(hc_part_t *part, const split_plan_t *pl, uint32_t i, hc_transport_t *tr) {
+  memset(part, 0, sizeof *part);
+  part->index = i;
+  part->count = pl->nparts;
+  part->rows = pl->split.rows;
+  part->lo = pl->lo[i];
+  part->hi = pl->hi[i];
+  part->halo = pl->split.kind == HC_SPLIT_SLABS ? pl->split.halo : 0;
+  part->below = i > 0 ? part->halo : 0;
+  part->above = i + 1 < pl->nparts ? part->halo : 0;
+  part->tr = tr;
+  part->stats.size = sizeof part->stats;
+}
+
+void hc__devset_describe(hc_devset_t *set, const split_plan_t *pl, const hc_transport_t *tr) {
+  const char *shares = set->weight ? "given" : "equal";
+  if (pl->split.kind == HC_SPLIT_SLABS)
+    snprintf(set->plan, sizeof set->plan, "%u parts along axis 0 of %lld rows (halo %u), %s shares, %s transport",
+             pl->nparts, (long long)pl->split.rows, pl->split.halo, shares, tr->ops->name);
+  else
+    snprintf(set->plan, sizeof set->plan, "%u parts of %lld items (inputs replicated), %s shares, %s transport",
+             pl->nparts, (long long)pl->split.rows, shares, tr->ops->name);
+}

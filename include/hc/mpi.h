@@ -1,0 +1,82 @@
+/* hc over MPI (libhc-mpi): the parts of a split run as the ranks of an MPI
+ * communicator, one part per rank ("owner computes"). libhc itself never
+ * links MPI; this library does, and is built when SCons finds MPI.
+ *
+ * An application that runs MPI itself hands hc its communicator:
+ *
+ *   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+ *   hc_transport_t *t;
+ *   hc_mpi_transport_create(MPI_COMM_WORLD, &t);
+ *   hc_devset_t *set;   // this rank's device
+ *   hc_devset_create(ctx, &dev, 1, &set);
+ *   hc_devset_set_transport(set, t);
+ *   hc_job_run_split(job, set, 0);   // on every rank: rank r runs part r
+ *   ...                              // outputs gathered on rank 0
+ *   t->ops->destroy(t);
+ *   MPI_Finalize();
+ *
+ * Every call of the transport is made by the thread that calls
+ * hc_job_run_split (MPI_THREAD_FUNNELED is enough when that is the main
+ * thread). Halo rows and collectives go through host memory: the core
+ * stages device data, so any MPI works, CUDA-aware or not.
+ *
+ * A program that leaves MPI to hc (hcrun) uses the hc_mpi_world_* calls,
+ * which need no MPI types: define HC_MPI_WORLD_ONLY before including this
+ * header to leave <mpi.h> out, and find the calls with dlsym so that the
+ * program runs without MPI too. */
+#ifndef HC_MPI_H
+#define HC_MPI_H
+
+#include "hc/transport.h"
+
+#ifndef HC_MPI_WORLD_ONLY
+#include <mpi.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef HC_MPI_WORLD_ONLY
+/* A transport over comm (duplicated: hc's messages never meet the
+ * application's). Collective over comm. Destroy it with its ops' destroy
+ * before MPI_Finalize; after a failed run (a part aborted) some of its
+ * collectives may be left unfinished, and hc_mpi_transport_clean says so. */
+hc_status_t hc_mpi_transport_create(MPI_Comm comm, hc_transport_t **out);
+#endif
+/* 1 when no operation of t was left unfinished by an abort (MPI_Finalize
+ * may then be called), 0 otherwise: the process should end without
+ * finalizing, and the launcher ends the others. */
+int hc_mpi_transport_clean(hc_transport_t *t);
+
+/* MPI_COMM_WORLD, started and ended by hc. */
+typedef struct hc_mpi_world {
+  hc_transport_t *transport; /* over MPI_COMM_WORLD */
+  int rank, ranks;           /* in MPI_COMM_WORLD */
+  int local_rank, local_ranks; /* among the ranks on this node */
+  int argc;                  /* rank 0's arguments, the same on every rank */
+  char **argv;
+  char library[64];          /* the MPI library's version line, shortened */
+} hc_mpi_world_t;
+
+/* MPI_Init_thread, then rank 0's argc/argv broadcast to every rank (so
+ * that ranks cannot disagree about parameters), the node-local rank and a
+ * transport over MPI_COMM_WORLD. On an error (message in hc_last_error)
+ * nothing is left to finish unless MPI was started (w->ranks > 0). */
+hc_status_t hc_mpi_world_start(int argc, char **argv, hc_mpi_world_t *w);
+/* Destroys the transport and ends MPI: returns 1 after MPI_Finalize, 0
+ * when a failed run left operations unfinished and MPI was not finalized
+ * (the caller should exit at once with its failure code; the launcher
+ * then ends every rank). */
+int hc_mpi_world_finish(hc_mpi_world_t *w);
+
+/* The calls a program looks up with dlsym (a build without MPI has no
+ * libhc-mpi; the program then runs as one process). */
+typedef hc_status_t (*hc_mpi_world_start_fn)(int, char **, hc_mpi_world_t *);
+typedef int (*hc_mpi_world_finish_fn)(hc_mpi_world_t *);
+#define HC_MPI_LIBRARY "libhc-mpi.so.0"
+
+#ifdef __cplusplus
+}
+#endif
+#endif

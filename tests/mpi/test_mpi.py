@@ -1,0 +1,243 @@
+"""hcrun under MPI (docs/mpi.md): the same command line on 1-4 ranks gives
+the field one process gives, rank 0 reports a row per rank, and a failing
+or killed rank ends every rank with one message and one exit code.
+
+Every run is wrapped in a timeout: a hang fails the test instead of CI."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get('HC_BUILD', os.path.join(TOP, 'build'))
+HCRUN = os.path.join(BUILD, 'bin', 'hcrun')
+TIMEOUT = 180
+
+np = pytest.importorskip('numpy')
+
+if os.environ.get('HC_SANITIZED'):
+    pytest.skip('sanitizer build: MPI runs are checked in the plain build (Open MPI itself is not instrumented)',
+                allow_module_level=True)
+if not os.path.exists(os.path.join(BUILD, 'lib', 'libhc-mpi.so.0')):
+    pytest.skip('hc was built without MPI (no libhc-mpi): apt-get install libopenmpi-dev openmpi-bin',
+                allow_module_level=True)
+MPIRUN = shutil.which('mpirun') or shutil.which('mpiexec')
+if not MPIRUN:
+    pytest.skip('no mpirun on PATH', allow_module_level=True)
+
+
+def mpi_env(**extra):
+    env = dict(os.environ)
+    env.pop('HC_MPI', None)
+    env.setdefault('HC_CACHE_DIR', os.path.join(BUILD, 'test-cache'))
+    # Open MPI: CI runs as root; containers forbid the single-copy (CMA)
+    # path; ranks share 2 cores, so waiting ranks yield.
+    env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
+               OMPI_MCA_btl_vader_single_copy_mechanism='none', OMPI_MCA_mpi_yield_when_idle='1',
+               OMPI_MCA_rmaps_base_oversubscribe='1')
+    env.update(extra)
+    return env
+
+
+def mpirun(n, args, env=None, shell_prefix=None, timeout=TIMEOUT):
+    """Runs `mpirun -n N hcrun ARGS`; shell_prefix is sh code run on each
+    rank before hcrun (it sees the rank in $OMPI_COMM_WORLD_RANK)."""
+    cmd = [MPIRUN, '-n', str(n)]
+    if shell_prefix:
+        quoted = ' '.join("'%s'" % a.replace("'", "'\\''") for a in [HCRUN] + args)
+        cmd += ['sh', '-c', shell_prefix + '; exec ' + quoted]
+    else:
+        cmd += [HCRUN] + args
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env or mpi_env())
+
+
+def single(args, env=None):
+    e = env or mpi_env()
+    return subprocess.run([HCRUN] + args, capture_output=True, text=True, timeout=TIMEOUT, env=e)
+
+
+# workload, parameters, output port, exact (bit for bit) or not
+CASES = {
+    'jacobi2d': (['--workload=jacobi', 'dim=2', 'n=67', 'iters=300', 'tol=0'], 'u', True),
+    'jacobi3d': (['--workload=jacobi', 'dim=3', 'n=21', 'dtype=f64', 'iters=200', 'tol=0'], 'u', True),
+    'nbody': (['--workload=nbody', 'n=301', 'steps=4'], 'pos', True),
+}
+
+
+@pytest.fixture(scope='module')
+def references(tmp_path_factory):
+    out = {}
+    for name, (args, port, _) in CASES.items():
+        d = tmp_path_factory.mktemp('ref-' + name)
+        r = single(['--backend=cpu', '--output=%s' % d] + args)
+        assert r.returncode == 0, r.stderr
+        out[name] = np.load(os.path.join(d, port + '.npy'))
+    return out
+
+
+@pytest.mark.parametrize('ranks', [1, 2, 3, 4])
+@pytest.mark.parametrize('case', sorted(CASES))
+def test_same_field_as_one_process(case, ranks, references, tmp_path):
+    args, port, exact = CASES[case]
+    r = mpirun(ranks, ['--backend=cpu', '--output=%s' % tmp_path] + args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = np.load(os.path.join(tmp_path, port + '.npy'))
+    want = references[case]
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert np.array_equal(got, want), 'rank count %d: max difference %g' % (
+        ranks, float(np.max(np.abs(got.astype(float) - want.astype(float)))))
+    # rank 0 alone reports and writes: one report, each file once
+    assert r.stdout.count('workload ') == 1
+    wrote = [l.split()[1] for l in r.stdout.splitlines() if l.startswith('wrote ')]
+    assert sorted(wrote) == sorted(set(wrote)) and len(wrote) == len([f for f in os.listdir(tmp_path) if f.endswith('.npy')])
+
+
+@pytest.mark.parametrize('ranks', [2, 4])
+@pytest.mark.parametrize('case', ['jacobi3d', 'nbody'])
+def test_outputs_too_large_to_gather_are_written_in_place(case, ranks, references, tmp_path):
+    """Past HC_GATHER_MAX every rank writes its rows into one .npy with
+    MPI-IO (rank 0 the header); the file reads back as one process's."""
+    args, port, _ = CASES[case]
+    ref_dir = tmp_path / 'one'
+    r1 = single(['--backend=cpu', '--output=%s' % ref_dir] + args)
+    assert r1.returncode == 0, r1.stderr
+    out = tmp_path / 'ranks'
+    r = mpirun(ranks, ['--backend=cpu', '--output=%s' % out] + args, env=mpi_env(HC_GATHER_MAX='1k'))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert np.array_equal(np.load(out / (port + '.npy')), references[case])
+    assert sorted(os.listdir(out)) == sorted(os.listdir(ref_dir))  # sidecars too, no temporaries left
+    for f in os.listdir(out):
+        if f.endswith('.grid'):
+            assert (out / f).read_text() == (ref_dir / f).read_text()
+
+
+def test_unwritable_output_is_refused_before_the_run(tmp_path):
+    blocker = tmp_path / 'file'
+    blocker.write_text('x')
+    r = mpirun(2, ['--backend=cpu', '--workload=jacobi', 'dim=2', 'n=17', '--output=%s' % blocker], timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.count(str(blocker)) >= 1 and 'sweeps' not in r.stdout
+
+
+def metric(doc, name):
+    return float(doc['metrics'][name]['value'] if isinstance(doc['metrics'][name], dict) else doc['metrics'][name])
+
+
+@pytest.mark.parametrize('ranks', [2, 3])
+def test_simpson_integral_within_bound(ranks):
+    args = ['--backend=cpu', '--workload=simpson', 'n=65x65x65', 'dtype=f64', '--json']
+    one = json.loads(single(args).stdout)
+    r = mpirun(ranks, args)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    a, b = metric(one, 'integral'), metric(doc, 'integral')
+    # slabs add their sums in another order: within 1e-15 relative
+    assert abs(a - b) <= 1e-15 * abs(a) + 1e-300, (a, b)
+
+
+def test_report_has_a_row_per_rank():
+    r = mpirun(3, ['--backend=cpu', '--workload=jacobi', 'dim=3', 'n=33', 'iters=100', 'tol=0', '--json'])
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)  # one document: rank 0 alone prints
+    split = doc['split']
+    assert 'MPI transport' in split['plan']
+    parts = split['parts']
+    assert len(parts) == 3
+    assert [p['lo'] for p in parts] == [0, parts[0]['hi'], parts[1]['hi']] and parts[-1]['hi'] == 33
+    for p in parts:
+        assert p['device'].startswith('cpu:')
+        assert p['compute_s'] > 0 and p['collectives'] > 0
+        assert p['halo_bytes'] > 0
+    text = mpirun(2, ['--backend=cpu', '--workload=jacobi', 'dim=2', 'n=65', 'iters=50', 'tol=0'])
+    assert text.returncode == 0, text.stderr
+    assert 'on 2 MPI ranks' in text.stdout and text.stdout.count('  part ') == 2
+
+
+def test_ranks_take_rank_zeros_arguments(references, tmp_path):
+    """Parameters come from rank 0: rank 1 started with another command
+    line still runs rank 0's, so ranks cannot disagree."""
+    args, port, _ = CASES['jacobi2d']
+    r = mpirun(2, ['--backend=cpu', '--output=%s' % tmp_path] + args,
+               shell_prefix='if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec %s --backend=cpu --workload=nbody n=9; fi'
+               % HCRUN)
+    assert r.returncode == 0, r.stderr
+    assert 'on 2 MPI ranks' in r.stdout
+    assert np.array_equal(np.load(os.path.join(tmp_path, port + '.npy')), references['jacobi2d'])
+
+
+def faulty_dir(tmp_path):
+    d = tmp_path / 'faulty'
+    d.mkdir()
+    so = d / 'backend-faulty.so'
+    subprocess.run(['cc', '-std=c11', '-O1', '-shared', '-fPIC', '-fvisibility=hidden',
+                    '-I' + os.path.join(TOP, 'include'), '-o', str(so),
+                    os.path.join(TOP, 'tests', 'reliability', 'faulty_backend.c'),
+                    '-L' + os.path.join(BUILD, 'lib'), '-lhc'], check=True, timeout=120)
+    return str(d)
+
+
+def test_a_failing_rank_ends_every_rank(tmp_path):
+    env = mpi_env(HC_PLUGIN_PATH=faulty_dir(tmp_path))
+    r = mpirun(3, ['--device=faulty:1', '--workload=jacobi', 'dim=2', 'n=65', 'iters=3000', 'tol=0',
+                   '--output=%s' % (tmp_path / 'out')], env=env,
+               shell_prefix='if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export HC_FAULTY_ARM=launch:50; fi',
+               timeout=60)
+    assert r.returncode == 4, r.stdout + r.stderr  # HC_ERR_LAUNCH: a runtime error, on every rank
+    # rank 0 prints the failing rank's message, once
+    assert r.stderr.count('injected failure of launch call 50') == 1, r.stderr
+    assert 'part 1 of 3' in r.stderr
+    assert 'another part' not in r.stderr
+    assert not os.path.exists(tmp_path / 'out' / 'u.npy')
+
+
+def test_a_rank_that_cannot_start_ends_every_rank(tmp_path):
+    r = mpirun(3, ['--backend=cpu', '--workload=jacobi', 'dim=2', 'n=65', 'iters=10'],
+               shell_prefix='if [ "$OMPI_COMM_WORLD_RANK" = 2 ]; then export HC_CPU_THREADS=0; fi', timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count('rank 2: HC_CPU_THREADS=0') == 1, r.stderr
+
+
+def test_a_killed_rank_ends_every_rank():
+    r = mpirun(2, ['--backend=cpu', '--workload=jacobi', 'dim=3', 'n=129', 'iters=1000000', 'tol=0'],
+               shell_prefix='if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 2; kill -9 $$) & fi', timeout=60)
+    assert r.returncode != 0
+
+
+def test_workload_that_does_not_split_runs_on_rank_zero(tmp_path):
+    r = mpirun(2, ['--backend=cpu', '--workload=bpm', 'n=200', 'steps=20', '--output=%s' % tmp_path])
+    assert r.returncode == 0, r.stderr
+    assert "ran on part 0 (cpu:0) alone" in r.stdout
+    assert r.stdout.count('wrote ') >= 1
+
+
+def test_pipeline_is_refused_with_a_reason():
+    r = mpirun(2, ['--pipeline', 'jacobi dim=2 n=17 @cpu | simpson'], timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.count('pipelines do not run across MPI ranks') == 1
+
+
+def test_device_set_is_refused_under_mpi():
+    r = mpirun(2, ['--device=cpu:0,cpu:1', '--workload=jacobi', 'dim=2', 'n=17'],
+               env=mpi_env(HC_CPU_DEVICES='2'), timeout=60)
+    assert r.returncode == 2
+    assert 'each rank drives one device' in r.stderr
+
+
+def test_hc_mpi_off_runs_each_rank_alone(tmp_path):
+    r = mpirun(2, ['--backend=cpu', '--workload=jacobi', 'dim=2', 'n=17', 'iters=10', '--json'],
+               env=mpi_env(HC_MPI='off'))
+    assert r.returncode == 0, r.stderr
+    # two independent processes: two reports, no split
+    assert r.stdout.count('"hc_version"') == 2 and '"split"' not in r.stdout
+
+
+def test_embedding_program_hands_its_communicator():
+    """examples/embed_mpi.c: an MPI program that calls MPI_Init itself."""
+    exe = os.path.join(BUILD, 'bin', 'hc-example-embed-mpi')
+    r = subprocess.run([MPIRUN, '-n', '3', exe], capture_output=True, text=True, timeout=TIMEOUT, env=mpi_env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert 'embed_mpi: 3 ranks, residual' in r.stdout and 'u of 129 x 129 on rank 0' in r.stdout
+    assert r.stdout.count('embed_mpi:') == 1

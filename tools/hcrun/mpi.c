@@ -1,0 +1,114 @@
+/* hcrun under an MPI launcher: loads libhc-mpi (dlopen, so that hcrun runs
+ * without MPI too), starts MPI_COMM_WORLD and agrees on outcomes. */
+#include "mpi.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hc/config.h>
+#include <hc/plugin.h>
+
+#include "hcrun.h"
+#define HC_MPI_WORLD_ONLY
+#include <hc/mpi.h>
+
+static struct {
+  void *lib;
+  hc_mpi_world_t world;
+  hc_mpi_world_finish_fn finish;
+  int active;
+} m;
+
+/* The variables MPI launchers set in the processes they start (Open MPI,
+ * PMIx, MPICH's Hydra and Slurm's PMI). */
+static const char *launcher(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+    if (getenv(vars[i])) return vars[i];
+  return NULL;
+}
+
+int hcrun_mpi_start(int *argc, char ***argv) {
+  long long mode = 0; /* auto, on, off */
+  if (hc_config_int("HC_MPI", &mode) != HC_OK) {
+    fprintf(stderr, "hcrun: %s\n", hc_last_error());
+    return HC_EXIT_USAGE;
+  }
+  const char *why = launcher();
+  if (mode == 2 || (mode == 0 && !why)) return -1;
+  m.lib = dlopen(HC_MPI_LIBRARY, RTLD_NOW | RTLD_GLOBAL);
+  hc_mpi_world_start_fn start = m.lib ? (hc_mpi_world_start_fn)dlsym(m.lib, "hc_mpi_world_start") : NULL;
+  m.finish = m.lib ? (hc_mpi_world_finish_fn)dlsym(m.lib, "hc_mpi_world_finish") : NULL;
+  if (!start || !m.finish) {
+    fprintf(stderr,
+            "hcrun: %s%s, but %s cannot be loaded (%s): build hc with MPI (libopenmpi-dev or libmpich-dev), "
+            "or set HC_MPI=off to run each process alone\n",
+            why ? "an MPI launcher started hcrun (" : "HC_MPI=on", why ? why : "", HC_MPI_LIBRARY,
+            m.lib ? "its calls are missing" : dlerror());
+    return HC_EXIT_UNAVAILABLE;
+  }
+  hc_status_t st = start(*argc, *argv, &m.world);
+  if (st != HC_OK) {
+    fprintf(stderr, "hcrun: starting MPI: %s\n", hc_last_error());
+    if (m.world.ranks) m.finish(&m.world);
+    return hc_status_exit_code(st);
+  }
+  m.active = 1;
+  if (m.world.rank != 0) hcrun_signals_quiet();
+  *argc = m.world.argc;
+  *argv = m.world.argv;
+  return -1;
+}
+
+int hcrun_mpi_active(void) { return m.active; }
+int hcrun_mpi_leads(void) { return !m.active || m.world.rank == 0; }
+hc_transport_t *hcrun_mpi_transport(void) { return m.active ? m.world.transport : NULL; }
+int hcrun_mpi_ranks(void) { return m.active ? m.world.ranks : 1; }
+int hcrun_mpi_local_rank(void) { return m.active ? m.world.local_rank : 0; }
+
+hc_status_t hcrun_mpi_agree(hc_status_t st) {
+  if (!m.active) return st;
+  hc_transport_t *t = m.world.transport;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", st == HC_OK ? "" : hc_last_error());
+  uint32_t from = 0;
+  hc_status_t decided = st;
+  hc_status_t ast = t->ops->agree(t, t->ops->self(t), &decided, msg, sizeof msg, &from);
+  if (ast != HC_OK) return ast;
+  if (decided == HC_OK) return HC_OK;
+  return from == 0 ? hc_error(decided, "%s", msg) : hc_error(decided, "rank %u: %s", from, msg);
+}
+
+void hcrun_mpi_share_cores(void) {
+  if (!m.active || m.world.local_ranks < 2) return;
+  const char *set = NULL;
+  if (hc_config_str("HC_CPU_THREADS", &set) != HC_OK || set) return; /* the user's (or a bad value: reported later) */
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  long share = cores / m.world.local_ranks;
+  char v[32];
+  snprintf(v, sizeof v, "%ld", share < 1 ? 1 : share);
+  setenv("HC_CPU_THREADS", v, 1);
+}
+
+const char *hcrun_mpi_rank_path(const char *path, char *buf, size_t n) {
+  if (!m.active || m.world.rank == 0) return path;
+  const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+  size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
+  snprintf(buf, n, "%.*s.rank%d%s", (int)stem, path, m.world.rank, path + stem);
+  return buf;
+}
+
+int hcrun_mpi_finish(int code) {
+  if (!m.active) return code;
+  m.active = 0;
+  hcrun_signals_quiet();
+  fflush(stdout);
+  fflush(stderr);
+  /* Unfinished operations (a rank failed mid-run): MPI is not finalised,
+   * the process exits with the agreed code and the launcher ends the job. */
+  m.finish(&m.world);
+  return code;
+}
