@@ -40,13 +40,14 @@ def _flags(env):
 
 
 def _mpi_flags(env):
-    """The compile and link flags of the MPI that mpicc wraps (Open MPI's
-    --showme, MPICH's -compile_info/-link_info), in env['HC_MPI_FLAGS'];
-    False when there is none."""
+    """The compile and link flags of the MPI that env['mpicc'] wraps (Open
+    MPI's --showme, MPICH's -compile_info/-link_info), in
+    env['HC_MPI_FLAGS']; False when there is none."""
+    mpicc = env['mpicc']
     for compile_, link in (('--showme:compile', '--showme:link'), ('-compile_info', '-link_info')):
         try:
-            c = subprocess.run(['mpicc', compile_], capture_output=True, text=True, timeout=30)
-            l = subprocess.run(['mpicc', link], capture_output=True, text=True, timeout=30)
+            c = subprocess.run([mpicc, compile_], capture_output=True, text=True, timeout=30)
+            l = subprocess.run([mpicc, link], capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.TimeoutExpired):
             return False
         if c.returncode == 0 and l.returncode == 0:
@@ -89,8 +90,8 @@ def configure(env):
     if not have['cuda']:
         print('scons: CUDA toolkit not found under %s: skipping plugins/cuda' % cuda)
     if not have['mpi']:
-        print('scons: MPI not found (mpicc): skipping libhc-mpi; hcrun runs as one process '
-              '(apt-get install libopenmpi-dev openmpi-bin)')
+        print('scons: MPI not found (%s): skipping libhc-mpi; hcrun runs as one process '
+              '(apt-get install libopenmpi-dev openmpi-bin)' % env['mpicc'])
     if not have['cunit']:
         print('scons: CUnit not found: tests are not built (apt-get install libcunit1-dev)')
     env['HC_HAVE'] = have

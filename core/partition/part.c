@@ -3,6 +3,7 @@
  * the transport, so each device is only ever touched by its own part's
  * thread. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,7 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
                     "%u needs %u + %lld + %u", hc_field_name(f), rank ? (long long)shape[0] : 0LL, p->index,
                     p->below, (long long)own, p->above);
   double t0 = hc_now(), idle0 = p->stats.idle_s;
+  hc__trace_t *trace = hc__trace_enter(p->ctx);
   size_t lo_bytes = p->below * rb, hi_bytes = p->above * rb;
   size_t area = lo_bytes > hi_bytes ? lo_bytes : hi_bytes;
   if (area > p->stage_area) {
@@ -49,6 +51,7 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
   if (st != HC_OK) {
     /* Fail the exchange for everyone rather than leave them waiting. */
     p->tr->ops->abort(p->tr, p->index);
+    if (trace) hc__trace_leave(trace);
     return st;
   }
   st = p->tr->ops->exchange(p->tr, p->index, send_lo, lo_bytes, send_hi, hi_bytes, recv_lo, recv_hi,
@@ -58,6 +61,25 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
   if (st == HC_OK) p->stats.halo_bytes += lo_bytes + hi_bytes;
   /* Staging and copies; the wait for the neighbours counts as idle. */
   p->stats.halo_s += hc_now() - t0 - (p->stats.idle_s - idle0);
+  if (trace) {
+    char bytes[32];
+    snprintf(bytes, sizeof bytes, "%zu", lo_bytes + hi_bytes);
+    hc__trace_host(trace, HC__TRACE_HALO, "halo exchange", t0, "bytes", bytes);
+    hc__trace_leave(trace);
+  }
+  return st;
+}
+
+/* A collective's time in the part's stats and, when tracing, a span on
+ * the calling thread's track. */
+static hc_status_t collective_done(hc_part_t *p, const char *what, double t0, hc_status_t st) {
+  p->stats.collective_s += hc_now() - t0;
+  p->stats.collectives++;
+  hc__trace_t *trace = hc__trace_enter(p->ctx);
+  if (trace) {
+    hc__trace_host(trace, HC__TRACE_COLLECTIVE, what, t0, "transport", p->tr->ops->name);
+    hc__trace_leave(trace);
+  }
   return st;
 }
 
@@ -82,9 +104,7 @@ HC_API hc_status_t hc_part_allreduce(hc_part_t *p, hc_reduce_op_t op, double *va
   if ((unsigned)op > HC_REDUCE_L2) return hc_error(HC_ERR_INVALID_ARG, "hc_part_allreduce: unknown operation %d", op);
   double t0 = hc_now();
   hc_status_t st = p->tr->ops->allreduce(p->tr, p->index, op, values, n, &p->stats.idle_s);
-  p->stats.collective_s += hc_now() - t0;
-  p->stats.collectives++;
-  return st;
+  return collective_done(p, "allreduce", t0, st);
 }
 
 HC_API hc_status_t hc_part_allgather(hc_part_t *p, const void *mine, size_t bytes, void *all, size_t capacity,
@@ -93,16 +113,12 @@ HC_API hc_status_t hc_part_allgather(hc_part_t *p, const void *mine, size_t byte
     return hc_error(HC_ERR_INVALID_ARG, "hc_part_allgather: NULL argument");
   double t0 = hc_now();
   hc_status_t st = p->tr->ops->allgather(p->tr, p->index, mine, bytes, all, capacity, total, &p->stats.idle_s);
-  p->stats.collective_s += hc_now() - t0;
-  p->stats.collectives++;
-  return st;
+  return collective_done(p, "allgather", t0, st);
 }
 
 HC_API hc_status_t hc_part_barrier(hc_part_t *p) {
   if (!p) return hc_error(HC_ERR_INVALID_ARG, "hc_part_barrier: NULL part");
   double t0 = hc_now();
   hc_status_t st = p->tr->ops->barrier(p->tr, p->index, &p->stats.idle_s);
-  p->stats.collective_s += hc_now() - t0;
-  p->stats.collectives++;
-  return st;
+  return collective_done(p, "barrier", t0, st);
 }

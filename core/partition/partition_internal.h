@@ -23,6 +23,7 @@ struct hc_devset {
 };
 
 struct hc_part {
+  hc_context_t *ctx; /* for its trace events */
   uint32_t index, count;
   int64_t rows, lo, hi;
   uint32_t halo, below, above;
@@ -48,7 +49,7 @@ typedef struct split_plan {
 hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl);
 void hc__split_plan_free(split_plan_t *pl);
 /* Fills the part's place in the plan (its transport and stats too). */
-void hc__part_init(hc_part_t *part, const split_plan_t *pl, uint32_t index, hc_transport_t *tr);
+void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t index, hc_transport_t *tr);
 /* The set's plan line after a split run. */
 void hc__devset_describe(hc_devset_t *set, const split_plan_t *pl, const hc_transport_t *tr);
 

@@ -89,8 +89,9 @@ hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl) {
   return HC_OK;
 }
 
-void hc__part_init(hc_part_t *part, const split_plan_t *pl, uint32_t i, hc_transport_t *tr) {
+void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t i, hc_transport_t *tr) {
   memset(part, 0, sizeof *part);
+  part->ctx = ctx;
   part->index = i;
   part->count = pl->nparts;
   part->rows = pl->split.rows;

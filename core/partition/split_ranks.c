@@ -150,7 +150,7 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
   }
   double t0 = hc_now();
   hc_part_t part;
-  hc__part_init(&part, pl, me, tr);
+  hc__part_init(&part, set->ctx, pl, me, tr);
   set->lo = part.lo;
   set->hi = part.hi;
   set->rows = part.rows;

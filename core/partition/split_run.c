@@ -207,7 +207,7 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
     part_run_t *pr = &r->parts[i];
     pr->run = r;
     pr->dev = set->dev[i];
-    hc__part_init(&pr->part, &pl, i, tr);
+    hc__part_init(&pr->part, set->ctx, &pl, i, tr);
     st = clone_job(job, &pr->job);
     if (st == HC_OK && i == 0) st = hc_job_set_output_dir(pr->job, hc_job_output_dir(job));
   }

@@ -87,6 +87,7 @@ struct hc__trace {
   FILE *f;
   FILE *spill; /* full thread buffers, binary (tmpfile) */
   char *path;
+  char process_name[96];
   pthread_mutex_t lock; /* the file, the thread list */
   tbuf_t *threads;
   int32_t nthreads;
@@ -409,7 +410,7 @@ static void trace_free(hc__trace_t *t) {
 HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_trace_options_t *opts) {
   if (!ctx || !path || !*path) return hc_error(HC_ERR_INVALID_ARG, "hc_trace_start: NULL argument");
   if (opts && opts->size < sizeof(uint32_t)) return hc_error(HC_ERR_INVALID_ARG, "hc_trace_start: opts->size not set");
-  hc_trace_options_t o = {sizeof o, 0, 0};
+  hc_trace_options_t o = {.size = sizeof o};
   if (opts) memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
   if (__atomic_load_n(&ctx->trace, __ATOMIC_SEQ_CST))
     return hc_error(HC_ERR_INVALID_ARG, "hc_trace_start: the context is already tracing");
@@ -434,6 +435,8 @@ HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_
   t->ctx = ctx;
   t->gen = __atomic_add_fetch(&next_gen, 1, __ATOMIC_RELAXED);
   t->max_events = o.max_events ? o.max_events : DEFAULT_MAX_EVENTS;
+  if (o.process_name) snprintf(t->process_name, sizeof t->process_name, "%s", o.process_name);
+  else snprintf(t->process_name, sizeof t->process_name, "hc (pid %d)", (int)getpid());
   t->ndevices = ctx->ndevices;
   pthread_mutex_init(&t->lock, NULL);
   for (uint32_t i = 0; i < t->ndevices; i++) pthread_mutex_init(&t->pending[i].lock, NULL);
@@ -478,8 +481,7 @@ HC_API hc_status_t hc_trace_stop(hc_context_t *ctx) {
   fclose(t->spill);
   for (tbuf_t *b = t->threads; b; b = b->next) write_events(t, b->ev, b->n);
   char name[96];
-  snprintf(name, sizeof name, "hc (pid %d)", (int)getpid());
-  write_meta(t, 0, "process_name", name, 0);
+  write_meta(t, 0, "process_name", t->process_name, 0);
   for (tbuf_t *b = t->threads; b; b = b->next) {
     /* the list is newest first: tid 1 is the first thread that recorded */
     if (b->tid == 1) snprintf(name, sizeof name, "host");

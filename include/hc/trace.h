@@ -25,6 +25,9 @@ typedef struct hc_trace_options {
   /* Events kept at most (0: 1,000,000, about 150 MB of JSON). Events
    * beyond it are counted and dropped; the file and the log say so. */
   uint64_t max_events;
+  /* The process track's name (copied; NULL: "hc (pid N)"). hcrun under
+   * MPI names each rank's "hc rank R (pid N)". */
+  const char *process_name;
 } hc_trace_options_t;
 
 /* Starts tracing ctx to path (created or truncated now, so that a path

@@ -24,7 +24,8 @@ if os.environ.get('HC_SANITIZED'):
 if not os.path.exists(os.path.join(BUILD, 'lib', 'libhc-mpi.so.0')):
     pytest.skip('hc was built without MPI (no libhc-mpi): apt-get install libopenmpi-dev openmpi-bin',
                 allow_module_level=True)
-MPIRUN = shutil.which('mpirun') or shutil.which('mpiexec')
+# HC_TEST_MPIRUN: another launcher (mpiexec.mpich for a build against MPICH)
+MPIRUN = os.environ.get('HC_TEST_MPIRUN') or shutil.which('mpirun') or shutil.which('mpiexec')
 if not MPIRUN:
     pytest.skip('no mpirun on PATH', allow_module_level=True)
 
@@ -44,7 +45,7 @@ def mpi_env(**extra):
 
 def mpirun(n, args, env=None, shell_prefix=None, timeout=TIMEOUT):
     """Runs `mpirun -n N hcrun ARGS`; shell_prefix is sh code run on each
-    rank before hcrun (it sees the rank in $OMPI_COMM_WORLD_RANK)."""
+    rank before hcrun (it sees the rank in ${OMPI_COMM_WORLD_RANK:-$PMI_RANK})."""
     cmd = [MPIRUN, '-n', str(n)]
     if shell_prefix:
         quoted = ' '.join("'%s'" % a.replace("'", "'\\''") for a in [HCRUN] + args)
@@ -122,6 +123,23 @@ def test_unwritable_output_is_refused_before_the_run(tmp_path):
     assert r.stderr.count(str(blocker)) >= 1 and 'sweeps' not in r.stdout
 
 
+def test_trace_has_a_process_track_per_rank(tmp_path):
+    path = tmp_path / 'run.json'
+    r = mpirun(3, ['--backend=cpu', '--workload=jacobi', 'dim=2', 'n=65', 'iters=20', '--trace=%s' % path])
+    assert r.returncode == 0, r.stderr
+    assert os.listdir(tmp_path) == ['run.json']  # the ranks' files were joined into it
+    events = json.loads(path.read_text())['traceEvents']
+    names = sorted(e['args']['name'] for e in events if e.get('name') == 'process_name')
+    assert [n.split(' (')[0] for n in names] == ['hc rank 0', 'hc rank 1', 'hc rank 2']
+    assert len({e['pid'] for e in events}) == 3
+    kinds = {(e['pid'], e.get('cat')) for e in events if e.get('ph') == 'X'}
+    for pid in {e['pid'] for e in events}:
+        assert (pid, 'kernel') in kinds and (pid, 'collective') in kinds
+    # the middle rank exchanges halos with both neighbours
+    halos = [e for e in events if e.get('cat') == 'halo']
+    assert halos and all(e['dur'] >= 0 for e in halos)
+
+
 def metric(doc, name):
     return float(doc['metrics'][name]['value'] if isinstance(doc['metrics'][name], dict) else doc['metrics'][name])
 
@@ -161,7 +179,7 @@ def test_ranks_take_rank_zeros_arguments(references, tmp_path):
     line still runs rank 0's, so ranks cannot disagree."""
     args, port, _ = CASES['jacobi2d']
     r = mpirun(2, ['--backend=cpu', '--output=%s' % tmp_path] + args,
-               shell_prefix='if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec %s --backend=cpu --workload=nbody n=9; fi'
+               shell_prefix='if [ "${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" = 1 ]; then exec %s --backend=cpu --workload=nbody n=9; fi'
                % HCRUN)
     assert r.returncode == 0, r.stderr
     assert 'on 2 MPI ranks' in r.stdout
@@ -183,7 +201,7 @@ def test_a_failing_rank_ends_every_rank(tmp_path):
     env = mpi_env(HC_PLUGIN_PATH=faulty_dir(tmp_path))
     r = mpirun(3, ['--device=faulty:1', '--workload=jacobi', 'dim=2', 'n=65', 'iters=3000', 'tol=0',
                    '--output=%s' % (tmp_path / 'out')], env=env,
-               shell_prefix='if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export HC_FAULTY_ARM=launch:50; fi',
+               shell_prefix='if [ "${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" = 1 ]; then export HC_FAULTY_ARM=launch:50; fi',
                timeout=60)
     assert r.returncode == 4, r.stdout + r.stderr  # HC_ERR_LAUNCH: a runtime error, on every rank
     # rank 0 prints the failing rank's message, once
@@ -195,14 +213,14 @@ def test_a_failing_rank_ends_every_rank(tmp_path):
 
 def test_a_rank_that_cannot_start_ends_every_rank(tmp_path):
     r = mpirun(3, ['--backend=cpu', '--workload=jacobi', 'dim=2', 'n=65', 'iters=10'],
-               shell_prefix='if [ "$OMPI_COMM_WORLD_RANK" = 2 ]; then export HC_CPU_THREADS=0; fi', timeout=60)
+               shell_prefix='if [ "${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" = 2 ]; then export HC_CPU_THREADS=0; fi', timeout=60)
     assert r.returncode == 2, r.stderr
     assert r.stderr.count('rank 2: HC_CPU_THREADS=0') == 1, r.stderr
 
 
 def test_a_killed_rank_ends_every_rank():
     r = mpirun(2, ['--backend=cpu', '--workload=jacobi', 'dim=3', 'n=129', 'iters=1000000', 'tol=0'],
-               shell_prefix='if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 2; kill -9 $$) & fi', timeout=60)
+               shell_prefix='if [ "${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" = 1 ]; then (sleep 2; kill -9 $$) & fi', timeout=60)
     assert r.returncode != 0
 
 

@@ -346,7 +346,8 @@ static int hcrun_main(int argc, char **argv) {
    * rank writes its own file (rank 0 the one named). */
   char trace_path[4200], what[4300];
   if (o.trace && !o.help) {
-    st = hc_trace_start(ctx, hcrun_mpi_rank_path(o.trace, trace_path, sizeof trace_path), NULL);
+    hc_trace_options_t to = {.size = sizeof to, .process_name = hcrun_mpi_process_name()};
+    st = hc_trace_start(ctx, hcrun_mpi_rank_path(o.trace, trace_path, sizeof trace_path), &to);
     if ((st = hcrun_mpi_agree(st)) != HC_OK) {
       snprintf(what, sizeof what, "--trace=%s", o.trace);
       rc = fail_with(st, o.json, what, HCRUN_USAGE);
@@ -359,9 +360,12 @@ static int hcrun_main(int argc, char **argv) {
   else if (o.help) rc = hcrun_mpi_leads() ? hcrun_workload_help(ctx, o.workload) : HCRUN_OK;
   else if (o.pipeline || o.pipeline_file) rc = hcrun_pipeline(ctx, &o);
   else rc = run_single(ctx, &o);
-  if (hc_trace_active(ctx) && (st = hc_trace_stop(ctx)) != HC_OK) {
-    fprintf(stderr, "hcrun: --trace=%s: %s\n", o.trace, hc_last_error());
-    if (rc == HCRUN_OK) rc = HCRUN_RUNTIME;
+  if (o.trace && !o.help) {
+    /* Under MPI rank 0 then joins the ranks' files into the one named. */
+    st = hc_trace_active(ctx) ? hc_trace_stop(ctx) : HC_OK;
+    if ((st = hcrun_mpi_agree(st)) == HC_OK) st = hcrun_mpi_join_traces(o.trace);
+    if (st != HC_OK && hcrun_mpi_leads()) fprintf(stderr, "hcrun: --trace=%s: %s\n", o.trace, hc_last_error());
+    if (st != HC_OK && rc == HCRUN_OK) rc = HCRUN_RUNTIME;
   }
   hc_context_destroy(ctx);
   hcrun_free_options(&o);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <hc/config.h>
+#include <jansson.h>
 #include <hc/plugin.h>
 
 #include "hcrun.h"
@@ -99,6 +100,44 @@ const char *hcrun_mpi_rank_path(const char *path, char *buf, size_t n) {
   size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
   snprintf(buf, n, "%.*s.rank%d%s", (int)stem, path, m.world.rank, path + stem);
   return buf;
+}
+
+const char *hcrun_mpi_process_name(void) {
+  static char name[64];
+  if (!m.active) return NULL;
+  snprintf(name, sizeof name, "hc rank %d (pid %d)", m.world.rank, (int)getpid());
+  return name;
+}
+
+hc_status_t hcrun_mpi_join_traces(const char *path) {
+  if (!m.active) return HC_OK;
+  hc_status_t st = HC_OK;
+  if (m.world.rank == 0) {
+    json_error_t e;
+    json_t *all = json_load_file(path, 0, &e);
+    json_t *events = json_object_get(all, "traceEvents");
+    if (!json_is_array(events)) st = hc_error(HC_ERR_IO, "%s: cannot be read back to join the ranks' traces", path);
+    for (int r = 1; r < m.world.ranks && st == HC_OK; r++) {
+      char rp[4200];
+      snprintf(rp, sizeof rp, "%s", path);
+      m.world.rank = r; /* the name rank r gave its file */
+      hcrun_mpi_rank_path(path, rp, sizeof rp);
+      m.world.rank = 0;
+      json_t *one = json_load_file(rp, 0, &e);
+      json_t *more = json_object_get(one, "traceEvents");
+      if (!json_is_array(more))
+        st = hc_error(HC_ERR_IO, "%s: rank %d's trace cannot be read (%s): on nodes without a shared file system "
+                      "each rank's file stays where it was written", rp, r, e.text);
+      else
+        json_array_extend(events, more);
+      json_decref(one);
+      if (st == HC_OK) remove(rp);
+    }
+    if (st == HC_OK && json_dump_file(all, path, JSON_COMPACT) != 0)
+      st = hc_error(HC_ERR_IO, "%s: cannot write the joined trace", path);
+    json_decref(all);
+  }
+  return hcrun_mpi_agree(st);
 }
 
 int hcrun_mpi_finish(int code) {

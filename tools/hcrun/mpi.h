@@ -30,6 +30,13 @@ void hcrun_mpi_share_cores(void);
 /* A file of this rank's own: path itself on rank 0 (and without MPI),
  * "run.rank3.json" for "run.json" on rank 3. */
 const char *hcrun_mpi_rank_path(const char *path, char *buf, size_t n);
+/* The trace's process track name under MPI ("hc rank R (pid N)"); NULL
+ * without MPI (the library's default). */
+const char *hcrun_mpi_process_name(void);
+/* After every rank stopped its trace: rank 0 appends the other ranks'
+ * events (FILE.rank<r>.json) to FILE and removes their files, so that one
+ * file has a process track per rank. A no-op without MPI. */
+hc_status_t hcrun_mpi_join_traces(const char *path);
 /* Ends MPI; returns code. */
 int hcrun_mpi_finish(int code);
 

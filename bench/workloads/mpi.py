@@ -1,0 +1,182 @@
+"""hc under MPI (docs/mpi.md): ranks against threads on the same cores,
+weak scaling over ranks, and the cost of MPI around one GPU.
+
+Tables:
+  1. Ranks against threads: `mpirun -n C hcrun --device=cpu:0` (C ranks of
+     one cpu thread each, the split over MPI) against one process whose cpu
+     backend has C threads, on the same C cores (goal: >= 0.9 of the
+     one-process throughput). jacobi 3-D and nbody split; multigrid does
+     not (it runs on rank 0 alone under MPI), so its row says so.
+  2. Weak scaling: 1, 2, 4, 8, 16 ranks (at most the cores), each rank with
+     the same slab (jacobi: n = (R*m) x m x m) or the same share of the pair
+     interactions (nbody: n = b * sqrt(R)); efficiency = the one-rank time
+     over the R-rank time (the work per rank is the same).
+  3. One rank driving cuda:0 (`mpirun -n 1`) against plain hcrun on cuda:0
+     (goal: overhead <= 2 %), and two ranks sharing cuda:0: the halo
+     exchange through host memory and MPI, per sweep, which
+     docs/scaling.md models at 8 and 64 GPUs. Skipped without a CUDA
+     device.
+Ranks are not bound to cores (--bind-to none), as the one process's
+threads are not.
+"""
+import math
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from benchlib import BenchError  # noqa: E402
+
+MPI_ENV = {'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1',
+           'OMPI_MCA_btl_vader_single_copy_mechanism': 'none'}
+
+
+def _mpirun(b, ranks, args, repeat, env=None):
+    cmd = [shutil.which('mpirun'), '-n', str(ranks), '--bind-to', 'none']
+    if ranks > (os.cpu_count() or 1):
+        cmd.append('--oversubscribe')
+    cmd += [b.hcrun_path, '--json', '--repeat=%d' % repeat] + list(args)
+    return b.run_json(cmd, env=dict(MPI_ENV, **(env or {})))
+
+
+def _t(doc):
+    return doc['times']['compute_s']
+
+
+def _halo(doc):
+    parts = doc.get('split', {}).get('parts', [])
+    if not parts:
+        return None, None
+    slow = max(p['compute_s'] for p in parts) or 1e-30
+    return max(p['halo_s'] + p['idle_s'] for p in parts) / slow, max(p['collective_s'] for p in parts) / slow
+
+
+def _cases(quick):
+    return [
+        ('jacobi', ['--workload=jacobi', 'dim=3', 'n=%d' % (129 if quick else 385), 'dtype=f32',
+                    'iters=%d' % (20 if quick else 100), 'sweeps_per_pass=1'], True),
+        ('nbody', ['--workload=nbody', 'n=%d' % (1 << 13 if quick else 1 << 14), 'steps=%d' % (3 if quick else 5),
+                   'dtype=f32'], True),
+        ('multigrid', ['--workload=multigrid', 'n=%d' % (65 if quick else 129), 'dtype=f64', 'tol=1e-8'], False),
+    ]
+
+
+def _ranks_vs_threads(b, repeat):
+    cores = os.cpu_count() or 1
+    rows = []
+    for name, args, splits in _cases(b.quick):
+        try:
+            one = _t(b.hcrun(['--device=cpu:0'] + args, repeat, env={'HC_MPI': 'off', 'HC_CPU_THREADS': str(cores)}))
+        except BenchError as e:
+            b.log('mpi: %s as one process: %s' % (name, e))
+            continue
+        if not splits:
+            rows.append([name, cores, one * 1e3, None, None, None, None])
+            continue
+        try:
+            doc = _mpirun(b, cores, ['--device=cpu:0'] + args, repeat)
+        except BenchError as e:
+            b.log('mpi: %s on %d ranks: %s' % (name, cores, e))
+            continue
+        t = _t(doc)
+        wait, coll = _halo(doc)
+        rows.append([name, cores, one * 1e3, t * 1e3, one / t, wait, coll])
+        b.figure(workload=name, device='cpu:0', name='mpi_ranks_over_threads_%d' % cores, value=one / t, unit='',
+                 target=0.9)
+    b.table('mpi: %d ranks x 1 thread against 1 process x %d threads, same cores (compute time, best of %d)' %
+            (cores, cores, repeat),
+            ['workload', 'cores', 'threads, ms', 'ranks, ms', 'threads / ranks', 'halo+wait / compute',
+             'collectives / compute'], rows,
+            notes=['multigrid does not split: under MPI it runs on rank 0 alone (one core), so no ranks row',
+                   'halo+wait and collectives: the slowest rank\'s time in exchanges and collectives over its compute',
+                   'jacobi with sweeps_per_pass=1 on both sides (split parts sweep once per pass)'])
+
+
+def _weak(b, repeat):
+    cores = os.cpu_count() or 1
+    counts = [r for r in (1, 2, 4, 8, 16) if r <= cores]
+    m = 65 if b.quick else 129
+    base = 1 << 12 if b.quick else 1 << 13
+    rows = []
+    for name in ('jacobi', 'nbody'):
+        t1 = None
+        for r in counts:
+            if name == 'jacobi':
+                args = ['--workload=jacobi', 'n=%dx%dx%d' % (r * m, m, m), 'dtype=f32', 'iters=50', 'sweeps_per_pass=1']
+            else:
+                args = ['--workload=nbody', 'n=%d' % int(base * math.sqrt(r)), 'steps=3', 'dtype=f32']
+            try:
+                doc = _mpirun(b, r, ['--device=cpu:0'] + args, repeat, env={'HC_CPU_THREADS': '1'})
+            except BenchError as e:
+                b.log('mpi: weak %s on %d ranks: %s' % (name, r, e))
+                continue
+            t = _t(doc)
+            t1 = t1 or t
+            rows.append([name, r, args[1], t * 1e3, t1 / t])
+            b.figure(workload=name, device='cpu:0', name='mpi_weak_efficiency_%d' % r, value=t1 / t, unit='')
+    b.table('mpi: weak scaling, one cpu thread per rank (compute time, best of %d)' % repeat,
+            ['workload', 'ranks', 'size', 'ms', 'efficiency'], rows,
+            notes=['efficiency: the one-rank time over the R-rank time (the work per rank is the same)',
+                   'jacobi: every rank owns m rows of m x m; nbody: n grows as sqrt(R), so n^2/R pair '
+                   'interactions per rank stay the same'])
+
+
+def _gpu(b, repeat):
+    ids = [d['id'] for d in b.devices()]
+    if 'cuda:0' not in ids:
+        b.peer('mpi around cuda:0', 'skipped: no CUDA device')
+        return
+    rows = []
+    cases = [('jacobi', ['--workload=jacobi', 'dim=3', 'n=513', 'iters=200', 'dtype=f32']),
+             ('nbody', ['--workload=nbody', 'n=%d' % (1 << 18), 'steps=2', 'dtype=f32'])]
+    for name, args in cases:
+        try:
+            plain = _t(b.hcrun(['--device=cuda:0'] + args, repeat, env={'HC_MPI': 'off'}))
+            one = _t(_mpirun(b, 1, ['--device=cuda:0'] + args, repeat))
+        except BenchError as e:
+            b.log('mpi: %s on cuda:0: %s' % (name, e))
+            continue
+        rows.append([name, plain * 1e3, one * 1e3, one / plain - 1])
+        b.figure(workload=name, device='cuda:0', name='mpi_one_rank_overhead', value=one / plain - 1, unit='',
+                 target=None)
+    b.table('mpi: one rank driving cuda:0 against plain hcrun (compute time, best of %d)' % repeat,
+            ['workload', 'hcrun, ms', 'mpirun -n 1, ms', 'overhead'], rows,
+            notes=['goal: overhead <= 2 %'])
+    # The exchange a multi-GPU run pays per sweep: two ranks on one GPU
+    # (their compute shares the GPU; their halo path is the real one).
+    halo_rows = []
+    for n in (4096, 16384):
+        iters = 200
+        args = ['--device=cuda:0', '--workload=jacobi', 'dim=2', 'n=%d' % n, 'iters=%d' % iters, 'dtype=f32', 'tol=0']
+        try:
+            single = b.hcrun(args, repeat, env={'HC_MPI': 'off'})
+            doc = _mpirun(b, 2, args, repeat)
+        except BenchError as e:
+            b.log('mpi: jacobi 2-D n=%d on 2 ranks: %s' % (n, e))
+            continue
+        parts = doc['split']['parts']
+        halo = max(p['halo_s'] for p in parts) / iters
+        wait = max(p['idle_s'] for p in parts) / iters
+        coll = max(p['collective_s'] for p in parts)
+        ncoll = max(p['collectives'] for p in parts)
+        sweep = _t(single) / iters
+        halo_rows.append([n, sweep * 1e6, halo * 1e6, wait * 1e6, parts[0]['halo_bytes'] / iters,
+                          ncoll, coll / max(ncoll, 1) * 1e6])
+        b.figure(workload='jacobi', device='cuda:0', name='mpi_halo_per_sweep_us_%d' % n, value=halo * 1e6, unit='us')
+        b.figure(workload='jacobi', device='cuda:0', name='mpi_sweep_us_%d' % n, value=sweep * 1e6, unit='us')
+    b.table('mpi: jacobi 2-D f32, two ranks on cuda:0: the exchange per sweep (best of %d)' % repeat,
+            ['n', 'one-GPU sweep, us', 'halo per sweep, us', 'wait per sweep, us', 'halo bytes per sweep',
+             'collectives', 'per collective, us'], rows=halo_rows,
+            notes=['halo: device to host, MPI between the ranks, host to device (pageable host memory), for one '
+                   'rank; wait: time spent waiting for the other rank (they share the GPU)',
+                   'the input of docs/scaling.md'])
+
+
+def run(b):
+    if not shutil.which('mpirun') or not os.path.exists(os.path.join(b.build, 'lib', 'libhc-mpi.so.0')):
+        b.peer('mpi', 'skipped: no mpirun or hc built without MPI')
+        return
+    repeat = 3 if b.quick else 5
+    _ranks_vs_threads(b, repeat)
+    _weak(b, repeat)
+    _gpu(b, repeat)
