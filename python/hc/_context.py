@@ -12,6 +12,7 @@ from .errors import check, error
 
 HC_RUN_VERIFY = 1
 _ERR_VERIFY = 15
+_ERR_UNSUPPORTED = 4
 _PARAM_SHAPE, _PARAM_VEC = 5, 6
 
 Times = namedtuple('Times', 'wall compute device')
@@ -40,6 +41,7 @@ class Result:
         self.workload = workload
         self.device = device
         self.fields = fields
+        self.split = None  # a split run's plan and parts (Context.run with a device set)
         self._outputs = None
         self._job, self._rt = None, None
         if rt is None:
@@ -344,19 +346,24 @@ class Context:
             return repr(value)
         return str(value)
 
-    def run(self, workload, device=None, verify=False, output_dir=None, **kwargs):
+    def run(self, workload, device=None, verify=False, output_dir=None, split=None, **kwargs):
         """Runs a workload once and returns its Result.
 
         Keyword arguments are the workload's parameters (validated by hc,
         with hcrun's messages) or, for arrays (NumPy, CuPy, hc.Field), its
         input ports by name; `input=` with an array binds the primary input.
         device: "cuda:0", "cpu", "auto" (default: the best device that can
-        run it). verify=True checks against the workload's reference and
-        raises hc.VerifyError (with .result) when it fails."""
+        run it), or a device set as hcrun takes it, "cuda:0,cpu:0" or
+        "all": the work is split over the set (docs/partition.md), with
+        split=(0.8, 0.2) (or "0.8,0.2") as the devices' shares, and
+        Result.split tells how each part did. verify=True checks against
+        the workload's reference and raises hc.VerifyError (with .result)
+        when it fails."""
         lib = self._lib
         job = ctypes.c_void_p()
         check(lib.hc_job_create(self._handle(), workload.encode(), ctypes.byref(job)))
         owned = []
+        devset = None
         try:
             inputs = {}
             for k, v in kwargs.items():
@@ -364,7 +371,13 @@ class Context:
                     inputs[k] = v
                 else:
                     check(lib.hc_job_set(job, k.encode(), self._param_text(workload, k, v).encode()))
-            dev = self._device(device, workload)
+            if isinstance(device, str) and (',' in device or device == 'all'):
+                devset = self._devset(job, workload, device, split)
+                dev = lib.hc_devset_device(devset, 0)
+            elif split is not None:
+                raise error(5, 'split=%r needs a device set (device="cuda:0,cpu:0" or "all")' % (split,))
+            else:
+                dev = self._device(device, workload)
             ports = self.ports(workload)
             for k, v in inputs.items():
                 port = k
@@ -380,11 +393,13 @@ class Context:
                 check(lib.hc_job_set_input(job, port.encode(), f._handle()))
             if output_dir is not None:
                 check(lib.hc_job_set_output_dir(job, str(output_dir).encode()))
-            st = lib.hc_job_run(job, dev, HC_RUN_VERIFY if verify else 0)
+            flags = HC_RUN_VERIFY if verify else 0
+            st = lib.hc_job_run_split(job, devset, flags) if devset else lib.hc_job_run(job, dev, flags)
             if st not in (0, _ERR_VERIFY):
                 raise error(st)
-            result = Result(workload, self._device_name(dev), job.value, self._take_outputs(job.value, workload),
-                            self._rt)
+            result = Result(workload, device if devset else self._device_name(dev), job.value,
+                            self._take_outputs(job.value, workload), self._rt)
+            result.split = self._split_report(devset) if devset else None
             job = None  # the Result owns it
             if st == _ERR_VERIFY:
                 e = error(st, result.verify_message or _text(lib.hc_last_error()))
@@ -396,6 +411,39 @@ class Context:
                 lib.hc_job_destroy(job)
             for f in owned:
                 f.close()
+            if devset:
+                lib.hc_devset_destroy(devset)
+
+    def _devset(self, job, workload, spec, split):
+        """A device set for job (its problems are HC_ERR_PARAM, as in hcrun)."""
+        lib = self._lib
+        h = ctypes.c_void_p()
+        check(lib.hc_devset_parse(self._handle(), spec.encode(), workload.encode(), ctypes.byref(h)))
+        try:
+            if split is not None:
+                text = split if isinstance(split, str) else ','.join(repr(float(w)) for w in split)
+                check(lib.hc_devset_parse_weights(h, text.encode()))
+            st = lib.hc_job_check_split(job, h)
+            if st != 0:
+                raise error(5 if st == _ERR_UNSUPPORTED else st)
+        except BaseException:
+            lib.hc_devset_destroy(h)
+            raise
+        return h
+
+    def _split_report(self, devset):
+        """The last split run of devset: {'plan': text, 'parts': [dict per part]}."""
+        lib = self._lib
+        parts = []
+        for i in range(lib.hc_devset_parts(devset)):
+            s = _lib.PartStats()
+            s.size = ctypes.sizeof(s)
+            check(lib.hc_devset_part_stats(devset, i, ctypes.byref(s)))
+            parts.append({'device': _text(s.device), 'rows': (s.lo, s.hi), 'weight': s.weight,
+                          'compute_s': s.compute_s, 'device_s': s.device_s, 'idle_s': s.idle_s,
+                          'halo_s': s.halo_s, 'halo_bytes': s.halo_bytes, 'collective_s': s.collective_s,
+                          'collectives': s.collectives})
+        return {'plan': _text(lib.hc_devset_plan(devset)), 'parts': parts}
 
     def _take_outputs(self, job, workload):
         fields = {}

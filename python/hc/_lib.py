@@ -61,6 +61,12 @@ class TraceUsage(Structure):
                 ('compute_s', c_double), ('transfer_s', c_double)]
 
 
+class PartStats(Structure):
+    _fields_ = [('size', c_uint32), ('lo', c_int64), ('hi', c_int64), ('weight', c_double), ('compute_s', c_double),
+                ('device_s', c_double), ('idle_s', c_double), ('halo_s', c_double), ('halo_bytes', c_uint64),
+                ('collective_s', c_double), ('collectives', c_uint64), ('device', c_char * 48)]
+
+
 class TransferStats(Structure):
     _fields_ = [('to_device_count', c_uint64), ('to_device_bytes', c_uint64), ('to_host_count', c_uint64),
                 ('to_host_bytes', c_uint64), ('cross_device_count', c_uint64), ('cross_device_bytes', c_uint64),
@@ -177,6 +183,15 @@ LIBHC = {
     'hc_pipeline_transfer_get': (S, [P, c_uint32, POINTER(PipelineTransfer)]),
     'hc_pipeline_report': (None, [P, POINTER(PipelineReport)]),
     'hc_pipeline_set_input': (S, [P, c_uint32, c_char_p, P]),
+    'hc_devset_parse': (S, [P, c_char_p, c_char_p, POINTER(P)]),
+    'hc_devset_parse_weights': (S, [P, c_char_p]),
+    'hc_devset_destroy': (None, [P]),
+    'hc_devset_device': (P, [P, c_uint32]),
+    'hc_devset_parts': (c_uint32, [P]),
+    'hc_devset_part_stats': (S, [P, c_uint32, POINTER(PartStats)]),
+    'hc_devset_plan': (c_char_p, [P]),
+    'hc_job_check_split': (S, [P, P]),
+    'hc_job_run_split': (S, [P, P, c_uint32]),
     'hc_trace_start': (S, [P, c_char_p, POINTER(TraceOptions)]),
     'hc_trace_stop': (S, [P]),
     'hc_trace_active': (c_int, [P]),

@@ -213,3 +213,27 @@ def test_trace_context_manager(hc, ctx, tmp_path):
     with pytest.raises(hc.IoError):
         with ctx.trace(str(tmp_path / 'missing' / 'x.json')):
             pass
+
+
+def test_device_set_splits_the_run(hc, monkeypatch):
+    """device="cpu:0,cpu:1" splits the run as hcrun --device=... does: the
+    field is bit for bit the one-device field, Result.split has the parts."""
+    monkeypatch.setenv('HC_CPU_DEVICES', '2')
+    c = hc.Context()
+    try:
+        one = c.run('jacobi', device='cpu:0', dim=2, n=65, iters=100)
+        two = c.run('jacobi', device='cpu:0,cpu:1', split=(0.3, 0.7), dim=2, n=65, iters=100)
+        assert np.array_equal(one.outputs['u'], two.outputs['u'])
+        assert two.device == 'cpu:0,cpu:1' and one.split is None
+        assert 'in-process transport' in two.split['plan']
+        assert [p['rows'] for p in two.split['parts']] == [(0, 20), (20, 65)]
+        assert [p['device'] for p in two.split['parts']] == ['cpu:0', 'cpu:1']
+        assert all(p['halo_bytes'] > 0 for p in two.split['parts'])
+        with pytest.raises(hc.ParamError, match='listed twice'):
+            c.run('jacobi', device='cpu:0,cpu:0', dim=2, n=65)
+        with pytest.raises(hc.ParamError, match='needs a device set'):
+            c.run('jacobi', device='cpu:0', split=(1, 2), dim=2, n=65)
+        with pytest.raises(hc.ParamError, match='weights'):
+            c.run('jacobi', device='cpu:0,cpu:1', split=(1, 2, 3), dim=2, n=65)
+    finally:
+        c.close()
