@@ -40,6 +40,22 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def compute_s(doc):
+    """A run's compute time (an hcrun --json document)."""
+    return doc['times']['compute_s']
+
+
+def part_fractions(doc):
+    """A split run's parts against the slowest one's compute time: a dict of
+    the largest halo, idle and collective times over it; None when the run
+    did not split."""
+    parts = doc.get('split', {}).get('parts', [])
+    if not parts:
+        return None
+    slow = max(p['compute_s'] for p in parts) or 1e-30
+    return {k: max(p[k + '_s'] for p in parts) / slow for k in ('halo', 'idle', 'collective')}
+
+
 class BenchError(RuntimeError):
     pass
 

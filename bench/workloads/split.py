@@ -23,7 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from benchlib import BenchError  # noqa: E402
+from benchlib import BenchError, compute_s, part_fractions  # noqa: E402
 
 
 def _cases(quick, gpu=False):
@@ -41,17 +41,12 @@ def _cases(quick, gpu=False):
     ]
 
 
-def _time(doc):
-    return doc['times']['compute_s']
-
-
 def _halo(doc):
     """(halo fraction of the slowest part's compute time, idle s of the most idle part)."""
-    parts = doc.get('split', {}).get('parts', [])
-    if not parts:
+    f = part_fractions(doc)
+    if not f:
         return None, None
-    slow = max(p['compute_s'] for p in parts) or 1e-30
-    return max(p['halo_s'] for p in parts) / slow, max(p['idle_s'] for p in parts)
+    return f['halo'], max(p['idle_s'] for p in doc['split']['parts'])
 
 
 def _cpu_parts(b, repeat):
@@ -63,7 +58,7 @@ def _cpu_parts(b, repeat):
         except BenchError as e:
             b.log('split: %s on one cpu device: %s' % (name, e))
             continue
-        t1 = _time(one)
+        t1 = compute_s(one)
         rows.append([name, 1, t1 * 1e3, 1.0, None, None])
         for k in range(2, 5):
             if k > cores:
@@ -75,7 +70,7 @@ def _cpu_parts(b, repeat):
             except BenchError as e:
                 b.log('split: %s on %s: %s' % (name, spec, e))
                 continue
-            tk = _time(doc)
+            tk = compute_s(doc)
             halo, idle = _halo(doc)
             rows.append([name, k, tk * 1e3, t1 / tk, halo, idle and idle * 1e3])
             b.figure(workload=name, device=spec, name='split_over_one_cpu_%d' % k, value=t1 / tk, unit='',
@@ -98,7 +93,7 @@ def _gpu(b, repeat):
             if dev not in ids:
                 continue
             try:
-                singles[dev] = _time(b.hcrun(['--device=' + dev] + args, repeat))
+                singles[dev] = compute_s(b.hcrun(['--device=' + dev] + args, repeat))
             except BenchError as e:
                 b.log('split: %s on %s: %s' % (name, dev, e))
         for pair in [('cuda:0', 'cpu:0'), ('cuda:0', 'opencl:1')]:
@@ -111,7 +106,7 @@ def _gpu(b, repeat):
             except BenchError as e:
                 b.log('split: %s on %s: %s' % (name, pair, e))
                 continue
-            t = _time(doc)
+            t = compute_s(doc)
             best = min(singles[d] for d in pair)
             summed = 1.0 / sum(1.0 / singles[d] for d in pair)
             halo, _ = _halo(doc)

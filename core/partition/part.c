@@ -31,6 +31,12 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
     return hc_error(HC_ERR_INVALID_ARG, "hc_part_halo_exchange: field '%s' has %lld rows along axis 0, the part "
                     "%u needs %u + %lld + %u", hc_field_name(f), rank ? (long long)shape[0] : 0LL, p->index,
                     p->below, (long long)own, p->above);
+  /* The device's queued work is compute, not halo: let it finish first. */
+  hc_status_t st = hc_device_finish(hc_field_device(f));
+  if (st != HC_OK) {
+    p->tr->ops->abort(p->tr, p->index);
+    return st;
+  }
   double t0 = hc_now(), idle0 = p->stats.idle_s;
   hc__trace_t *trace = hc__trace_enter(p->ctx);
   size_t lo_bytes = p->below * rb, hi_bytes = p->above * rb;
@@ -44,7 +50,6 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
   char *send_lo = p->stage, *send_hi = send_lo + p->stage_area, *recv_lo = send_hi + p->stage_area,
        *recv_hi = recv_lo + p->stage_area;
   hc_buffer_t *b = hc_field_buffer(f);
-  hc_status_t st = HC_OK;
   /* What the neighbours need: my first and last own rows. */
   if (lo_bytes) st = hc_buffer_read(b, p->below * rb, send_lo, lo_bytes);
   if (st == HC_OK && hi_bytes) st = hc_buffer_read(b, (size_t)(p->below + own - p->above) * rb, send_hi, hi_bytes);

@@ -68,7 +68,7 @@ static hc_status_t wait_all(mpi_t *t, int n, MPI_Request *reqs, MPI_Status *stat
                             double *waited_s) {
   double t0 = MPI_Wtime();
   hc_status_t st = HC_OK;
-  for (unsigned long spins = 0;; spins++) {
+  for (;;) {
     int done = 0;
     int rc = MPI_Testall(n, reqs, &done, statuses ? statuses : MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) {
@@ -81,11 +81,14 @@ static hc_status_t wait_all(mpi_t *t, int n, MPI_Request *reqs, MPI_Status *stat
       st = aborted_error();
       break;
     }
-    if (spins > 1000) {
-      struct timespec ts = {0, 20000};
-      nanosleep(&ts, NULL);
-    } else {
+    /* MPI progresses inside MPI_Testall: poll at once for the first
+     * milliseconds (exchanges between busy ranks are short), then sleep
+     * between polls (a rank waiting for a slow one). */
+    if (MPI_Wtime() - t0 < 2e-3) {
       sched_yield();
+    } else {
+      struct timespec ts = {0, 50000};
+      nanosleep(&ts, NULL);
     }
   }
   if (waited_s) *waited_s += MPI_Wtime() - t0;
