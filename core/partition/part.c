@@ -20,6 +20,13 @@ HC_API void hc_part_range(const hc_part_t *p, int64_t *lo, int64_t *hi) {
   if (hi) *hi = p ? p->hi : 0;
 }
 
+void hc__part_free_stage(hc_part_t *p) {
+  if (p->stage) hc_host_free(p->stage_dev, p->stage);
+  p->stage = NULL;
+  p->stage_dev = NULL;
+  p->stage_area = 0;
+}
+
 HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
   if (!p || !f) return hc_error(HC_ERR_INVALID_ARG, "hc_part_halo_exchange: NULL argument");
   uint32_t rank = hc_field_rank(f);
@@ -41,10 +48,17 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
   hc__trace_t *trace = hc__trace_enter(p->ctx);
   size_t lo_bytes = p->below * rb, hi_bytes = p->above * rb;
   size_t area = lo_bytes > hi_bytes ? lo_bytes : hi_bytes;
-  if (area > p->stage_area) {
-    char *s = realloc(p->stage, 4 * area);
-    if (!s) return hc_error(HC_ERR_NO_MEMORY, "halo exchange: cannot stage %zu bytes", 4 * area);
-    p->stage = s;
+  hc_device_t *dev = hc_field_device(f);
+  if (area > p->stage_area || (area && dev != p->stage_dev)) {
+    /* Page-locked where the device's backend offers it: the copies to and
+     * from the device then run at the link's speed. */
+    hc__part_free_stage(p);
+    if (hc_host_alloc(dev, 4 * area, (void **)&p->stage) != HC_OK) {
+      p->tr->ops->abort(p->tr, p->index);
+      if (trace) hc__trace_leave(trace);
+      return hc_error(HC_ERR_NO_MEMORY, "halo exchange: cannot stage %zu bytes", 4 * area);
+    }
+    p->stage_dev = dev;
     p->stage_area = area;
   }
   char *send_lo = p->stage, *send_hi = send_lo + p->stage_area, *recv_lo = send_hi + p->stage_area,

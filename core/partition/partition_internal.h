@@ -31,7 +31,10 @@ struct hc_part {
   hc_part_stats_t stats;
   char *stage;        /* host staging of halo rows: 4 areas of stage_area bytes */
   size_t stage_area;
+  hc_device_t *stage_dev; /* whose hc_host_alloc gave it */
 };
+/* Releases the part's staging memory. */
+void hc__part_free_stage(hc_part_t *part);
 
 /* The parts a split over the set has: its devices, or the transport's parts. */
 uint32_t hc__devset_part_count(const hc_devset_t *set);

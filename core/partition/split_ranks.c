@@ -160,7 +160,7 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
   if (st != HC_OK && st != HC_ERR_VERIFY) tr->ops->abort(tr, me);
   hc_status_t run_st = agree(tr, me, st, "the run,");
   if (run_st != HC_OK && run_st != HC_ERR_VERIFY) {
-    free(part.stage);
+    hc__part_free_stage(&part);
     hc__job_clear(job);
     return run_st;
   }
@@ -168,7 +168,7 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
   if (run_st == HC_ERR_VERIFY) snprintf(verify_msg, sizeof verify_msg, "%s", hc_last_error());
   st = collect(job, set, pl, &part);
   if (st != HC_OK) tr->ops->abort(tr, me);
-  free(part.stage);
+  hc__part_free_stage(&part);
   if ((st = agree(tr, me, st, "gathering the outputs,")) != HC_OK) {
     hc__job_clear(job);
     return st;

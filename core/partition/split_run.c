@@ -245,7 +245,7 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
   }
   for (uint32_t i = 0; i < pl.nparts; i++) {
     hc_job_destroy(r->parts[i].job);
-    free(r->parts[i].part.stage);
+    hc__part_free_stage(&r->parts[i].part);
   }
   if (tr) tr->ops->destroy(tr);
   free(r);

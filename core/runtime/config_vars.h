@@ -25,6 +25,8 @@
     "seconds a plugin's probe may take before the plugin is rejected as hung")                                     \
   X(HC_PLUGIN_SCANNER, STRING, INTERNAL, NULL, 0, 0, NULL,                                                         \
     "the probe program (unset: hc/hc-plugin-scanner beside libhc)")                                                \
+  X(HC_HOST_PINNED, BOOL, TUNING, "1", 0, 0, NULL,                                                                  \
+    "0: hc_host_alloc (halo staging) gives ordinary host memory, not the backend's page-locked memory")           \
   X(HC_KERNEL_OPTIONS, STRING, TUNING, NULL, 0, 0, NULL,                                                           \
     "appended to every source kernel's build options (e.g. -DBPM_XSUB=3); part of the cache key")                 \
   /* core/partition */                                                                                             \

@@ -1,8 +1,10 @@
 /* Devices: lookup by spec, opening (one shared handle per device), timers. */
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hc/config.h"
 #include "internal.h"
 
 HC_API uint32_t hc_device_count(const hc_context_t *ctx) { return ctx ? ctx->ndevices : 0; }
@@ -205,6 +207,38 @@ HC_API hc_status_t hc_device_finish(hc_device_t *d) {
   hc_status_t st = d->backend->ops.finish(d->handle);
   if (HC__TRACING(d->ctx)) hc__trace_device_sync(d);
   return st;
+}
+
+/* A header before the memory hc_host_alloc gives says where it came from,
+ * so that hc_host_free gives it back the same way. */
+enum { HOST_HEAD = 64, HOST_PINNED = 0x68637069, HOST_PLAIN = 0x68636d61 };
+
+HC_API hc_status_t hc_host_alloc(hc_device_t *d, size_t bytes, void **out) {
+  if (!d || !out) return hc_error(HC_ERR_INVALID_ARG, "hc_host_alloc: NULL argument");
+  *out = NULL;
+  if (bytes > SIZE_MAX - HOST_HEAD) return hc_error(HC_ERR_NO_MEMORY, "hc_host_alloc: %zu bytes", bytes);
+  const hc_backend_ops_t *ops = &d->backend->ops;
+  char *p = NULL;
+  uint32_t kind = HOST_PINNED;
+  long long pinned = 1;
+  hc_config_int("HC_HOST_PINNED", &pinned); /* a bad value fails the context first */
+  if (!pinned || !ops->host_alloc || ops->host_alloc(d->handle, bytes + HOST_HEAD, (void **)&p) != HC_OK || !p) {
+    kind = HOST_PLAIN;
+    if (posix_memalign((void **)&p, HOST_HEAD, bytes + HOST_HEAD) != 0) p = NULL;
+  }
+  if (!p) return hc_error(HC_ERR_NO_MEMORY, "cannot allocate %zu bytes of host memory for %s", bytes, d->id);
+  memcpy(p, &kind, sizeof kind);
+  *out = p + HOST_HEAD;
+  return HC_OK;
+}
+
+HC_API void hc_host_free(hc_device_t *d, void *mem) {
+  if (!d || !mem) return;
+  char *p = (char *)mem - HOST_HEAD;
+  uint32_t kind;
+  memcpy(&kind, p, sizeof kind);
+  if (kind == HOST_PINNED && d->backend->ops.host_free) d->backend->ops.host_free(d->handle, p);
+  else free(p);
 }
 
 /* The backend's span begins at the span's first command (hc__timer_mark):

@@ -165,6 +165,11 @@ void hc_device_lock(hc_device_t *dev);
 void hc_device_unlock(hc_device_t *dev);
 /* Waits until every command queued on the device has finished. */
 hc_status_t hc_device_finish(hc_device_t *dev);
+/* Host memory for fast transfers with dev (hc_buffer_read/write): page-
+ * locked where the backend offers it (CUDA), else ordinary memory; 64-byte
+ * aligned. Release it with hc_host_free and the same device. */
+hc_status_t hc_host_alloc(hc_device_t *dev, size_t bytes, void **out);
+void hc_host_free(hc_device_t *dev, void *p);
 /* Device time: the span of device work between begin and end (kernels and
  * copies), measured by the device's own timers from the start of the first
  * command queued after begin (the host's time before it is not counted) to

@@ -191,6 +191,12 @@ typedef struct hc_backend_ops {
    * profiler is attached. The state is init's. */
   void (*range_push)(void *state, const char *name);
   void (*range_pop)(void *state);
+  /* ABI 1.3. Page-locked host memory that dev's transfers move at full
+   * speed (the partition layer stages halo rows in it: hc_host_alloc);
+   * optional, the core falls back to ordinary memory. host_free releases
+   * what host_alloc gave. Any thread. */
+  hc_status_t (*host_alloc)(void *dev, size_t bytes, void **ptr);
+  void (*host_free)(void *dev, void *ptr);
 } hc_backend_ops_t;
 
 /* ABI 1.0's sizes of the ops tables and spec entries: the smallest sizes

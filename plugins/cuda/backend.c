@@ -238,6 +238,8 @@ static const hc_backend_ops_t cuda_ops = {
     .trace_discard = cuda_trace_discard,
     .range_push = cuda_range_push,
     .range_pop = cuda_range_pop,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
 };
 
 HC_PLUGIN_DESCRIPTOR = {

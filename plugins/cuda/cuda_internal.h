@@ -81,6 +81,8 @@ void cuda_memory_setup(cuda_dev_t *d);   /* staging policy from the env */
 void cuda_memory_teardown(cuda_dev_t *d);
 hc_status_t cuda_mem_alloc(void *dev, size_t bytes, void **mem);
 void cuda_mem_free(void *dev, void *mem);
+hc_status_t cuda_host_alloc(void *dev, size_t bytes, void **ptr);
+void cuda_host_free(void *dev, void *ptr);
 hc_status_t cuda_mem_native(void *dev, void *mem, hc_native_mem_t *out);
 hc_status_t cuda_mem_wrap(void *dev, const hc_native_mem_t *native, size_t bytes, void **mem);
 hc_status_t cuda_mem_write(void *dev, void *mem, size_t off, const void *src, size_t n);

@@ -108,6 +108,20 @@ hc_status_t cuda_mem_alloc(void *dev, size_t bytes, void **mem) {
   return HC_OK;
 }
 
+/* Page-locked, portable (every context may use it for DMA). */
+hc_status_t cuda_host_alloc(void *dev, size_t bytes, void **ptr) {
+  cuda_dev_t *d = dev;
+  hc_status_t st = cuda_use(d);
+  if (st != HC_OK) return st;
+  CUresult r = d->cu->cuMemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+  return r == CUDA_SUCCESS ? HC_OK : hc_cu_fail(d->cu, HC_ERR_NO_MEMORY, r, "cuMemHostAlloc (%zu bytes)", bytes);
+}
+
+void cuda_host_free(void *dev, void *ptr) {
+  cuda_dev_t *d = dev;
+  if (cuda_use(d) == HC_OK) d->cu->cuMemFreeHost(ptr);
+}
+
 void cuda_mem_free(void *dev, void *mem) {
   cuda_dev_t *d = dev;
   if (cuda_use(d) != HC_OK) return;

@@ -196,6 +196,11 @@ static hc_status_t b_trace_time(void *d, void *record, double *start, double *en
 static void b_trace_discard(void *d, void *record) {}
 static void b_range_push(void *state, const char *name) {}
 static void b_range_pop(void *state) {}
+static hc_status_t b_host_alloc(void *d, size_t n, void **p) {
+  *p = NULL;
+  return fz_status();
+}
+static void b_host_free(void *d, void *p) {}
 
 /* The ops in declaration order, so a mask bit can drop each one. */
 static void fill_backend_ops(hc_backend_ops_t *o) {
@@ -211,7 +216,7 @@ static void fill_backend_ops(hc_backend_ops_t *o) {
       (void (*)(void))b_peer,        (void (*)(void))b_native,         (void (*)(void))b_wrap,
       (void (*)(void))b_unwrap,      (void (*)(void))b_trace_begin,    (void (*)(void))b_trace_end,
       (void (*)(void))b_trace_time,  (void (*)(void))b_trace_discard,  (void (*)(void))b_range_push,
-      (void (*)(void))b_range_pop};
+      (void (*)(void))b_range_pop,   (void (*)(void))b_host_alloc,     (void (*)(void))b_host_free};
   enum { NOPS = sizeof all / sizeof all[0] };
   _Static_assert(sizeof(hc_backend_ops_t) == offsetof(hc_backend_ops_t, init) + NOPS * sizeof(void (*)(void)),
                  "fill_backend_ops lists every backend op");

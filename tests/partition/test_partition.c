@@ -79,6 +79,30 @@ static void test_cpu_devices(void) {
   CU_ASSERT_NOT_EQUAL(hc_device_find(ctx, "cpu:4", &idx), HC_OK);
 }
 
+/* Halo staging memory: every device gives aligned host memory that its
+ * transfers take (page-locked on CUDA, ordinary elsewhere). */
+static void test_host_alloc(void) {
+  hc_context_t *ctx = th_context();
+  for (uint32_t i = 0; i < hc_device_count(ctx); i++) {
+    hc_device_t *dev = NULL;
+    if (hc_device_open(ctx, i, &dev) != HC_OK) continue;
+    double *h = NULL, back[256];
+    TH_ASSERT_OK(hc_host_alloc(dev, 256 * sizeof *h, (void **)&h));
+    CU_ASSERT_EQUAL((uintptr_t)h % 64, 0);
+    for (int k = 0; k < 256; k++) h[k] = k + 0.5;
+    hc_buffer_t *b = NULL;
+    TH_ASSERT_OK(hc_buffer_create(dev, sizeof back, &b));
+    TH_ASSERT_OK(hc_buffer_write(b, 0, h, sizeof back));
+    TH_ASSERT_OK(hc_buffer_read(b, 0, back, sizeof back));
+    CU_ASSERT_EQUAL(memcmp(h, back, sizeof back), 0);
+    hc_buffer_destroy(b);
+    hc_host_free(dev, h);
+    hc_host_free(dev, NULL);
+    CU_ASSERT_EQUAL(hc_host_alloc(dev, 16, NULL), HC_ERR_INVALID_ARG);
+    hc_device_close(dev);
+  }
+}
+
 /* jacobi on 1-4 cpu parts with equal and uneven shares gives the whole
  * run's u bit for bit, and the same residual to rounding. */
 static void test_jacobi_bit_identical(void) {
@@ -491,6 +515,7 @@ static int setup(void) {
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("split runs", setup, NULL);
   CU_ADD_TEST(s, test_cpu_devices);
+  CU_ADD_TEST(s, test_host_alloc);
   CU_ADD_TEST(s, test_bad_sets);
   CU_ADD_TEST(s, test_cannot_run);
   CU_ADD_TEST(s, test_jacobi_bit_identical);

@@ -8,7 +8,7 @@
 
 static void test_abi_version(void) {
   CU_ASSERT_EQUAL(HC_ABI_MAJOR, 1);
-  CU_ASSERT_EQUAL(HC_ABI_MINOR, 2);
+  CU_ASSERT_EQUAL(HC_ABI_MINOR, 3);
   CU_ASSERT_STRING_EQUAL(HC_PLUGIN_SYMBOL, "hc_plugin_descriptor");
 }
 
@@ -58,7 +58,7 @@ static void test_layouts(void) {
   CU_ASSERT_EQUAL(offsetof(hc_plugin_descriptor_t, version), 24);
   CU_ASSERT_EQUAL(offsetof(hc_plugin_descriptor_t, summary), 32);
   CU_ASSERT_EQUAL(offsetof(hc_plugin_descriptor_t, ops), 40);
-  CU_ASSERT_EQUAL(sizeof(hc_backend_ops_t), 280);
+  CU_ASSERT_EQUAL(sizeof(hc_backend_ops_t), 296);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, size), 0);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, init), 8);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, fini), 16);
@@ -94,6 +94,8 @@ static void test_layouts(void) {
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, trace_discard), 256);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, range_push), 264);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, range_pop), 272);
+  CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, host_alloc), 280);
+  CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, host_free), 288);
   CU_ASSERT_EQUAL(sizeof(hc_workload_ops_t), 88);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, size), 0);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, languages), 4);
