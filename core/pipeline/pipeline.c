@@ -84,6 +84,8 @@ HC_API void hc_pipeline_destroy(hc_pipeline_t *p) {
   for (uint32_t i = 0; i < p->nstages; i++) {
     hc_job_destroy(p->stages[i].job);
     hc_device_close(p->stages[i].dev);
+    hc_devset_destroy(p->stages[i].set);
+    free(p->stages[i].set_spec);
     free(p->stages[i].out_shape);
   }
   free(p->stages);
@@ -100,6 +102,8 @@ HC_API hc_status_t hc_pipeline_add_stage(hc_pipeline_t *p, const char *workload,
   const uint32_t number = p->nstages + 1;
   hc_job_t *job = NULL;
   hc_device_t *dev = NULL;
+  hc_devset_t *set = NULL;
+  char *set_spec = NULL;
   hc_status_t st = hc_job_create(p->ctx, workload, &job);
   if (st != HC_OK) {
     /* An unknown name is a mistake in the pipeline, not a missing device. */
@@ -118,7 +122,15 @@ HC_API hc_status_t hc_pipeline_add_stage(hc_pipeline_t *p, const char *workload,
        * single run. */
       const char *spec = device && *device ? device : "auto";
       uint32_t idx = 0;
-      st = !strcmp(spec, "auto") ? hc_device_find_auto(p->ctx, workload, &idx) : hc_device_find(p->ctx, spec, &idx);
+      if (strchr(spec, ',') || !strcmp(spec, "all")) {
+        /* A device set: the stage runs split over it, its outputs gathered
+         * on the set's first device (the device the next stage sees). */
+        st = hc_devset_parse(p->ctx, spec, workload, &set);
+        if (st == HC_OK) idx = hc_device_index(hc_devset_device(set, 0));
+        if (st == HC_OK && !(set_spec = strdup(spec))) st = hc_error(HC_ERR_NO_MEMORY, "pipeline: out of memory");
+      } else {
+        st = !strcmp(spec, "auto") ? hc_device_find_auto(p->ctx, workload, &idx) : hc_device_find(p->ctx, spec, &idx);
+      }
       if (st != HC_OK) st = HC_ERR_PIPELINE; /* a device spec that names nothing here */
       else st = hc_device_open(p->ctx, idx, &dev);
     }
@@ -135,6 +147,8 @@ HC_API hc_status_t hc_pipeline_add_stage(hc_pipeline_t *p, const char *workload,
   if (st == HC_OK && !grown) st = hc_error(HC_ERR_NO_MEMORY, "pipeline: out of memory");
   if (st != HC_OK) {
     hc_device_close(dev);
+    hc_devset_destroy(set);
+    free(set_spec);
     hc_job_destroy(job);
     return st;
   }
@@ -144,6 +158,8 @@ HC_API hc_status_t hc_pipeline_add_stage(hc_pipeline_t *p, const char *workload,
   s->job = job;
   s->workload = hc_job_workload(job);
   s->dev = dev;
+  s->set = set;
+  s->set_spec = set_spec;
   if (index) *index = p->nstages;
   p->nstages++;
   p->validated = 0;
@@ -274,7 +290,7 @@ HC_API hc_status_t hc_pipeline_stage_info(const hc_pipeline_t *p, uint32_t stage
   const hc__pl_stage_t *s = &p->stages[stage];
   memset(out, 0, sizeof *out);
   out->workload = s->workload;
-  out->device = hc_device_name(s->dev);
+  out->device = s->set ? s->set_spec : hc_device_name(s->dev);
   out->state = s->state;
   out->status = s->status;
   hc_job_times(s->job, &out->times);

@@ -28,7 +28,9 @@ typedef struct hc__pl_shape {
 typedef struct hc__pl_stage {
   hc_job_t *job;
   const char *workload; /* owned by the context */
-  hc_device_t *dev;     /* opened by the pipeline */
+  hc_device_t *dev;     /* opened by the pipeline; a set's first device */
+  hc_devset_t *set;     /* @a,b or @all: the stage runs split over it (partition.h) */
+  char *set_spec;       /* as given */
   hc__pl_shape_t *out_shape; /* one per output, after validation */
   hc_stage_state_t state;
   hc_status_t status;

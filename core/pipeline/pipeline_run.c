@@ -167,7 +167,7 @@ HC_API hc_status_t hc_pipeline_run(hc_pipeline_t *p, uint32_t flags) {
     stats_add_diff(&s->handover, &a, &b);
     stats_add_diff(&p->report.between, &a, &b);
     if (st == HC_OK) {
-      st = hc_job_run(s->job, s->dev, flags);
+      st = s->set ? hc_job_run_split(s->job, s->set, flags) : hc_job_run(s->job, s->dev, flags);
       hc_transfer_stats_t c = stats_now(p);
       stats_add_diff(&s->run, &b, &c);
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <hc/partition.h>
+#include <hc/pipeline.h>
 #include <jansson.h>
 
 #include "../reliability/faulty.h"
@@ -101,6 +102,45 @@ static void test_host_alloc(void) {
     CU_ASSERT_EQUAL(hc_host_alloc(dev, 16, NULL), HC_ERR_INVALID_ARG);
     hc_device_close(dev);
   }
+}
+
+/* A pipeline stage on a device set (@cpu:0,cpu:1) runs split, and the
+ * next stage gets the gathered field: the same as with one device. */
+static void test_pipeline_stage_set(void) {
+  hc_context_t *ctx = th_context();
+  const char *texts[2] = {"jacobi dim=2 n=65 iters=200 @cpu:0 | simpson @cpu:2",
+                          "jacobi dim=2 n=65 iters=200 @cpu:0,cpu:1 | simpson @cpu:2"};
+  double integral[2] = {0, 0};
+  double *u[2] = {NULL, NULL};
+  for (int k = 0; k < 2; k++) {
+    hc_pipeline_t *p = NULL;
+    TH_ASSERT_OK(hc_pipeline_parse(ctx, texts[k], &p));
+    TH_ASSERT_OK(hc_pipeline_run(p, 0));
+    hc_pipeline_stage_info_t info;
+    TH_ASSERT_OK(hc_pipeline_stage_info(p, 0, &info));
+    CU_ASSERT_STRING_EQUAL(info.device, k ? "cpu:0,cpu:1" : "cpu:0");
+    hc_field_t *f = hc_job_output(hc_pipeline_stage_job(p, 0), "u");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    u[k] = malloc(hc_field_bytes(f));
+    TH_ASSERT_OK(hc_field_read(f, u[k]));
+    hc_job_t *j2 = hc_pipeline_stage_job(p, 1);
+    for (uint32_t i = 0; i < hc_job_metric_count(j2); i++) {
+      const char *name, *unit;
+      double v;
+      if (hc_job_metric(j2, i, &name, &v, &unit) == HC_OK && !strcmp(name, "integral")) integral[k] = v;
+    }
+    if (k == 1) CU_ASSERT_EQUAL(memcmp(u[0], u[1], hc_field_bytes(f)), 0);
+    hc_pipeline_destroy(p);
+  }
+  CU_ASSERT_NOT_EQUAL(integral[0], 0);
+  CU_ASSERT_EQUAL(integral[0], integral[1]);
+  free(u[0]);
+  free(u[1]);
+  hc_pipeline_t *bad = NULL;
+  CU_ASSERT_EQUAL(hc_pipeline_parse(ctx, "jacobi dim=2 n=65 @cpu:0,cpu:0", &bad), HC_ERR_PIPELINE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "listed twice"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "stage 1"));
+  hc_pipeline_destroy(bad);
 }
 
 /* jacobi on 1-4 cpu parts with equal and uneven shares gives the whole
@@ -516,6 +556,7 @@ static void register_tests(void) {
   CU_pSuite s = CU_add_suite("split runs", setup, NULL);
   CU_ADD_TEST(s, test_cpu_devices);
   CU_ADD_TEST(s, test_host_alloc);
+  CU_ADD_TEST(s, test_pipeline_stage_set);
   CU_ADD_TEST(s, test_bad_sets);
   CU_ADD_TEST(s, test_cannot_run);
   CU_ADD_TEST(s, test_jacobi_bit_identical);
