@@ -30,17 +30,18 @@ class Result:
     text), .fields (output port -> hc.Field) and .outputs (port -> NumPy
     array; a view on host-memory devices).
 
-    A Result of Context.run owns its C job and reads the report from it when
-    one of these is first asked for (a run pays only for what it reads); the
-    job is freed with the Result, or when its context closes (the report
-    read first). A pipeline stage's Result reads its stage's job at once."""
+    A Result of Context.run owns its C job and reads the report, and takes
+    the output fields, from it when one of these is first asked for (a run
+    pays only for what it reads); the job is freed with the Result, or when
+    its context closes (report and outputs taken first). A pipeline stage's
+    Result reads its stage's job at once."""
 
     _REPORT = ('times', 'metrics', 'units', 'verified', 'verify_message', 'notes', 'params')
 
-    def __init__(self, workload, device, job, fields, rt=None):
+    def __init__(self, workload, device, job, fields, rt=None, ctx=None):
         self.workload = workload
         self.device = device
-        self.fields = fields
+        self._fields, self._ctx = fields, ctx  # fields None: taken from the job when first asked for
         self.split = None  # a split run's plan and parts (Context.run with a device set)
         self._outputs = None
         self._job, self._rt = None, None
@@ -58,14 +59,25 @@ class Result:
             return self.__dict__[name]
         raise AttributeError(name)
 
+    @property
+    def fields(self):
+        if self._fields is None:
+            job = self.__dict__.get('_job')
+            self._fields = self._ctx._take_outputs(job, self.workload) if job else {}
+        return self._fields
+
     def _release(self):
-        """Reads the report from the owned job, then frees the job."""
+        """Reads the report and takes the outputs from the owned job, then
+        frees the job."""
         job, rt = self.__dict__.get('_job'), self.__dict__.get('_rt')
         if job:
-            self._job = None
             try:
+                if self._fields is None:  # taken while the job lives
+                    self._fields = self._ctx._take_outputs(job, self.workload)
+                self._job = None
                 self._read(job)
             finally:
+                self._job = None
                 rt.lib.hc_job_destroy(job)
                 rt.reports.discard(self)
                 rt.release()
@@ -134,6 +146,7 @@ class _Runtime:
         self.lib, self.h, self.open, self.users, self.closing = lib, handle, {}, 0, False
         # per device handle, asked once: its name, and whether it runs on host memory
         self.device_names, self.host_memory = {}, {}
+        self.named = {}  # device name as given -> handle
         self.reports = weakref.WeakSet()  # Results that still own their job
 
     def acquire(self):
@@ -308,7 +321,15 @@ class Context:
         return names[dev]
 
     def _device(self, device, workload=None):
+        named = self._rt.named
+        if device not in (None, 'auto') and device in named:
+            return named[device]  # a name means the same device for the context's life
         i = self._index(device, workload)
+        if device not in (None, 'auto'):
+            named[device] = self._device_handle(i)
+        return self._device_handle(i)
+
+    def _device_handle(self, i):
         if i not in self._rt.open:
             h = ctypes.c_void_p()
             check(self._lib.hc_device_open(self._handle(), i, ctypes.byref(h)))
@@ -397,8 +418,8 @@ class Context:
             st = lib.hc_job_run_split(job, devset, flags) if devset else lib.hc_job_run(job, dev, flags)
             if st not in (0, _ERR_VERIFY):
                 raise error(st)
-            result = Result(workload, device if devset else self._device_name(dev), job.value,
-                            self._take_outputs(job.value, workload), self._rt)
+            result = Result(workload, device if devset else self._device_name(dev), job.value, None, self._rt,
+                            self)
             result.split = self._split_report(devset) if devset else None
             job = None  # the Result owns it
             if st == _ERR_VERIFY:

@@ -16,6 +16,7 @@ from .errors import check, error
 DTYPES = {1: np.dtype('<f4'), 2: np.dtype('<f8'), 3: np.dtype('<c8'), 4: np.dtype('<c16')}
 CODES = {v: k for k, v in DTYPES.items()}
 NATIVE_HOST, NATIVE_CUDA = 1, 2
+HOST_ALIGN = 64  # what a device that computes on host memory needs of memory it uses in place
 
 
 def hc_dtype(dtype):
@@ -40,18 +41,21 @@ class Field:
     """A field (dtype, shape, device memory) owned by this object; freed when
     it is garbage-collected or closed."""
 
-    def __init__(self, ctx, handle, keep=None):
+    def __init__(self, ctx, handle, keep=None, dtype=None, shape=None, dev=None):
         self._ctx = ctx
         self._rt = ctx._rt   # the C context outlives its fields
         self._rt.acquire()
         self._h = handle
         self._keep = keep    # memory the field uses in place
         lib = _lib.load()
-        self.dtype = DTYPES[lib.hc_field_dtype(handle)]
-        rank = lib.hc_field_rank(handle)
-        sh = lib.hc_field_shape(handle)
-        self.shape = tuple(sh[i] for i in range(rank))
-        self.device = ctx._device_name(lib.hc_field_device(handle))
+        if dtype is None:    # else the caller made it and knows (to_field)
+            dtype = DTYPES[lib.hc_field_dtype(handle)]
+            rank = lib.hc_field_rank(handle)
+            sh = lib.hc_field_shape(handle)
+            shape = tuple(sh[i] for i in range(rank))
+            dev = lib.hc_field_device(handle)
+        self.dtype, self.shape = dtype, shape
+        self.device = ctx._device_name(dev)
         ctx._dependents.add(self)
 
     # -- life
@@ -148,6 +152,20 @@ def to_field(ctx, dev, obj):
     a Field there, its memory in place where the device can use it, else a
     copy. Returns (field, owned) — owned: made here, closed after the run."""
     lib = _lib.load()
+    host = ctx._rt.host_memory
+    if dev not in host:  # "host" kernels: the device runs on host memory
+        host[dev] = bool(lib.hc_device_info(dev).contents.languages & 1)
+    if type(obj) is np.ndarray and obj.dtype in CODES and obj.flags.c_contiguous:
+        # The common case, in as few steps as it takes: a NumPy array of a
+        # field's dtype, in place on a device that computes on host memory
+        # (when it is aligned as the device needs), else copied.
+        code, ptr = CODES[obj.dtype], obj.__array_interface__['data'][0]
+        if host[dev] and ptr % HOST_ALIGN == 0:
+            m = _lib.NativeMem(ctypes.sizeof(_lib.NativeMem), NATIVE_HOST, ptr, -1, 0)
+            f = _wrap_code(dev, code, obj.shape, m)
+            if f is not None:
+                return Field(ctx, f, keep=obj, dtype=DTYPES[code], shape=obj.shape, dev=dev), True
+        return _copy_to(ctx, dev, code, obj), True
     if isinstance(obj, Field):
         if lib.hc_field_device(obj._handle()) == dev:
             return obj, False
@@ -170,32 +188,37 @@ def to_field(ctx, dev, obj):
         a = a.astype(np.float64)
     code = hc_dtype(a.dtype)
     a = np.ascontiguousarray(a, dtype=DTYPES[code])
-    host = ctx._rt.host_memory
-    if dev not in host:  # "host" kernels: the device runs on host memory
-        host[dev] = bool(lib.hc_device_info(dev).contents.languages & 1)
     if host[dev]:
         m = _lib.NativeMem(ctypes.sizeof(_lib.NativeMem), NATIVE_HOST, a.ctypes.data, -1, 0)
         f = _wrap(dev, a.dtype, a.shape, m)
         if f is not None:
             return Field(ctx, f, keep=a), True
+    return _copy_to(ctx, dev, code, a), True
+
+
+def _copy_to(ctx, dev, code, a):
+    """A new field on dev holding a copy of the C-contiguous array a."""
+    lib = _lib.load()
     shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
     h = ctypes.c_void_p()
     check(lib.hc_field_create(dev, code, a.ndim, shape, ctypes.byref(h)))
-    field = Field(ctx, h.value)
-    st = lib.hc_field_write(h.value, a.ctypes.data_as(ctypes.c_void_p))
+    field = Field(ctx, h.value, dtype=DTYPES[code], shape=a.shape, dev=dev)
+    st = lib.hc_field_write(h.value, ctypes.c_void_p(a.__array_interface__['data'][0]))
     if st != 0:
         e = error(st)
         field.close()
         raise e
-    return field, True
+    return field
 
 
 def _wrap(dev, dtype, shape, mem):
-    lib = _lib.load()
+    return _wrap_code(dev, CODES[np.dtype(dtype).newbyteorder('<')], shape, mem)
+
+
+def _wrap_code(dev, code, shape, mem):
     h = ctypes.c_void_p()
     dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
-    st = lib.hc_field_wrap(dev, CODES[np.dtype(dtype).newbyteorder('<')], len(shape), dims, ctypes.byref(mem),
-                           ctypes.byref(h))
+    st = _lib.load().hc_field_wrap(dev, code, len(shape), dims, ctypes.byref(mem), ctypes.byref(h))
     return h.value if st == 0 else None  # unsupported there: the caller copies
 
 
