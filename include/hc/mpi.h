@@ -70,10 +70,19 @@ hc_status_t hc_mpi_world_start(int argc, char **argv, hc_mpi_world_t *w);
  * then ends every rank). */
 int hc_mpi_world_finish(hc_mpi_world_t *w);
 
+/* Every rank gives status (its message: hc_last_error when not HC_OK);
+ * every rank gets back the status that decides (the first rank that
+ * failed by itself, else the first failure, else the first failed
+ * verification), with that rank's message in hc_last_error, prefixed
+ * "rank R: " when it is not this rank's. Every rank must call it at the
+ * same points. Works after an abort. */
+hc_status_t hc_mpi_agree(hc_transport_t *t, hc_status_t status);
+
 /* The calls a program looks up with dlsym (a build without MPI has no
  * libhc-mpi; the program then runs as one process). */
 typedef hc_status_t (*hc_mpi_world_start_fn)(int, char **, hc_mpi_world_t *);
 typedef int (*hc_mpi_world_finish_fn)(hc_mpi_world_t *);
+typedef hc_status_t (*hc_mpi_agree_fn)(hc_transport_t *, hc_status_t);
 #define HC_MPI_LIBRARY "libhc-mpi.so.0"
 
 #ifdef __cplusplus

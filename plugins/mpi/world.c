@@ -109,3 +109,15 @@ HC_API int hc_mpi_world_finish(hc_mpi_world_t *w) {
   w->ranks = 0;
   return clean;
 }
+
+HC_API hc_status_t hc_mpi_agree(hc_transport_t *t, hc_status_t st) {
+  if (!t) return hc_error(HC_ERR_INVALID_ARG, "hc_mpi_agree: NULL transport");
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", st == HC_OK ? "" : hc_last_error());
+  uint32_t from = 0, me = t->ops->self(t);
+  hc_status_t decided = st;
+  hc_status_t ast = t->ops->agree(t, me, &decided, msg, sizeof msg, &from);
+  if (ast != HC_OK) return ast;
+  if (decided == HC_OK) return HC_OK;
+  return from == me ? hc_error(decided, "%s", msg) : hc_error(decided, "rank %u: %s", from, msg);
+}

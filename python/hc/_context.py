@@ -6,9 +6,9 @@ import os
 import weakref
 from collections import namedtuple
 
-from . import _lib
+from . import _lib, _mpi
 from ._field import Field, is_array, to_field
-from .errors import check, error
+from .errors import HcError, check, error
 
 HC_RUN_VERIFY = 1
 _ERR_VERIFY = 15
@@ -179,8 +179,13 @@ class Context:
     Usable as a context manager; its fields, pipelines and grids keep it
     alive until they are gone."""
 
-    def __init__(self, plugin_dirs=()):
+    def __init__(self, plugin_dirs=(), mpi=None):
+        """mpi: True runs every Context.run as one part of a split over the
+        ranks of MPI_COMM_WORLD (as hcrun under mpirun: docs/mpi.md); None
+        (the default) does when HC_MPI says so (auto: when an MPI launcher
+        started the process); False never."""
         self._lib = lib = _lib.load()
+        self._mpi = _mpi.world() if (mpi if mpi is not None else _mpi.wanted()) else None
         opts = _lib.ContextOptions()
         opts.size = ctypes.sizeof(opts)
         dirs = [d.encode() if isinstance(d, str) else d for d in plugin_dirs]
@@ -381,17 +386,14 @@ class Context:
         the workload's reference and raises hc.VerifyError (with .result)
         when it fails."""
         lib = self._lib
+        if self._mpi:
+            return self._run_ranks(workload, device, verify, output_dir, split, kwargs)
         job = ctypes.c_void_p()
         check(lib.hc_job_create(self._handle(), workload.encode(), ctypes.byref(job)))
         owned = []
         devset = None
         try:
-            inputs = {}
-            for k, v in kwargs.items():
-                if is_array(v):
-                    inputs[k] = v
-                else:
-                    check(lib.hc_job_set(job, k.encode(), self._param_text(workload, k, v).encode()))
+            inputs = self._set_params(job, workload, kwargs)
             if isinstance(device, str) and (',' in device or device == 'all'):
                 devset = self._devset(job, workload, device, split)
                 dev = lib.hc_devset_device(devset, 0)
@@ -399,19 +401,7 @@ class Context:
                 raise error(5, 'split=%r needs a device set (device="cuda:0,cpu:0" or "all")' % (split,))
             else:
                 dev = self._device(device, workload)
-            ports = self.ports(workload)
-            for k, v in inputs.items():
-                port = k
-                if k not in ports:
-                    if k == 'input' and ports:
-                        port = ports[0]
-                    else:
-                        raise error(5, '%s: %s is neither a parameter nor an input port (inputs: %s)' %
-                                    (workload, k, ', '.join(ports) or 'none'))
-                f, made = to_field(self, dev, v)
-                if made:
-                    owned.append(f)
-                check(lib.hc_job_set_input(job, port.encode(), f._handle()))
+            self._bind_inputs(job, workload, dev, inputs, owned)
             if output_dir is not None:
                 check(lib.hc_job_set_output_dir(job, str(output_dir).encode()))
             flags = HC_RUN_VERIFY if verify else 0
@@ -434,6 +424,96 @@ class Context:
                 f.close()
             if devset:
                 lib.hc_devset_destroy(devset)
+
+    def _set_params(self, job, workload, kwargs):
+        """Sets the parameters among kwargs; returns the arrays among them."""
+        inputs = {}
+        for k, v in kwargs.items():
+            if is_array(v):
+                inputs[k] = v
+            else:
+                check(self._lib.hc_job_set(job, k.encode(), self._param_text(workload, k, v).encode()))
+        return inputs
+
+    def _bind_inputs(self, job, workload, dev, inputs, owned):
+        """Binds each array to its port on dev (`input`: the primary one);
+        the fields made for them go to owned."""
+        ports = self.ports(workload)
+        for k, v in inputs.items():
+            port = k
+            if k not in ports:
+                if k == 'input' and ports:
+                    port = ports[0]
+                else:
+                    raise error(5, '%s: %s is neither a parameter nor an input port (inputs: %s)' %
+                                (workload, k, ', '.join(ports) or 'none'))
+            f, made = to_field(self, dev, v)
+            if made:
+                owned.append(f)
+            check(self._lib.hc_job_set_input(job, port.encode(), f._handle()))
+
+    def _run_ranks(self, workload, device, verify, output_dir, split, kwargs):
+        """Context.run as one rank's part of a split over MPI_COMM_WORLD:
+        every rank calls it with the same arguments; rank 0's Result has
+        the whole outputs, another rank's its own rows. Whatever fails on
+        one rank before the run fails on every rank, with that message."""
+        lib, (_, w) = self._lib, self._mpi
+        job, devset, owned, dev = ctypes.c_void_p(), ctypes.c_void_p(), [], None
+        try:
+            try:
+                check(lib.hc_job_create(self._handle(), workload.encode(), ctypes.byref(job)))
+                inputs = self._set_params(job, workload, kwargs)
+                if isinstance(device, str) and (',' in device or device == 'all'):
+                    raise error(5, 'device=%s: under MPI each rank drives one device (device="auto" gives rank r '
+                                'the r-th GPU of its node)' % device)
+                dev = self._rank_device(device, workload, w.local_rank)
+                check(lib.hc_devset_create(self._handle(), ctypes.byref(ctypes.c_void_p(dev)), 1,
+                                           ctypes.byref(devset)))
+                check(lib.hc_devset_set_transport(devset, w.transport))
+                if split is not None:
+                    text = split if isinstance(split, str) else ','.join(repr(float(x)) for x in split)
+                    check(lib.hc_devset_parse_weights(devset, text.encode()))
+                self._bind_inputs(job, workload, dev, inputs, owned)
+                if output_dir is not None and w.rank == 0:  # rank 0 writes
+                    check(lib.hc_job_set_output_dir(job, str(output_dir).encode()))
+                st = 0
+            except HcError as e:
+                st = e.status
+                lib.hc_error(st, b'%s', e.message.encode(errors='surrogateescape'))
+            st = _mpi.agree(st)
+            if st != 0:
+                raise error(st)
+            st = lib.hc_job_run_split(job, devset, HC_RUN_VERIFY if verify else 0)
+            if st not in (0, _ERR_VERIFY):
+                raise error(st)
+            result = Result(workload, self._device_name(dev), job.value, None, self._rt, self)
+            result.split = self._split_report(devset)
+            job = None  # the Result owns it
+            if st == _ERR_VERIFY:
+                e = error(st, result.verify_message or _text(lib.hc_last_error()))
+                e.result = result
+                raise e
+            return result
+        finally:
+            if job:
+                lib.hc_job_destroy(job)
+            for f in owned:
+                f.close()
+            if devset:
+                lib.hc_devset_destroy(devset)
+
+    def _rank_device(self, device, workload, local_rank):
+        """As hcrun under MPI: auto picks the kind of device it would pick,
+        and the local rank's one among those of the node (r mod k)."""
+        i = self._index(device, workload)
+        if device in (None, 'auto'):
+            ids = self.devices
+            kind = self.device_info(ids[i])['type']
+            if kind != 0:  # a GPU or an accelerator: one per rank; cpu ranks share the cores
+                backend = ids[i].split(':')[0]
+                same = [d for d in ids if d.split(':')[0] == backend and self.device_info(d)['type'] == kind]
+                i = self._index(same[local_rank % len(same)], workload)
+        return self._device_handle(i)
 
     def _devset(self, job, workload, spec, split):
         """A device set for job (its problems are HC_ERR_PARAM, as in hcrun)."""

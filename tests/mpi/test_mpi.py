@@ -259,3 +259,38 @@ def test_embedding_program_hands_its_communicator():
     assert r.returncode == 0, r.stdout + r.stderr
     assert 'embed_mpi: 3 ranks, residual' in r.stdout and 'u of 129 x 129 on rank 0' in r.stdout
     assert r.stdout.count('embed_mpi:') == 1
+
+
+PY_SCRIPT = r'''
+import os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], 'python'))
+import numpy as np, hc
+hc.load_library(os.path.join(sys.argv[2], 'lib', 'libhc.so.0'))
+ctx = hc.Context()                       # under mpirun: every run is split over the ranks
+w = ctx._mpi[1]
+r = ctx.run('jacobi', dim=2, n=67, iters=300, tol=0, device='cpu')
+if w.rank == 0:
+    np.save(sys.argv[3], r.outputs['u'])
+    print('plan:', r.split['plan'], '| parts:', len(r.split['parts']))
+try:                                     # a bad parameter on rank 1 only: every rank raises it
+    ctx.run('jacobi', dim=2, n=65 if w.rank != 1 else -5)
+except hc.ParamError as e:
+    print('rank %d: %s' % (w.rank, e))
+ctx.close()
+'''
+
+
+def test_python_context_splits_over_ranks(references, tmp_path):
+    """hc.Context under mpirun: ctx.run is one part per rank, rank 0 gets
+    the whole field, and an error on one rank is every rank's."""
+    script = tmp_path / 'ranks.py'
+    script.write_text(PY_SCRIPT)
+    out = tmp_path / 'u.npy'
+    r = subprocess.run([MPIRUN, '-n', '3', sys.executable, str(script), TOP, BUILD, str(out)],
+                       capture_output=True, text=True, timeout=TIMEOUT, env=mpi_env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert 'MPI transport | parts: 3' in r.stdout
+    assert np.array_equal(np.load(out), references['jacobi2d'])
+    assert 'rank 1: parameter n=-5' in r.stdout
+    for rank in (0, 2):  # the others name rank 1
+        assert ('rank %d: rank 1: parameter n=-5' % rank) in r.stdout

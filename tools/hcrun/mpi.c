@@ -20,6 +20,7 @@ static struct {
   void *lib;
   hc_mpi_world_t world;
   hc_mpi_world_finish_fn finish;
+  hc_mpi_agree_fn agree;
   int active;
 } m;
 
@@ -43,7 +44,8 @@ int hcrun_mpi_start(int *argc, char ***argv) {
   m.lib = dlopen(HC_MPI_LIBRARY, RTLD_NOW | RTLD_GLOBAL);
   hc_mpi_world_start_fn start = m.lib ? (hc_mpi_world_start_fn)dlsym(m.lib, "hc_mpi_world_start") : NULL;
   m.finish = m.lib ? (hc_mpi_world_finish_fn)dlsym(m.lib, "hc_mpi_world_finish") : NULL;
-  if (!start || !m.finish) {
+  m.agree = m.lib ? (hc_mpi_agree_fn)dlsym(m.lib, "hc_mpi_agree") : NULL;
+  if (!start || !m.finish || !m.agree) {
     fprintf(stderr,
             "hcrun: %s%s, but %s cannot be loaded (%s): build hc with MPI (libopenmpi-dev or libmpich-dev), "
             "or set HC_MPI=off to run each process alone\n",
@@ -70,18 +72,7 @@ hc_transport_t *hcrun_mpi_transport(void) { return m.active ? m.world.transport 
 int hcrun_mpi_ranks(void) { return m.active ? m.world.ranks : 1; }
 int hcrun_mpi_local_rank(void) { return m.active ? m.world.local_rank : 0; }
 
-hc_status_t hcrun_mpi_agree(hc_status_t st) {
-  if (!m.active) return st;
-  hc_transport_t *t = m.world.transport;
-  char msg[1024];
-  snprintf(msg, sizeof msg, "%s", st == HC_OK ? "" : hc_last_error());
-  uint32_t from = 0;
-  hc_status_t decided = st;
-  hc_status_t ast = t->ops->agree(t, t->ops->self(t), &decided, msg, sizeof msg, &from);
-  if (ast != HC_OK) return ast;
-  if (decided == HC_OK) return HC_OK;
-  return from == 0 ? hc_error(decided, "%s", msg) : hc_error(decided, "rank %u: %s", from, msg);
-}
+hc_status_t hcrun_mpi_agree(hc_status_t st) { return m.active ? m.agree(m.world.transport, st) : st; }
 
 void hcrun_mpi_share_cores(void) {
   if (!m.active || m.world.local_ranks < 2) return;
