@@ -410,20 +410,30 @@ class Context:
                 raise error(st)
             result = Result(workload, device if devset else self._device_name(dev), job.value, None, self._rt,
                             self)
-            result.split = self._split_report(devset) if devset else None
             job = None  # the Result owns it
-            if st == _ERR_VERIFY:
-                e = error(st, result.verify_message or _text(lib.hc_last_error()))
-                e.result = result
-                raise e
-            return result
+            return self._finished(result, st, devset)
         finally:
-            if job is not None:
-                lib.hc_job_destroy(job)
-            for f in owned:
-                f.close()
-            if devset:
-                lib.hc_devset_destroy(devset)
+            self._release_run(job, owned, devset)
+
+    def _release_run(self, job, owned, devset):
+        """What a run leaves: its job unless a Result owns it, the input
+        fields made for it, its device set."""
+        if job:
+            self._lib.hc_job_destroy(job)
+        for f in owned:
+            f.close()
+        if devset:
+            self._lib.hc_devset_destroy(devset)
+
+    def _finished(self, result, st, devset):
+        """A run's Result, with its split's report; hc.VerifyError (with
+        .result) when its verification failed."""
+        result.split = self._split_report(devset) if devset else None
+        if st == _ERR_VERIFY:
+            e = error(st, result.verify_message or _text(self._lib.hc_last_error()))
+            e.result = result
+            raise e
+        return result
 
     def _set_params(self, job, workload, kwargs):
         """Sets the parameters among kwargs; returns the arrays among them."""
@@ -487,20 +497,10 @@ class Context:
             if st not in (0, _ERR_VERIFY):
                 raise error(st)
             result = Result(workload, self._device_name(dev), job.value, None, self._rt, self)
-            result.split = self._split_report(devset)
             job = None  # the Result owns it
-            if st == _ERR_VERIFY:
-                e = error(st, result.verify_message or _text(lib.hc_last_error()))
-                e.result = result
-                raise e
-            return result
+            return self._finished(result, st, devset)
         finally:
-            if job:
-                lib.hc_job_destroy(job)
-            for f in owned:
-                f.close()
-            if devset:
-                lib.hc_devset_destroy(devset)
+            self._release_run(job, owned, devset)
 
     def _rank_device(self, device, workload, local_rank):
         """As hcrun under MPI: auto picks the kind of device it would pick,

@@ -85,11 +85,16 @@ void hcrun_mpi_share_cores(void) {
   setenv("HC_CPU_THREADS", v, 1);
 }
 
-const char *hcrun_mpi_rank_path(const char *path, char *buf, size_t n) {
-  if (!m.active || m.world.rank == 0) return path;
+/* "run.rank3.json" for "run.json" and rank 3. */
+static void rank_file(const char *path, int rank, char *buf, size_t n) {
   const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
   size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
-  snprintf(buf, n, "%.*s.rank%d%s", (int)stem, path, m.world.rank, path + stem);
+  snprintf(buf, n, "%.*s.rank%d%s", (int)stem, path, rank, path + stem);
+}
+
+const char *hcrun_mpi_rank_path(const char *path, char *buf, size_t n) {
+  if (!m.active || m.world.rank == 0) return path;
+  rank_file(path, m.world.rank, buf, n);
   return buf;
 }
 
@@ -110,10 +115,7 @@ hc_status_t hcrun_mpi_join_traces(const char *path) {
     if (!json_is_array(events)) st = hc_error(HC_ERR_IO, "%s: cannot be read back to join the ranks' traces", path);
     for (int r = 1; r < m.world.ranks && st == HC_OK; r++) {
       char rp[4200];
-      snprintf(rp, sizeof rp, "%s", path);
-      m.world.rank = r; /* the name rank r gave its file */
-      hcrun_mpi_rank_path(path, rp, sizeof rp);
-      m.world.rank = 0;
+      rank_file(path, r, rp, sizeof rp);
       json_t *one = json_load_file(rp, 0, &e);
       json_t *more = json_object_get(one, "traceEvents");
       if (!json_is_array(more))
