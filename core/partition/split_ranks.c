@@ -106,15 +106,17 @@ static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *
   hc_transport_t *tr = set->tr;
   hc_context_t *ctx = set->ctx;
   const char *wl = hc_job_workload(job);
-  double limit = 0;
-  hc_status_t st = gather_limit(tr, part->index, &limit, &part->stats.idle_s);
+  /* The part's stats are its run's: waits while gathering afterwards are
+   * not its idle time. */
+  double limit = 0, after = 0;
+  hc_status_t st = gather_limit(tr, part->index, &limit, &after);
   uint32_t nout = hc_workload_port_count(ctx, wl, 1);
   for (uint32_t i = 0; i < nout && st == HC_OK; i++)
-    st = gather_output(job, set, part, hc_workload_port(ctx, wl, 1, i)->name, limit, &part->stats.idle_s);
+    st = gather_output(job, set, part, hc_workload_port(ctx, wl, 1, i)->name, limit, &after);
   hc_job_times_t t;
   hc_job_times(job, &t);
   double times[2] = {t.compute_s, t.device_s};
-  if (st == HC_OK) st = tr->ops->allreduce(tr, part->index, HC_REDUCE_MAX, times, 2, &part->stats.idle_s);
+  if (st == HC_OK) st = tr->ops->allreduce(tr, part->index, HC_REDUCE_MAX, times, 2, &after);
   hc_part_stats_t *s = &part->stats;
   s->lo = part->lo;
   s->hi = part->hi;
@@ -127,7 +129,7 @@ static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *
   if (st == HC_OK && !set->stats) st = hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
   if (st == HC_OK)
     st = tr->ops->allgather(tr, part->index, s, sizeof *s, set->stats, pl->nparts * sizeof *s, NULL,
-                            &part->stats.idle_s);
+                            &after);
   if (st == HC_OK) hc_job_set_times(job, times[0], times[1]);
   return st;
 }
