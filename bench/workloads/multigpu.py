@@ -38,7 +38,8 @@ def _run(b, gpus, transport, args, repeat):
 
 
 def run(b):
-    cuda = [d['id'] for d in b.all_devices() if d['id'].startswith('cuda:')]
+    found = [d for d in b.all_devices() if d['id'].startswith('cuda:')]
+    cuda = [d['id'] for d in found]
     if len(cuda) < 2:
         b.peer('multigpu', 'skipped: %d CUDA device(s) here' % len(cuda))
         return
@@ -68,7 +69,9 @@ def run(b):
                 rows.append([name, gpus, transport, t * 1e3, t1 / t, t1 / t / gpus, halo * 1e6, coll * 1e6])
                 b.figure(workload=name, device='cuda:0-%d' % (gpus - 1), name='strong_efficiency_%d_%s' % (
                     gpus, 'mpi' if transport == 'MPI' else 'inproc'), value=t1 / t / gpus, unit='')
-    b.table('multigpu: strong scaling over the GPUs of one host (compute time, best of %d)' % repeat,
+    names = sorted({d.get('name', '?') for d in found})
+    b.table('multigpu: strong scaling over %d GPUs of one host, %s (compute time, best of %d)' %
+            (len(cuda), ' and '.join(names), repeat),
             ['workload', 'GPUs', 'parts as', 'ms', 'speedup', 'efficiency', 'halo per step, us',
              'collectives per step, us'], rows,
             notes=['jacobi 2-D 16384² f32 (a step is a sweep), nbody 2^18 f32 (a step all-gathers the positions); '
