@@ -113,6 +113,8 @@ static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *
   uint32_t nout = hc_workload_port_count(ctx, wl, 1);
   for (uint32_t i = 0; i < nout && st == HC_OK; i++)
     st = gather_output(job, set, part, hc_workload_port(ctx, wl, 1, i)->name, limit, &after);
+  /* A part that leaves before the others' collectives tells them. */
+  if (st != HC_OK) tr->ops->abort(tr, part->index);
   hc_job_times_t t;
   hc_job_times(job, &t);
   double times[2] = {t.compute_s, t.device_s};
@@ -126,7 +128,10 @@ static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *
   snprintf(s->device, sizeof s->device, "%s", hc_device_name(set->dev[0]));
   free(set->stats);
   set->stats = calloc(pl->nparts, sizeof *set->stats);
-  if (st == HC_OK && !set->stats) st = hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
+  if (st == HC_OK && !set->stats) {
+    st = hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
+    tr->ops->abort(tr, part->index);
+  }
   if (st == HC_OK)
     st = tr->ops->allgather(tr, part->index, s, sizeof *s, set->stats, pl->nparts * sizeof *s, NULL,
                             &after);
