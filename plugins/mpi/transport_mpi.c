@@ -279,12 +279,23 @@ static void m_abort(hc_transport_t *tr, uint32_t part) {
     if (i != t->rank) MPI_Isend(&one, 1, MPI_INT, i, TAG_ABORT, t->ctl, &t->abort_sends[i]);
 }
 
+/* The abort messages this rank sent are small and complete once sent; one
+ * to a rank that is gone may stay pending: after 2 s the transport counts
+ * as unfinished (MPI is then not finalised) instead of waiting on. */
+static void settle_aborts(mpi_t *t) {
+  double t0 = MPI_Wtime();
+  int done = 0;
+  while (MPI_Testall(t->size, t->abort_sends, &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS && !done &&
+         MPI_Wtime() - t0 < 2.0)
+    sched_yield();
+  if (!done) t->unfinished = 1;
+}
+
 static void m_destroy(hc_transport_t *tr) {
   mpi_t *t = (mpi_t *)tr;
   if (!t) return;
-  /* The abort messages are small: they complete once sent. Receives of
-   * aborts that never came are cancelled. */
-  wait_all(t, t->size, t->abort_sends, NULL, 0, NULL);
+  settle_aborts(t);
+  /* Receives of aborts that never came are cancelled. */
   int flag = 0;
   MPI_Test(&t->abort_recv, &flag, MPI_STATUS_IGNORE);
   if (!flag) {
@@ -338,7 +349,11 @@ static hc_status_t m_write_file(hc_transport_t *tr, uint32_t part, const char *p
   return st;
 }
 
-HC_API int hc_mpi_transport_clean(hc_transport_t *tr) { return tr ? !((mpi_t *)tr)->unfinished : 1; }
+HC_API int hc_mpi_transport_clean(hc_transport_t *tr) {
+  if (!tr) return 1;
+  settle_aborts((mpi_t *)tr);
+  return !((mpi_t *)tr)->unfinished;
+}
 
 static const hc_transport_ops_t mpi_ops = {
     .size = sizeof(hc_transport_ops_t),
