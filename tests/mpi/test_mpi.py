@@ -22,6 +22,15 @@ np = pytest.importorskip('numpy')
 MPIRUN = os.environ.get('HC_TEST_MPIRUN') or shutil.which('mpirun') or shutil.which('mpiexec')
 
 
+def _is_hydra():
+    """MPICH's launcher (Hydra): when a rank ends without MPI_Finalize it
+    kills the others, and may report the signal of one it killed."""
+    try:
+        return 'HYDRA' in subprocess.run([MPIRUN, '--version'], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError, TypeError):
+        return False
+
+
 def _why_skipped():
     if os.environ.get('HC_SANITIZED'):
         return 'sanitizer build: MPI runs are checked in the plain build (Open MPI itself is not instrumented)'
@@ -210,7 +219,9 @@ def test_a_failing_rank_ends_every_rank(tmp_path):
                    '--output=%s' % (tmp_path / 'out')], env=env,
                shell_prefix='if [ "${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" = 1 ]; then export HC_FAULTY_ARM=launch:50; fi',
                timeout=60)
-    assert r.returncode == 4, r.stdout + r.stderr  # HC_ERR_LAUNCH: a runtime error, on every rank
+    # HC_ERR_LAUNCH: a runtime error, on every rank (Hydra may report 9 for
+    # a rank it killed once another had ended: docs/mpi.md)
+    assert r.returncode == 4 or (r.returncode == 9 and _is_hydra()), r.stdout + r.stderr
     # rank 0 prints the failing rank's message, once
     assert r.stderr.count('injected failure of launch call 50') == 1, r.stderr
     assert 'part 1 of 3' in r.stderr
