@@ -2,6 +2,7 @@
  * split run reported. */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,8 +104,9 @@ uint32_t hc__devset_part_count(const hc_devset_t *s) { return s->tr ? s->tr->ops
 
 HC_API hc_status_t hc_devset_set_transport(hc_devset_t *s, hc_transport_t *t) {
   if (!s) return hc_error(HC_ERR_INVALID_ARG, "hc_devset_set_transport: NULL set");
-  if (t && (!t->ops || t->ops->size < sizeof *t->ops || !t->ops->count || !t->ops->self || !t->ops->agree ||
-            !t->ops->gather))
+  /* Every member up to the optional write_file is required. */
+  if (t && (!t->ops || t->ops->size < offsetof(hc_transport_ops_t, write_file) || !t->ops->count || !t->ops->self ||
+            !t->ops->agree || !t->ops->gather))
     return hc_error(HC_ERR_INVALID_ARG, "hc_devset_set_transport: the transport's ops table is incomplete");
   if (t && t->ops->self(t) == HC_TRANSPORT_ALL)
     return hc_error(HC_ERR_INVALID_ARG, "hc_devset_set_transport: transport '%s' runs every part in this process",

@@ -39,7 +39,8 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
                     "%u needs %u + %lld + %u", hc_field_name(f), rank ? (long long)shape[0] : 0LL, p->index,
                     p->below, (long long)own, p->above);
   /* The device's queued work is compute, not halo: let it finish first. */
-  hc_status_t st = hc_device_finish(hc_field_device(f));
+  hc_device_t *dev = hc_field_device(f);
+  hc_status_t st = hc_device_finish(dev);
   if (st != HC_OK) {
     p->tr->ops->abort(p->tr, p->index);
     return st;
@@ -48,7 +49,6 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
   hc__trace_t *trace = hc__trace_enter(p->ctx);
   size_t lo_bytes = p->below * rb, hi_bytes = p->above * rb;
   size_t area = lo_bytes > hi_bytes ? lo_bytes : hi_bytes;
-  hc_device_t *dev = hc_field_device(f);
   if (area > p->stage_area || (area && dev != p->stage_dev)) {
     /* Page-locked where the device's backend offers it: the copies to and
      * from the device then run at the link's speed. */

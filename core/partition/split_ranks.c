@@ -5,6 +5,7 @@
  * with the same status and the message of the part that failed. */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,8 @@ static hc_status_t gather_output(hc_job_t *job, hc_devset_t *set, const hc_part_
   size_t rb = f ? hc_dtype_size(hc_field_dtype(f)) : 0;
   for (uint32_t d = 1; d < rank; d++) rb *= (size_t)hc_field_shape(f)[d];
   int mine = rank >= 1 && hc_field_shape(f)[0] == part->hi - part->lo;
-  if (mine && (double)part->rows * (double)rb > limit && tr->ops->size >= sizeof *tr->ops && tr->ops->write_file)
+  const int can_write = tr->ops->size > offsetof(hc_transport_ops_t, write_file) && tr->ops->write_file;
+  if (mine && (double)part->rows * (double)rb > limit && can_write)
     return keep_in_parts(set, port);
   size_t bytes = mine ? (size_t)(part->hi - part->lo) * rb : 0;
   size_t want = part->index == 0 && mine ? (size_t)part->rows * rb : 0;

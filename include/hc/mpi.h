@@ -78,11 +78,19 @@ int hc_mpi_world_finish(hc_mpi_world_t *w);
  * same points. Works after an abort. */
 hc_status_t hc_mpi_agree(hc_transport_t *t, hc_status_t status);
 
+/* The device a rank drives when it is given "auto": *index (the device
+ * auto picked for the workload, hc_device_find_auto) becomes, when it is
+ * a GPU or an accelerator, the (local_rank mod k)-th of the k devices of
+ * its backend and type that can run the workload; cpu ranks share the
+ * host. */
+hc_status_t hc_mpi_rank_device(hc_context_t *ctx, const char *workload, int local_rank, uint32_t *index);
+
 /* The calls a program looks up with dlsym (a build without MPI has no
  * libhc-mpi; the program then runs as one process). */
 typedef hc_status_t (*hc_mpi_world_start_fn)(int, char **, hc_mpi_world_t *);
 typedef int (*hc_mpi_world_finish_fn)(hc_mpi_world_t *);
 typedef hc_status_t (*hc_mpi_agree_fn)(hc_transport_t *, hc_status_t);
+typedef hc_status_t (*hc_mpi_rank_device_fn)(hc_context_t *, const char *, int, uint32_t *);
 #define HC_MPI_LIBRARY "libhc-mpi.so.0"
 
 #ifdef __cplusplus

@@ -121,3 +121,30 @@ HC_API hc_status_t hc_mpi_agree(hc_transport_t *t, hc_status_t st) {
   if (decided == HC_OK) return HC_OK;
   return from == me ? hc_error(decided, "%s", msg) : hc_error(decided, "rank %u: %s", from, msg);
 }
+
+/* Device i is of pick's type and backend (the id's prefix, blen bytes and
+ * the ':') and can run the workload. */
+static int same_kind(hc_context_t *ctx, uint32_t i, const hc_device_info_t *pick, const char *id, size_t blen,
+                     const char *workload) {
+  hc_device_info_t info;
+  return hc_device_query(ctx, i, &info) == HC_OK && info.type == pick->type &&
+         !strncmp(hc_device_id(ctx, i), id, blen + 1) && (!workload || hc_workload_can_run(ctx, workload, i, NULL));
+}
+
+HC_API hc_status_t hc_mpi_rank_device(hc_context_t *ctx, const char *workload, int local_rank, uint32_t *idx) {
+  if (!ctx || !idx || local_rank < 0) return hc_error(HC_ERR_INVALID_ARG, "hc_mpi_rank_device: bad argument");
+  hc_device_info_t pick;
+  hc_status_t st = hc_device_query(ctx, *idx, &pick);
+  if (st != HC_OK || pick.type == HC_DEVICE_CPU) return st;
+  const char *id = hc_device_id(ctx, *idx);
+  size_t blen = strcspn(id, ":"); /* its backend: "cuda" of "cuda:0" */
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < hc_device_count(ctx); i++) k += same_kind(ctx, i, &pick, id, blen, workload);
+  uint32_t want = k ? (uint32_t)local_rank % k : 0;
+  for (uint32_t i = 0, n = 0; i < hc_device_count(ctx) && k; i++)
+    if (same_kind(ctx, i, &pick, id, blen, workload) && n++ == want) {
+      *idx = i;
+      break;
+    }
+  return HC_OK;
+}

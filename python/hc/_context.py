@@ -476,7 +476,10 @@ class Context:
                 if isinstance(device, str) and (',' in device or device == 'all'):
                     raise error(5, 'device=%s: under MPI each rank drives one device (device="auto" gives rank r '
                                 'the r-th GPU of its node)' % device)
-                dev = self._rank_device(device, workload, w.local_rank)
+                i = self._index(device, workload)
+                if device in (None, 'auto'):
+                    i = _mpi.rank_device(self._handle(), workload, i)
+                dev = self._device_handle(i)
                 check(lib.hc_devset_create(self._handle(), ctypes.byref(ctypes.c_void_p(dev)), 1,
                                            ctypes.byref(devset)))
                 check(lib.hc_devset_set_transport(devset, w.transport))
@@ -501,19 +504,6 @@ class Context:
             return self._finished(result, st, devset)
         finally:
             self._release_run(job, owned, devset)
-
-    def _rank_device(self, device, workload, local_rank):
-        """As hcrun under MPI: auto picks the kind of device it would pick,
-        and the local rank's one among those of the node (r mod k)."""
-        i = self._index(device, workload)
-        if device in (None, 'auto'):
-            ids = self.devices
-            kind = self.device_info(ids[i])['type']
-            if kind != 0:  # a GPU or an accelerator: one per rank; cpu ranks share the cores
-                backend = ids[i].split(':')[0]
-                same = [d for d in ids if d.split(':')[0] == backend and self.device_info(d)['type'] == kind]
-                i = self._index(same[local_rank % len(same)], workload)
-        return self._device_handle(i)
 
     def _devset(self, job, workload, spec, split):
         """A device set for job (its problems are HC_ERR_PARAM, as in hcrun)."""

@@ -48,6 +48,8 @@ def world():
         lib.hc_mpi_world_finish.argtypes = [POINTER(World)]
         lib.hc_mpi_agree.restype = c_int
         lib.hc_mpi_agree.argtypes = [c_void_p, c_int]
+        lib.hc_mpi_rank_device.restype = c_int
+        lib.hc_mpi_rank_device.argtypes = [c_void_p, ctypes.c_char_p, c_int, POINTER(ctypes.c_uint32)]
         w = World()
         st = lib.hc_mpi_world_start(0, None, ctypes.byref(w))
         if st != 0:
@@ -69,6 +71,17 @@ def agree(status):
     hc_last_error)."""
     lib, w = _world
     return lib.hc_mpi_agree(w.transport, status)
+
+
+def rank_device(ctx_handle, workload, index):
+    """The device this rank drives when it was given "auto" (hcrun's rule:
+    hc_mpi_rank_device)."""
+    lib, w = _world
+    idx = ctypes.c_uint32(index)
+    st = lib.hc_mpi_rank_device(ctx_handle, workload.encode(), w.local_rank, ctypes.byref(idx))
+    if st != 0:
+        raise error(st)
+    return idx.value
 
 
 def _finish():

@@ -113,24 +113,6 @@ static void single_free(single_t *s) {
   hc_device_close(s->dev);
 }
 
-/* Under MPI, auto picks this rank's device: among the devices of the kind
- * auto picked that can run the workload, the one of the rank's place on
- * its node (local rank r takes GPU r mod k). */
-static hc_status_t rank_device(hc_context_t *ctx, const char *workload, uint32_t *idx) {
-  hc_device_info_t pick, info;
-  hc_status_t st = hc_device_query(ctx, *idx, &pick);
-  if (st != HC_OK || pick.type == HC_DEVICE_CPU) return st;
-  const char *id = hc_device_id(ctx, *idx);
-  size_t blen = strcspn(id, ":"); /* its backend: "cuda" of "cuda:0" */
-  uint32_t same[256], k = 0;
-  for (uint32_t i = 0; i < hc_device_count(ctx) && k < 256; i++)
-    if (hc_device_query(ctx, i, &info) == HC_OK && info.type == pick.type &&
-        !strncmp(hc_device_id(ctx, i), id, blen + 1) && hc_workload_can_run(ctx, workload, i, NULL))
-      same[k++] = i;
-  if (k) *idx = same[(uint32_t)hcrun_mpi_local_rank() % k];
-  return HC_OK;
-}
-
 /* Picks and opens the device (or device set), checks the outputs, binds
  * the inputs: everything that can fail before the run. */
 static hc_status_t prepare(hc_context_t *ctx, const hcrun_options_t *o, single_t *s) {
@@ -155,7 +137,7 @@ static hc_status_t prepare(hc_context_t *ctx, const hcrun_options_t *o, single_t
     return hc_error(HC_ERR_PARAM, "--split=%s needs a device set (--device=B:i,B:j,... or --device=all)", o->split);
   } else if (!o->device || !strcmp(o->device, "auto")) {
     st = hc_device_find_auto(ctx, o->workload, &idx);
-    if (st == HC_OK && hcrun_mpi_active()) st = rank_device(ctx, o->workload, &idx);
+    if (st == HC_OK && hcrun_mpi_active()) st = hcrun_mpi_rank_device(ctx, o->workload, &idx);
   } else {
     st = hc_device_find(ctx, o->device, &idx);
   }

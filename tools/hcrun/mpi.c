@@ -21,6 +21,7 @@ static struct {
   hc_mpi_world_t world;
   hc_mpi_world_finish_fn finish;
   hc_mpi_agree_fn agree;
+  hc_mpi_rank_device_fn rank_device;
   int active;
 } m;
 
@@ -45,7 +46,8 @@ int hcrun_mpi_start(int *argc, char ***argv) {
   hc_mpi_world_start_fn start = m.lib ? (hc_mpi_world_start_fn)dlsym(m.lib, "hc_mpi_world_start") : NULL;
   m.finish = m.lib ? (hc_mpi_world_finish_fn)dlsym(m.lib, "hc_mpi_world_finish") : NULL;
   m.agree = m.lib ? (hc_mpi_agree_fn)dlsym(m.lib, "hc_mpi_agree") : NULL;
-  if (!start || !m.finish || !m.agree) {
+  m.rank_device = m.lib ? (hc_mpi_rank_device_fn)dlsym(m.lib, "hc_mpi_rank_device") : NULL;
+  if (!start || !m.finish || !m.agree || !m.rank_device) {
     fprintf(stderr,
             "hcrun: %s%s, but %s cannot be loaded (%s): build hc with MPI (libopenmpi-dev or libmpich-dev), "
             "or set HC_MPI=off to run each process alone\n",
@@ -70,7 +72,9 @@ int hcrun_mpi_active(void) { return m.active; }
 int hcrun_mpi_leads(void) { return !m.active || m.world.rank == 0; }
 hc_transport_t *hcrun_mpi_transport(void) { return m.active ? m.world.transport : NULL; }
 int hcrun_mpi_ranks(void) { return m.active ? m.world.ranks : 1; }
-int hcrun_mpi_local_rank(void) { return m.active ? m.world.local_rank : 0; }
+hc_status_t hcrun_mpi_rank_device(hc_context_t *ctx, const char *workload, uint32_t *index) {
+  return m.active ? m.rank_device(ctx, workload, m.world.local_rank, index) : HC_OK;
+}
 
 hc_status_t hcrun_mpi_agree(hc_status_t st) { return m.active ? m.agree(m.world.transport, st) : st; }
 

@@ -16,10 +16,12 @@ int hcrun_mpi_start(int *argc, char ***argv);
 int hcrun_mpi_active(void);
 /* 1 on the rank that prints and writes (rank 0, or no MPI). */
 int hcrun_mpi_leads(void);
-/* This rank's transport (NULL without MPI), rank and node-local place. */
+/* This rank's transport (NULL without MPI), and the number of ranks. */
 hc_transport_t *hcrun_mpi_transport(void);
 int hcrun_mpi_ranks(void);
-int hcrun_mpi_local_rank(void);
+/* Under MPI: the device auto picked (*index) becomes this rank's
+ * (hc_mpi_rank_device: local rank r takes GPU r mod k). */
+hc_status_t hcrun_mpi_rank_device(hc_context_t *ctx, const char *workload, uint32_t *index);
 /* Every rank gives st; every rank gets the deciding one back, with the
  * failing rank's message (prefixed "rank R: ") in hc_last_error. A no-op
  * without MPI. Every rank must call it at the same points. */
