@@ -119,8 +119,9 @@ static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *
   if (st != HC_OK) tr->ops->abort(tr, part->index);
   hc_job_times_t t;
   hc_job_times(job, &t);
-  double times[2] = {t.compute_s, t.device_s};
-  if (st == HC_OK) st = tr->ops->allreduce(tr, part->index, HC_REDUCE_MAX, times, 2, &after);
+  double times[4] = {t.compute_s, t.device_s};
+  hc_job_build_time(job, &times[2], &times[3]);
+  if (st == HC_OK) st = tr->ops->allreduce(tr, part->index, HC_REDUCE_MAX, times, 4, &after);
   hc_part_stats_t *s = &part->stats;
   s->lo = part->lo;
   s->hi = part->hi;
@@ -137,7 +138,10 @@ static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *
   if (st == HC_OK)
     st = tr->ops->allgather(tr, part->index, s, sizeof *s, set->stats, pl->nparts * sizeof *s, NULL,
                             &after);
-  if (st == HC_OK) hc_job_set_times(job, times[0], times[1]);
+  if (st == HC_OK) {
+    hc_job_set_times(job, times[0], times[1]);
+    hc__job_set_build(job, times[2], times[3]);
+  }
   return st;
 }
 

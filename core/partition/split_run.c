@@ -149,12 +149,16 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_d
   const char *msg = NULL;
   int v = hc_job_verified(j0, &msg);
   if (v >= 0) hc_job_set_verified(job, v, "%s", msg);
-  double compute = 0, device = 0;
+  double compute = 0, device = 0, build = 0, first_launch = 0;
   for (uint32_t i = 0; i < pl->nparts; i++) {
     hc_job_times_t t;
     hc_job_times(r->parts[i].job, &t);
     compute = fmax(compute, t.compute_s);
     device = fmax(device, t.device_s);
+    double b, f;
+    hc_job_build_time(r->parts[i].job, &b, &f);
+    build = fmax(build, b);
+    first_launch = fmax(first_launch, f);
     hc_part_stats_t *s = &set->stats[i];
     *s = r->parts[i].part.stats;
     s->size = sizeof *s;
@@ -166,6 +170,7 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_d
     snprintf(s->device, sizeof s->device, "%s", hc_device_name(set->dev[i]));
   }
   hc_job_set_times(job, compute, device);
+  hc__job_set_build(job, build, first_launch);
   return st;
 }
 

@@ -187,6 +187,7 @@ HC_API void hc_device_close(hc_device_t *d) {
   pthread_mutex_destroy(&d->lock);
   pthread_mutex_destroy(&d->run_lock);
   pthread_mutex_destroy(&d->cmd_lock);
+  free(d->launched);
   free(d);
 }
 

@@ -65,7 +65,12 @@ struct hc_device {
   double timer_t0; /* hc_now() at hc_device_timer_begin, for traces */
   pthread_t timer_owner;
   pthread_mutex_t cmd_lock;
+  /* The launches seen (build_time.c): an open-addressing set of their
+   * identities, under cmd_lock; NULL until the first source kernel runs. */
+  uint64_t *launched;
+  uint32_t nlaunched;
 };
+#define HC__LAUNCHED_SLOTS 1024u
 
 typedef struct hc__device_slot {
   hc__backend_t *backend;
@@ -120,6 +125,23 @@ struct hc_kernel {
   void *handle;
   hc__program_t *program; /* NULL for host kernels */
 };
+
+/* Kernel build time (build_time.c): what the job the calling thread runs
+ * spent building kernels. */
+typedef struct hc__build_clock {
+  double total_s;        /* program builds and first launches */
+  double first_launch_s; /* of which at first launches */
+  double in_span_s;      /* of which inside the thread's device timer span:
+                            not part of the job's compute time */
+} hc__build_clock_t;
+/* Makes clock the calling thread's (NULL: none); returns the previous. */
+hc__build_clock_t *hc__build_clock_swap(hc__build_clock_t *clock);
+/* Charges a program build of `seconds` on d to the calling thread's job. */
+void hc__build_charge(hc_device_t *d, double seconds);
+/* With d's cmd_lock held (hc__cmd_begin): queues the launch; the first
+ * launch of each (kernel, range, group) is waited for, and its time
+ * beyond the kernel's device time is charged as build time. */
+hc_status_t hc__launch_measured(hc_kernel_t *k, const hc_launch_t *l);
 
 struct hc_field {
   hc_device_t *dev;

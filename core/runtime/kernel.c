@@ -111,6 +111,7 @@ HC_API hc_status_t hc_kernel_create(hc_device_t *d, const hc_kernel_desc_t *desc
   hc__trace_t *tr = HC__TRACING(d->ctx) ? hc__trace_enter(d->ctx) : NULL;
   const double t0 = tr ? hc_now() : 0;
   int cached = 0; /* the device's program cache had it */
+  const double tb = hc_now();
   hc_status_t st;
   if (desc->host_fn && (langs & HC_LANG_BIT(HC_LANG_HOST)) && ops->kernel_create_host) {
     k->lang = HC_LANG_HOST;
@@ -124,6 +125,7 @@ HC_API hc_status_t hc_kernel_create(hc_device_t *d, const hc_kernel_desc_t *desc
       if (st != HC_OK) put_program(d, k->program);
     }
     if (st != HC_OK) hc_error_prefix(st, "kernel '%s' on %s: ", desc->name, d->id);
+    else if (!cached) hc__build_charge(d, hc_now() - tb);
   } else {
     free(k);
     hc__trace_leave(tr);
@@ -210,10 +212,7 @@ HC_API hc_status_t hc_kernel_launch(hc_kernel_t *k, uint32_t dims, const size_t 
   l.args = la;
   hc_status_t st = hc__cmd_begin(k->dev);
   if (st != HC_OK) return st;
-  hc__trace_cmd_t tc;
-  const int traced = HC__TRACING(k->dev->ctx) && hc__trace_cmd_begin(k->dev->ctx, k->dev, &tc);
-  st = k->dev->backend->ops.launch(k->dev->handle, k->handle, &l);
-  if (traced) hc__trace_cmd_end(&tc, st, HC__TRACE_KERNEL, k->name, 0, NULL);
+  st = hc__launch_measured(k, &l);
   hc__cmd_end(k->dev);
   return st;
 }

@@ -83,8 +83,10 @@ int hc__trace_cmd_begin(hc_context_t *ctx, hc_device_t *dev, hc__trace_cmd_t *c)
 void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind, const char *what,
                        uint64_t bytes, const char *peer);
 /* Turns the device's commands recorded so far into events (waiting for
- * them): at points where the device's queue has drained or must. */
-void hc__trace_device_sync(hc_device_t *dev);
+ * them): at points where the device's queue has drained or must. Returns
+ * the device time of the last of them in seconds, or -1 when there was
+ * none (not tracing, or nothing recorded). */
+double hc__trace_device_sync(hc_device_t *dev);
 /* A host span from t0 to now on the calling thread's track; key/value: one
  * string argument (NULL: none). */
 void hc__trace_host(hc__trace_t *tr, hc__trace_kind_t kind, const char *name, double t0, const char *key,
@@ -108,5 +110,7 @@ void hc__job_set_part(hc_job_t *job, hc_part_t *part);
 hc_status_t hc__field_save_sidecar(const hc_field_t *f, const char *path);
 void hc__job_clear(hc_job_t *job);
 void hc__job_set_wall(hc_job_t *job, double wall_s);
+/* A split run's build time (hc_job_build_time): its slowest part's. */
+void hc__job_set_build(hc_job_t *job, double build_s, double first_launch_s);
 
 #endif

@@ -75,6 +75,7 @@ typedef struct {
   hc_device_t *dev; /* the open device the records belong to */
   uint32_t n;
   int64_t last_end;
+  int64_t last_dev_ns; /* the device time of the last command resolved */
   pending_cmd_t cmd[PENDING_MAX];
 } pending_t;
 
@@ -292,6 +293,7 @@ static void resolve_locked(hc__trace_t *t, hc_device_t *d, pending_t *p) {
     }
     int64_t t0 = rel_ns(t, s), t1 = rel_ns(t, e);
     const int64_t dev_ns = t1 - t0;
+    p->last_dev_ns = dev_ns;
     /* The mapping onto the host clock is good to its error (microseconds):
      * a command starts neither before it was queued nor, on an in-order
      * queue, before the one before it ended. */
@@ -340,16 +342,21 @@ void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind
   hc__trace_leave(t);
 }
 
-void hc__trace_device_sync(hc_device_t *d) {
+double hc__trace_device_sync(hc_device_t *d) {
   hc__trace_t *t = hc__trace_enter(d->ctx);
-  if (!t) return;
+  if (!t) return -1;
+  double last = -1;
   if (d->index < t->ndevices) {
     pending_t *p = &t->pending[d->index];
     pthread_mutex_lock(&p->lock);
-    if (p->n && p->dev == d) resolve_locked(t, d, p);
+    if (p->n && p->dev == d) {
+      resolve_locked(t, d, p);
+      last = 1e-9 * (double)p->last_dev_ns;
+    }
     pthread_mutex_unlock(&p->lock);
   }
   hc__trace_leave(t);
+  return last;
 }
 
 void hc__trace_host(hc__trace_t *t, hc__trace_kind_t kind, const char *name, double t0, const char *key,

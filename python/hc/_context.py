@@ -15,9 +15,10 @@ _ERR_VERIFY = 15
 _ERR_UNSUPPORTED = 4
 _PARAM_SHAPE, _PARAM_VEC = 5, 6
 
-Times = namedtuple('Times', 'wall compute device')
-Times.__doc__ = ('Seconds: the whole run (wall), the workload\'s timed region (compute, the papers\' "total") and '
-                 'the device\'s time in it (device, the papers\' "GPU").')
+Times = namedtuple('Times', 'wall compute device build', defaults=(0.0,))
+Times.__doc__ = ('Seconds: the whole run (wall), the workload\'s timed region (compute, the papers\' "total"), '
+                 'the device\'s time in it (device, the papers\' "GPU") and the time spent building kernels '
+                 '(build: programs and drivers\' builds at first launches, never part of compute).')
 
 
 def _text(b):
@@ -97,7 +98,9 @@ class Result:
         lib = _lib.load()
         t = _lib.JobTimes()
         lib.hc_job_times(job, ctypes.byref(t))
-        self.times = Times(t.wall_s, t.compute_s, t.device_s)
+        build = ctypes.c_double()
+        lib.hc_job_build_time(job, ctypes.byref(build), None)
+        self.times = Times(t.wall_s, t.compute_s, t.device_s, build.value)
         self.metrics, self.units = {}, {}
         for i in range(lib.hc_job_metric_count(job)):
             name, unit, value = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_double()

@@ -160,6 +160,7 @@ LIBHC = {
     'hc_job_output': (P, [P, c_char_p]),
     'hc_job_take_output': (S, [P, c_char_p, POINTER(P)]),
     'hc_job_times': (None, [P, POINTER(JobTimes)]),
+    'hc_job_build_time': (None, [P, POINTER(c_double), POINTER(c_double)]),
     'hc_job_metric_count': (c_uint32, [P]),
     'hc_job_metric': (S, [P, c_uint32, POINTER(c_char_p), POINTER(c_double), POINTER(c_char_p)]),
     'hc_job_verified': (c_int, [P, POINTER(c_char_p)]),

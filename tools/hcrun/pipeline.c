@@ -187,7 +187,14 @@ static void print_stage(const hc_pipeline_t *p, uint32_t k) {
   }
   fmt_time(a, sizeof a, si.times.compute_s);
   fmt_time(b, sizeof b, si.times.device_s);
-  printf("%-14s %s on %s: %s (device %s)\n", head, si.workload, si.device, a, b);
+  double build = 0;
+  hc_job_build_time(job, &build, NULL);
+  char c[48] = "";
+  if (build > 0) {
+    snprintf(c, sizeof c, "; building kernels ");
+    fmt_time(c + strlen(c), sizeof c - strlen(c), build);
+  }
+  printf("%-14s %s on %s: %s (device %s%s)\n", head, si.workload, si.device, a, b, c);
   printf("%-14s", "");
   for (uint32_t i = 0; i < hc_job_param_count(job); i++) {
     const char *n, *v;

@@ -130,6 +130,10 @@ json_t *hcrun_job_json(const hc_job_t *job) {
   json_object_set_new(times, "wall_s", hcrun_json_real(t.wall_s));
   json_object_set_new(times, "compute_s", hcrun_json_real(t.compute_s));
   json_object_set_new(times, "device_s", hcrun_json_real(t.device_s));
+  double build = 0, first_launch = 0;
+  hc_job_build_time(job, &build, &first_launch);
+  json_object_set_new(times, "build_s", hcrun_json_real(build));
+  json_object_set_new(times, "first_launch_build_s", hcrun_json_real(first_launch));
   json_object_set_new(o, "times", times);
   json_t *metrics = json_object();
   for (uint32_t i = 0; i < hc_job_metric_count(job); i++) {
@@ -181,6 +185,13 @@ void hcrun_print_job(json_t *doc, const char *device_id) {
   fmt_time(b, sizeof b, hcrun_json_double(json_object_get(t, "device_s")));
   fmt_time(c, sizeof c, hcrun_json_double(json_object_get(t, "wall_s")));
   printf("%-14s %s (device %s; whole run with setup %s)\n", "time", a, b, c);
+  const double build = hcrun_json_double(json_object_get(t, "build_s"));
+  if (build > 0) {
+    fmt_time(a, sizeof a, build);
+    fmt_time(b, sizeof b, hcrun_json_double(json_object_get(t, "first_launch_build_s")));
+    printf("%-14s %s building kernels (%s of it at first launches); not in the time above\n", "build", a,
+           b[0] == '-' ? "none" : b);
+  }
   json_object_foreach(json_object_get(doc, "metrics"), key, v) {
     printf("  %-22s %.10g %s\n", key, hcrun_json_double(json_object_get(v, "value")),
            hcrun_json_bytes(json_object_get(v, "unit")));
