@@ -673,6 +673,59 @@ static void test_input_port(void) {
   hc_field_destroy(in);
 }
 
+/* The direct march's two forms (line in registers, line in device
+ * memory) make the same arithmetic: the same field on every device that
+ * runs source kernels, with Hadley's walls too. */
+static void test_line_forms_agree(void) {
+  FOR_EACH_DEVICE(dev) {
+    if (hc_device_info(dev)->languages & HC_LANG_BIT(HC_LANG_HOST)) continue;
+    const char *dt = has_fp64(dev) ? "dtype=c128" : "dtype=c64";
+    const double tol = has_fp64(dev) ? 1e-12 : 1e-5;
+    for (int wall = 0; wall < 2; wall++) {
+      const char *more = wall ? "n=300 Lz=20 bc=transparent launch=gauss tilt=3" : "n=300 Lz=20";
+      const char *kp[] = {dt, "line=private", NULL}, *kg[] = {dt, "line=global", NULL};
+      hc_job_t *a = run(dev, kp, more, 0), *b = run(dev, kg, more, 0);
+      if (a && b) {
+        double complex *ea = cfield(a, "field", NULL), *eb = cfield(b, "field", NULL);
+        const double diff = rel_l2(ea, eb, 300);
+        if (!(diff <= tol)) fprintf(stderr, "%s (%s): private vs global line %.3g\n", hc_device_name(dev), more, diff);
+        CU_ASSERT(diff <= tol);
+        free(ea), free(eb);
+      }
+      hc_job_destroy(a), hc_job_destroy(b);
+    }
+  }
+}
+
+/* A Richardson iteration that diverges stops with an error naming the z
+ * step, on every device: a launch field near the largest c64 value is
+ * finite (so it is accepted), and its right-hand side overflows at the
+ * first step, which makes the residual non-finite. */
+static void test_richardson_divergence_is_an_error(void) {
+  const int64_t n = 200;
+  float complex v[200];
+  for (int i = 0; i < n; i++) v[i] = 3e37f * sinf((float)M_PI * (float)(i + 1) / (float)(n + 1));
+  FOR_EACH_DEVICE(dev) {
+    hc_field_t *in = NULL;
+    TH_ASSERT_OK(hc_field_create(dev, HC_C64, 1, &n, &in));
+    TH_ASSERT_OK(hc_field_write(in, v));
+    hc_job_t *job = NULL;
+    TH_ASSERT_OK(hc_job_create(th_context(), "bpm", &job));
+    TH_ASSERT_OK(hc_job_set_kv(job, "n=200"));
+    TH_ASSERT_OK(hc_job_set_kv(job, "steps=20"));
+    TH_ASSERT_OK(hc_job_set_kv(job, "solver=richardson"));
+    TH_ASSERT_OK(hc_job_set_input(job, "field", in));
+    hc_status_t st = hc_job_run(job, dev, 0);
+    CU_ASSERT_EQUAL(st, HC_ERR_VERIFY);
+    if (st != HC_ERR_VERIFY || !strstr(hc_last_error(), "diverged at z step 1 of 20"))
+      fprintf(stderr, "%s: %s: %s\n", hc_device_name(dev), hc_status_str(st), hc_last_error());
+    CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "diverged at z step 1 of 20"));
+    CU_ASSERT_PTR_NULL(hc_job_output(job, "field")); /* no output from a failed run */
+    hc_job_destroy(job);
+    hc_field_destroy(in);
+  }
+}
+
 /* ------------------------------------------------------------ bad inputs */
 
 static void test_bad_inputs(void) {
@@ -724,6 +777,8 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_gauss_width);
   CU_ADD_TEST(s, test_outputs_and_files);
   CU_ADD_TEST(s, test_input_port);
+  CU_ADD_TEST(s, test_line_forms_agree);
+  CU_ADD_TEST(s, test_richardson_divergence_is_an_error);
   CU_ADD_TEST(s, test_bad_inputs);
 }
 

@@ -36,6 +36,7 @@ typedef enum {
 typedef enum { BPM_PROFILE_UNIFORM, BPM_PROFILE_SLAB, BPM_PROFILE_GRADED, BPM_PROFILE_FILE } bpm_profile_t;
 typedef enum { BPM_LAUNCH_MODE, BPM_LAUNCH_GAUSS, BPM_LAUNCH_FILE, BPM_LAUNCH_PORT } bpm_launch_t;
 typedef enum { BPM_SOLVER_DIRECT, BPM_SOLVER_RICHARDSON } bpm_solver_t;
+typedef enum { BPM_LINE_AUTO, BPM_LINE_PRIVATE, BPM_LINE_GLOBAL } bpm_line_t;
 
 /* Everything a run needs, validated, in double precision. Axis 0 of a 3-D
  * field is x (slow), axis 1 is y (fast); a 2-D run has nx = 1. */
@@ -60,6 +61,7 @@ typedef struct {
   int64_t tile_w, tile_c;           /* 3-D x-lines work-group request (0: auto) */
   int64_t image_w, image_h;
   int forward_rhs;                  /* forward_rhs=auto (1) or off (0) */
+  bpm_line_t line;                  /* line=: where the 2-D direct march keeps the line */
 } bpm_config_t;
 
 /* The medium and the launch field on the host (double precision).

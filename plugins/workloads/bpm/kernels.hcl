@@ -6,6 +6,7 @@
  *   -DBPM_T=<n>       threads per line (bpm_march2d, bpm_rich2d, bpm_adi_fast,
  *                     bpm_power3d)
  *   -DBPM_CHUNK=<m>   most unknowns one thread holds (bpm_march2d, bpm_adi_fast)
+ *   -DBPM_GLOBAL_LINE=1  bpm_march2d keeps the line in global memory
  *   -DBPM_LINE=<n>    row length staged in local memory (bpm_adi_fast);
  *                     -DBPM_STAGED=0 when a row does not fit
  *   -DBPM_W=<n>, -DBPM_C=<n>  columns per work-group and chunks per column
@@ -114,8 +115,32 @@ HC_INLINE void tbc_coeffs(cplx_t dL, cplx_t dR, cplx_t z00, cplx_t z10, cplx_t z
 /* ------------------------------------------------------------------ 2-D */
 
 #define IDX1(p, i) ((p) * BPM_T + (i))
+
+/* Where bpm_march2d keeps a thread's chunk of the line: in private arrays
+ * of BPM_CHUNK (registers, fully unrolled loops), or with
+ * -DBPM_GLOBAL_LINE=1 in global memory, the field E itself and a scratch
+ * line D, with loops over the chunk's actual length. The private form is
+ * the fast one for short lines; its compile time and private footprint grow
+ * with BPM_CHUNK, so long lines take the global form (march2d.c). */
+#ifndef BPM_GLOBAL_LINE
+#define BPM_GLOBAL_LINE 0
+#endif
+#if BPM_GLOBAL_LINE
+#define LINE_E(k) E[k0 + (k)]
+#define LINE_D(k) D[k0 + (k)]
+/* every item loops over m (bodies guarded by k < cnt): with a count that
+ * varied per item, PoCL's work-group function crashed on Hadley's walls */
+#define BPM_KN m
+#define KNEXT(k) ((k) + 1)
+#define KPREV(k) ((k) - 1)
+#else
+#define LINE_E(k) e[k]
+#define LINE_D(k) d[k]
+#define BPM_KN BPM_CHUNK
+/* clamped: a private array's index must be in range even where unused */
 #define KNEXT(k) ((k) + 1 < BPM_CHUNK ? (k) + 1 : (k))
 #define KPREV(k) ((k) > 0 ? (k) - 1 : 0)
+#endif
 
 /* The direct 2-D march: one work-group of BPM_T threads holds the line (BPM_CHUNK
  * unknowns per thread, in registers) and makes `steps` theta-steps, then
@@ -125,7 +150,7 @@ HC_INLINE void tbc_coeffs(cplx_t dL, cplx_t dR, cplx_t z00, cplx_t z10, cplx_t z
 HC_KERNEL void bpm_march2d(const int n, const int steps, const int tbc, const real_t lo_r, const real_t lo_i,
                            const real_t be_r, const real_t be_i, HC_GLOBAL const cplx_t *coef,
                            HC_GLOBAL const cplx_t *zc, HC_GLOBAL cplx_t *E, HC_GLOBAL real_t *inten,
-                           const long row) {
+                           const long row, HC_GLOBAL cplx_t *D) {
   HC_LOCAL cplx_t sFa[2 * BPM_T], sFb[2 * BPM_T]; /* forward scan */
   HC_LOCAL cplx_t sBa[2 * BPM_T], sBb[2 * BPM_T]; /* backward scan */
   HC_LOCAL cplx_t sEdge[2 * BPM_T];           /* first and last value of each chunk */
@@ -138,22 +163,25 @@ HC_KERNEL void bpm_march2d(const int n, const int steps, const int tbc, const re
   HC_GLOBAL const cplx_t *r = coef;
   HC_GLOBAL const cplx_t *inv = coef + n;
   HC_GLOBAL const cplx_t *cp = coef + 2 * n;
+#if !BPM_GLOBAL_LINE
   cplx_t e[BPM_CHUNK], d[BPM_CHUNK];
-  for (int k = 0; k < BPM_CHUNK; k++) e[k] = k < cnt ? E[k0 + k] : CMK(0, 0);
+  for (int k = 0; k < BPM_KN; k++) LINE_E(k) = k < cnt ? E[k0 + k] : CMK(0, 0);
+  (void)D;
+#endif
   for (int s = 0; s < steps; s++) {
     /* neighbours across chunks, and the wall nodes for Hadley's factor */
     if (cnt > 0) {
-      sEdge[t] = e[0];
-      for (int k = 0; k < BPM_CHUNK; k++)
-        if (k == cnt - 1) sEdge[BPM_T + t] = e[k];
+      sEdge[t] = LINE_E(0);
+      for (int k = 0; k < BPM_KN; k++)
+        if (k == cnt - 1) sEdge[BPM_T + t] = LINE_E(k);
     }
-    for (int k = 0; k < BPM_CHUNK; k++) {
+    for (int k = 0; k < BPM_KN; k++) {
       int gi = k0 + k;
       if (k < cnt) {
-        if (gi == 0) sW[0] = e[k];
-        if (gi == 1) sW[1] = e[k];
-        if (gi == n - 2) sW[2] = e[k];
-        if (gi == n - 1) sW[3] = e[k];
+        if (gi == 0) sW[0] = LINE_E(k);
+        if (gi == 1) sW[1] = LINE_E(k);
+        if (gi == n - 2) sW[2] = LINE_E(k);
+        if (gi == n - 1) sW[3] = LINE_E(k);
       }
     }
     HC_BARRIER();
@@ -166,64 +194,66 @@ HC_KERNEL void bpm_march2d(const int n, const int steps, const int tbc, const re
     const cplx_t right = (k0 + cnt < n) ? sEdge[t + 1] : CMUL(etaR, sW[3]);
     /* RHS and the forward maps d'_k = A_k d'_k-1 + B_k, composed */
     cplx_t A = CMK(1, 0), B = CMK(0, 0);
-    for (int k = 0; k < BPM_CHUNK; k++) {
+    for (int k = 0; k < BPM_KN; k++) {
       if (k < cnt) {
         int gi = k0 + k;
-        cplx_t em = k > 0 ? e[KPREV(k)] : left;
-        cplx_t ep = k + 1 < cnt ? e[KNEXT(k)] : right;
-        cplx_t rhs = cfma(r[gi], e[k], CMUL(be, CADD(em, ep)));
+        cplx_t em = k > 0 ? LINE_E(KPREV(k)) : left;
+        cplx_t ep = k + 1 < cnt ? LINE_E(KNEXT(k)) : right;
+        cplx_t rhs = cfma(r[gi], LINE_E(k), CMUL(be, CADD(em, ep)));
         cplx_t iv = inv[gi];
         cplx_t Ak = CMUL(nlo, iv);
-        d[k] = CMUL(iv, rhs); /* B_k */
-        B = cfma(Ak, B, d[k]);
+        LINE_D(k) = CMUL(iv, rhs); /* B_k */
+        B = cfma(Ak, B, LINE_D(k));
         A = CMUL(Ak, A);
       }
     }
     int pin;
     BPM_SCAN(sFa, sFb, IDX1, BPM_T, t, A, B, 1, pin);
     cplx_t prev = t > 0 ? sFb[IDX1(pin, t - 1)] : CMK(0, 0);
-    for (int k = 0; k < BPM_CHUNK; k++) {
+    for (int k = 0; k < BPM_KN; k++) {
       if (k < cnt) {
         cplx_t Ak = CMUL(nlo, inv[k0 + k]);
-        prev = cfma(Ak, prev, d[k]);
-        d[k] = prev; /* d'_k */
+        prev = cfma(Ak, prev, LINE_D(k));
+        LINE_D(k) = prev; /* d'_k */
       }
     }
     /* back substitution x_k = -cp_k x_k+1 + d'_k, composed from the end */
     cplx_t P = CMK(1, 0), Q = CMK(0, 0);
-    for (int k = BPM_CHUNK - 1; k >= 0; k--) {
+    for (int k = BPM_KN - 1; k >= 0; k--) {
       if (k < cnt) {
         cplx_t c = cp[k0 + k];
         cplx_t Pk = CMK(-c.x, -c.y);
-        Q = cfma(Pk, Q, d[k]);
+        Q = cfma(Pk, Q, LINE_D(k));
         P = CMUL(Pk, P);
       }
     }
     BPM_SCAN(sBa, sBb, IDX1, BPM_T, t, P, Q, -1, pin);
     cplx_t next = t + 1 < BPM_T ? sBb[IDX1(pin, t + 1)] : CMK(0, 0);
-    for (int k = BPM_CHUNK - 1; k >= 0; k--) {
+    for (int k = BPM_KN - 1; k >= 0; k--) {
       if (k < cnt) {
         cplx_t c = cp[k0 + k];
-        next = CSUB(d[k], CMUL(c, next));
-        e[k] = next;
+        next = CSUB(LINE_D(k), CMUL(c, next));
+        LINE_E(k) = next;
       }
     }
     if (tbc) {
-      for (int k = 0; k < BPM_CHUNK; k++) {
-        if (k < cnt && k0 + k == 0) sW[4] = e[k];
-        if (k < cnt && k0 + k == n - 1) sW[5] = e[k];
+      for (int k = 0; k < BPM_KN; k++) {
+        if (k < cnt && k0 + k == 0) sW[4] = LINE_E(k);
+        if (k < cnt && k0 + k == n - 1) sW[5] = LINE_E(k);
       }
       HC_BARRIER();
       cplx_t s0, s1;
       tbc_coeffs(CMUL(lo, etaL), CMUL(lo, etaR), zc[0], zc[n], zc[n - 1], zc[2 * n - 1], sW[4], sW[5], &s0, &s1);
-      for (int k = 0; k < BPM_CHUNK; k++)
-        if (k < cnt) e[k] = CSUB(e[k], CADD(CMUL(zc[k0 + k], s0), CMUL(zc[n + k0 + k], s1)));
+      for (int k = 0; k < BPM_KN; k++)
+        if (k < cnt) LINE_E(k) = CSUB(LINE_E(k), CADD(CMUL(zc[k0 + k], s0), CMUL(zc[n + k0 + k], s1)));
     }
   }
-  for (int k = 0; k < BPM_CHUNK; k++) {
+  for (int k = 0; k < BPM_KN; k++) {
     if (k < cnt) {
-      E[k0 + k] = e[k];
-      inten[row * n + k0 + k] = CABS2(e[k]);
+#if !BPM_GLOBAL_LINE
+      E[k0 + k] = LINE_E(k);
+#endif
+      inten[row * n + k0 + k] = CABS2(LINE_E(k));
     }
   }
 }

@@ -26,8 +26,15 @@ static size_t pick_group(const bpm_config_t *c, const hc_device_info_t *info, si
   return t;
 }
 
+/* The direct march keeps a thread's chunk in registers up to this many
+ * unknowns, else in device memory (kernels.hcl, BPM_GLOBAL_LINE): the
+ * private form's build grows with the chunk (a fully unrolled loop over
+ * it; NVRTC takes seconds past about a hundred), and on a CPU device the
+ * whole line sits on one thread's stack. */
+#define BPM_PRIVATE_CHUNK_MAX 32
+
 typedef struct {
-  hc_buffer_t *coef, *zc, *band, *rband, *scratch, *stats;
+  hc_buffer_t *coef, *zc, *band, *rband, *scratch, *stats, *line;
   hc_kernel_t *k;
 } run2d_t;
 
@@ -38,6 +45,7 @@ static void run2d_free(run2d_t *s) {
   hc_buffer_destroy(s->rband);
   hc_buffer_destroy(s->scratch);
   hc_buffer_destroy(s->stats);
+  hc_buffer_destroy(s->line);
   hc_kernel_destroy(s->k);
 }
 
@@ -61,8 +69,8 @@ static hc_status_t build_coefficients(const bpm_config_t *c, const bpm_axis_t *a
   return HC_OK;
 }
 
-/* The direct march keeps the whole line in its work-group's private memory
- * (2 x BPM_CHUNK unknowns an item, 2 n in all). A CPU device that runs
+/* The direct march's private form keeps the whole line in its work-group's
+ * private memory (2 x BPM_CHUNK unknowns an item, 2 n in all). A CPU device that runs
  * source kernels (PoCL) runs a work-group's items on one thread, whose
  * stack holds them all: a line beyond that stack would crash the process
  * in the kernel, so it is refused here, naming the sizes. The cpu
@@ -96,9 +104,9 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
 
   uint64_t bytes = (uint64_t)n * cs * (1 + 3 + 2) + (uint64_t)c->nsaved * n * rs;
   if (rich) bytes += (uint64_t)n * cs * (2 * 5 + 3) + 32 * (uint64_t)c->nsaved;
+  else bytes += (uint64_t)n * cs; /* the global form's scratch line */
   if ((st = hc_device_check_memory(dev, bytes, "bpm's line, coefficients and intensity map")) != HC_OK) return st;
 
-  if (!rich && (st = check_private_memory(info, n, cs)) != HC_OK) return st;
 
   const bpm_axis_t a = bpm_axis(c, c->hy, 1.0);
   if ((st = build_coefficients(c, &a, p, &coef, &zc)) != HC_OK) goto out;
@@ -136,13 +144,17 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   /* The kernel: one work-group of T threads per line on a GPU, one call of
    * the host function on the cpu backend. */
   size_t T = pick_group(c, info, rich ? rs : 10 * cs);
+  int global_line = 0;
   for (;;) {
     /* registers for at least 8 unknowns a thread, in steps of 4: fewer
      * program variants (each n below 256 shares one) */
     size_t chunk = ((size_t)n + T - 1) / T;
     chunk = chunk <= 8 ? 8 : (chunk + 3) / 4 * 4;
+    global_line = !rich && (c->line == BPM_LINE_GLOBAL || (c->line == BPM_LINE_AUTO && chunk > BPM_PRIVATE_CHUNK_MAX));
+    if (!rich && !global_line && (st = check_private_memory(info, n, cs)) != HC_OK) goto out;
     char opts[96];
-    snprintf(opts, sizeof opts, "-DBPM_T=%zu -DBPM_CHUNK=%zu", T, chunk);
+    if (global_line) snprintf(opts, sizeof opts, "-DBPM_T=%zu -DBPM_GLOBAL_LINE=1", T);
+    else snprintf(opts, sizeof opts, "-DBPM_T=%zu -DBPM_CHUNK=%zu", T, chunk);
     const bpm_host_kernels_t *hk = &bpm_host[f64];
     if ((st = bpm_kernel(dev, f64, rich ? "bpm_rich2d" : "bpm_march2d", rich ? hk->rich2d : hk->march2d, opts, &s.k)) !=
         HC_OK)
@@ -154,7 +166,10 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   }
   const int host = hc_kernel_language(s.k) == HC_LANG_HOST;
   if (host) T = 1;
-  else hc_job_note(job, "line solver: one work-group of %zu threads, %lld unknowns each", T, (long long)((n + (int64_t)T - 1) / (int64_t)T));
+  else hc_job_note(job, "line solver: one work-group of %zu threads, %lld unknowns each%s", T,
+                   (long long)((n + (int64_t)T - 1) / (int64_t)T),
+                   rich ? "" : global_line ? ", in device memory" : ", in registers");
+  if (global_line && !host && (st = hc_buffer_create(dev, (size_t)n * cs, &s.line)) != HC_OK) goto out;
 
   const int ni = (int)n, tbc = c->bc == BPM_BC_TRANSPARENT;
   const double lo_d[2] = {creal(a.lo), cimag(a.lo)}, be_d[2] = {creal(a.beta), cimag(a.beta)};
@@ -170,11 +185,13 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   hc_arg_t args[20];
   uint32_t nargs;
   if (!rich) {
-    hc_arg_t a12[12] = {HC_ARG_VAL(ni), HC_ARG_VAL(nsteps), HC_ARG_VAL(tbc), RARG2(lo, 0), RARG2(lo, 1), RARG2(be, 0),
+    /* the last: the global form's scratch line (the private form's is unused) */
+    hc_arg_t a13[13] = {HC_ARG_VAL(ni), HC_ARG_VAL(nsteps), HC_ARG_VAL(tbc), RARG2(lo, 0), RARG2(lo, 1), RARG2(be, 0),
                         RARG2(be, 1), HC_ARG_BUF(s.coef), HC_ARG_BUF(s.zc), HC_ARG_BUF(hc_field_buffer(res->field)),
-                        HC_ARG_BUF(hc_field_buffer(res->intensity_f)), HC_ARG_VAL(row)};
-    memcpy(args, a12, sizeof a12);
-    nargs = 12;
+                        HC_ARG_BUF(hc_field_buffer(res->intensity_f)), HC_ARG_VAL(row),
+                        HC_ARG_BUF(s.line ? s.line : hc_field_buffer(res->field))};
+    memcpy(args, a13, sizeof a13);
+    nargs = 13;
   } else {
     hc_arg_t a20[20] = {HC_ARG_VAL(ni), HC_ARG_VAL(nsteps), HC_ARG_VAL(tbc), RARG2(lo, 0), RARG2(lo, 1),
                         RARG2(be, 0), RARG2(be, 1), HC_ARG_BUF(s.rband), HC_ARG_BUF(s.band), HC_ARG_VAL(pq),

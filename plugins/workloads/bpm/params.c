@@ -52,6 +52,10 @@ static const hc_param_spec_t bpm_params[] = {
     {"tile", HC_PARAM_SHAPE, 0, "0x0", 0, 1024, NULL,
      "3-D x-lines work-group (GPU tuning): W neighbouring columns x C chunks of each column; 0x0: automatic"},
     {"image", HC_PARAM_SHAPE, 0, "1024x384", 16, 8192, NULL, "2-D intensity image size WxH (z across, y down)"},
+    {"line", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|private|global",
+     "2-D direct march on device languages: where a thread keeps its chunk of the line; private: registers (fast, "
+     "but its build time and footprint grow with n/group); global: device memory; auto: private up to "
+     "32 unknowns a thread"},
     {"forward_rhs", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|off",
      "3-D on device languages: the half-steps hand each other their right-hand sides where that applies (uniform "
      "medium, staged y-lines, walls other than transparent); off: never, for comparison"},

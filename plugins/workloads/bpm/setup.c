@@ -151,6 +151,8 @@ hc_status_t bpm_config_from_job(const hc_job_t *job, bpm_config_t *c) {
 
   c->group = hc_job_int(job, "group");
   c->forward_rhs = strcmp(hc_job_string(job, "forward_rhs"), "off") != 0;
+  const char *line = hc_job_string(job, "line");
+  c->line = !strcmp(line, "private") ? BPM_LINE_PRIVATE : !strcmp(line, "global") ? BPM_LINE_GLOBAL : BPM_LINE_AUTO;
   hc_shape_t tile = hc_job_shape(job, "tile");
   if (tile.rank != 2 || (tile.dims[0] == 0) != (tile.dims[1] == 0))
     return hc_error(HC_ERR_PARAM, "parameter tile=%s: give WxC (e.g. 8x64), or 0x0 for automatic",
