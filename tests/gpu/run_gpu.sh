@@ -41,9 +41,9 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   else
     HC_OPENCL_PLATFORM=NVIDIA python3 tests/run.py --build build 2>&1 | tee "$out/tests-nvidia-opencl.txt"
   fi
-  # 32 hcrun processes whose grids (~1.15 GB each in f64, a few per run)
+  # 32 hcrun processes whose grids (~4.6 GB each in f64, a few per run)
   # exhaust the GPU's memory together: each succeeds or fails cleanly.
-  python3 tests/reliability/test_concurrent_hcrun.py --device=cuda:0 --n=12000 --procs=32 2>&1 |
+  python3 tests/reliability/test_concurrent_hcrun.py --device=cuda:0 --n=24000 --procs=32 2>&1 |
     tee "$out/concurrent-hcrun.txt"
 fi
 if [ "$what" = sanitize ] || [ "$what" = all ]; then

@@ -9,7 +9,7 @@ the processes under an address-space limit too small for their grid. On a
 GPU machine, run it with sizes that exhaust the GPU's memory together
 (`bash tests/gpu/run_gpu.sh tests` does):
 
-    python3 tests/reliability/test_concurrent_hcrun.py --device=cuda:0 --n=12000 --procs=32
+    python3 tests/reliability/test_concurrent_hcrun.py --device=cuda:0 --n=24000 --procs=32
 """
 import argparse
 import glob
