@@ -10,7 +10,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential scons pkg-config libltdl-dev libcunit1-dev \
   ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo \
-  libjansson-dev libpng-dev valgrind clang python3 python3-venv python3-pip \
+  libjansson-dev libpng-dev valgrind clang clang-format python3 python3-venv python3-pip \
   openmpi-bin libopenmpi-dev >/dev/null
 # SciPy >= 1.11 (Debian's is older) and NumPy for the reference tests and
 # the CPU peers of the benchmarks, and pytest for the Python tests, in a
