@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static const char src[] =
     "HC_KERNEL void empty(const long n) { }\n"
     "HC_KERNEL void read_sum(const long n, HC_GLOBAL const float4 *x, HC_GLOBAL float *partial) {\n"
@@ -44,7 +43,8 @@ static const char src[] =
     "}\n"
     "HC_KERNEL void fma_f32(const long n, const float m, const float c, HC_GLOBAL float *out) {\n"
     "  long i = hc_global_id(0);\n"
-    "  float a0 = (float)i, a1 = a0 + 1.0f, a2 = a0 + 2.0f, a3 = a0 + 3.0f, a4 = a0 + 4.0f, a5 = a0 + 5.0f, a6 = a0 + 6.0f, a7 = a0 + 7.0f;\n"
+    "  float a0 = (float)i, a1 = a0 + 1.0f, a2 = a0 + 2.0f, a3 = a0 + 3.0f, a4 = a0 + 4.0f, a5 = a0 + 5.0f, a6 = a0 + "
+    "6.0f, a7 = a0 + 7.0f;\n"
     "  for (int k = 0; k < 1024; k++) {\n"
     "    a0 = fma(a0, m, c); a1 = fma(a1, m, c); a2 = fma(a2, m, c); a3 = fma(a3, m, c);\n"
     "    a4 = fma(a4, m, c); a5 = fma(a5, m, c); a6 = fma(a6, m, c); a7 = fma(a7, m, c);\n"
@@ -54,7 +54,8 @@ static const char src[] =
     "#ifdef HC_HAS_FP64\n"
     "HC_KERNEL void fma_f64(const long n, const double m, const double c, HC_GLOBAL double *out) {\n"
     "  long i = hc_global_id(0);\n"
-    "  double a0 = (double)i, a1 = a0 + 1.0, a2 = a0 + 2.0, a3 = a0 + 3.0, a4 = a0 + 4.0, a5 = a0 + 5.0, a6 = a0 + 6.0, a7 = a0 + 7.0;\n"
+    "  double a0 = (double)i, a1 = a0 + 1.0, a2 = a0 + 2.0, a3 = a0 + 3.0, a4 = a0 + 4.0, a5 = a0 + 5.0, a6 = a0 + "
+    "6.0, a7 = a0 + 7.0;\n"
     "  for (int k = 0; k < 1024; k++) {\n"
     "    a0 = fma(a0, m, c); a1 = fma(a1, m, c); a2 = fma(a2, m, c); a3 = fma(a3, m, c);\n"
     "    a4 = fma(a4, m, c); a5 = fma(a5, m, c); a6 = fma(a6, m, c); a7 = fma(a7, m, c);\n"
@@ -210,17 +211,17 @@ static void copy4_stream_host(const hc_host_group_t *g, void *const *a) {
 #define FMA_ACC_512 16
 #define ITERS 2048
 #if HOST_X86
-#define HOST_FMA_X86(NAME, TGT, V, NACC, SET1, FMA)                                                   \
-  __attribute__((target(TGT))) static double NAME(double m0, double c0, size_t item) {                \
-    const V m = SET1(m0), c = SET1(c0);                                                              \
-    V x[NACC];                                                                                       \
-    for (int k = 0; k < NACC; k++) x[k] = SET1((double)(item + (size_t)k));                          \
-    for (int it = 0; it < ITERS; it++)                                                               \
-      for (int k = 0; k < NACC; k++) x[k] = FMA(x[k], m, c);                                         \
-    for (int k = 1; k < NACC; k++) x[0] = x[0] + x[k];                                               \
-    double s = 0;                                                                                    \
-    for (size_t l = 0; l < sizeof(V) / sizeof(x[0][0]); l++) s += (double)x[0][l];                   \
-    return s;                                                                                        \
+#define HOST_FMA_X86(NAME, TGT, V, NACC, SET1, FMA)                                    \
+  __attribute__((target(TGT))) static double NAME(double m0, double c0, size_t item) { \
+    const V m = SET1(m0), c = SET1(c0);                                                \
+    V x[NACC];                                                                         \
+    for (int k = 0; k < NACC; k++) x[k] = SET1((double)(item + (size_t)k));            \
+    for (int it = 0; it < ITERS; it++)                                                 \
+      for (int k = 0; k < NACC; k++) x[k] = FMA(x[k], m, c);                           \
+    for (int k = 1; k < NACC; k++) x[0] = x[0] + x[k];                                 \
+    double s = 0;                                                                      \
+    for (size_t l = 0; l < sizeof(V) / sizeof(x[0][0]); l++) s += (double)x[0][l];     \
+    return s;                                                                          \
   }
 #define SSE_FMA_PS(a, b, c) _mm_add_ps(_mm_mul_ps(a, b), c)
 #define SSE_FMA_PD(a, b, c) _mm_add_pd(_mm_mul_pd(a, b), c)
@@ -232,16 +233,16 @@ HOST_FMA_X86(fma32_sse2, "sse2", __m128, FMA_ACC, _mm_set1_ps, SSE_FMA_PS)
 HOST_FMA_X86(fma64_sse2, "sse2", __m128d, FMA_ACC, _mm_set1_pd, SSE_FMA_PD)
 #endif
 #define PORTABLE_LANES 8
-#define HOST_FMA_PORTABLE(NAME, T)                                                                   \
-  static double NAME(double m0, double c0, size_t item) {                                            \
-    const T m = (T)m0, c = (T)c0;                                                                    \
-    T x[FMA_ACC * PORTABLE_LANES];                                                                   \
-    for (int k = 0; k < FMA_ACC * PORTABLE_LANES; k++) x[k] = (T)(item + (size_t)k);                 \
-    for (int it = 0; it < ITERS; it++)                                                               \
-      for (int k = 0; k < FMA_ACC * PORTABLE_LANES; k++) x[k] = x[k] * m + c;                        \
-    double s = 0;                                                                                    \
-    for (int k = 0; k < FMA_ACC * PORTABLE_LANES; k++) s += (double)x[k];                            \
-    return s;                                                                                        \
+#define HOST_FMA_PORTABLE(NAME, T)                                                   \
+  static double NAME(double m0, double c0, size_t item) {                            \
+    const T m = (T)m0, c = (T)c0;                                                    \
+    T x[FMA_ACC * PORTABLE_LANES];                                                   \
+    for (int k = 0; k < FMA_ACC * PORTABLE_LANES; k++) x[k] = (T)(item + (size_t)k); \
+    for (int it = 0; it < ITERS; it++)                                               \
+      for (int k = 0; k < FMA_ACC * PORTABLE_LANES; k++) x[k] = x[k] * m + c;        \
+    double s = 0;                                                                    \
+    for (int k = 0; k < FMA_ACC * PORTABLE_LANES; k++) s += (double)x[k];            \
+    return s;                                                                        \
   }
 HOST_FMA_PORTABLE(fma32_portable, float)
 HOST_FMA_PORTABLE(fma64_portable, double)
@@ -269,12 +270,12 @@ static double (*host_fma_fn(int f64))(double, double, size_t) {
   }
 }
 
-#define HOST_FMA(NAME, T, F64)                                                                       \
-  static void NAME(const hc_host_group_t *g, void *const *a) {                                       \
-    double (*fn)(double, double, size_t) = host_fma_fn(F64);                                         \
-    const double m = *(const T *)a[1], c = *(const T *)a[2];                                         \
-    T *out = a[3];                                                                                   \
-    for (size_t item = g->lo[0]; item < g->hi[0]; item++) out[item] = (T)fn(m, c, item);             \
+#define HOST_FMA(NAME, T, F64)                                                           \
+  static void NAME(const hc_host_group_t *g, void *const *a) {                           \
+    double (*fn)(double, double, size_t) = host_fma_fn(F64);                             \
+    const double m = *(const T *)a[1], c = *(const T *)a[2];                             \
+    T *out = a[3];                                                                       \
+    for (size_t item = g->lo[0]; item < g->hi[0]; item++) out[item] = (T)fn(m, c, item); \
   }
 HOST_FMA(fma_f32_host, float, 0)
 HOST_FMA(fma_f64_host, double, 1)
@@ -381,8 +382,8 @@ static double copy_gbs(ctx_t *c, size_t bytes) {
       double dt = 0;
       hc_device_finish(c->dev);
       hc_device_timer_begin(c->dev);
-      if ((way ? hc_kernel_launch(way == 1 ? k : ks, 1, &global, &local, 3, args) : hc_buffer_copy(b, 0, a, 0, bytes)) !=
-          HC_OK)
+      if ((way ? hc_kernel_launch(way == 1 ? k : ks, 1, &global, &local, 3, args)
+               : hc_buffer_copy(b, 0, a, 0, bytes)) != HC_OK)
         goto out;
       hc_device_timer_end(c->dev, &dt);
       double gbs = 2.0 * (double)bytes / dt / 1e9;
@@ -404,7 +405,8 @@ static double fma_gflops(ctx_t *c, int f64) {
   double best = -1;
   if (!k) return -1;
   int host = hc_kernel_language(k) == HC_LANG_HOST;
-  size_t items = host ? 2048 * (size_t)in->compute_units : (size_t)(in->compute_units ? in->compute_units : 16) * 2048 * 8;
+  size_t items =
+      host ? 2048 * (size_t)in->compute_units : (size_t)(in->compute_units ? in->compute_units : 16) * 2048 * 8;
   if (c->quick && host) items /= 4;
   if (hc_buffer_create(c->dev, items * 8, &o) != HC_OK) goto out;
   long n = (long)items;
@@ -440,8 +442,10 @@ static size_t llc_bytes(void) {
     char *end = NULL;
     unsigned long long v = fgets(buf, sizeof buf, f) ? strtoull(buf, &end, 10) : 0;
     fclose(f);
-    if (end && (*end == 'K' || *end == 'k')) v <<= 10;
-    else if (end && *end == 'M') v <<= 20;
+    if (end && (*end == 'K' || *end == 'k'))
+      v <<= 10;
+    else if (end && *end == 'M')
+      v <<= 20;
     if (v > best) best = (size_t)v;
   }
   return best;
@@ -465,7 +469,7 @@ static int parse_only(const char *list) {
 
 static int usage(FILE *to) {
   fprintf(to, "usage: hc-ceilings [--device=SPEC] [--json] [--quick] [--bytes=N] "
-                  "[--only=read,copy,fp32,fp64,launch]\n");
+              "[--only=read,copy,fp32,fp64,launch]\n");
   return to == stdout ? 0 : 2;
 }
 
@@ -474,10 +478,14 @@ int main(int argc, char **argv) {
   int json = 0, quick = 0, only = M_ALL;
   size_t bytes = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strncmp(argv[i], "--device=", 9)) spec = argv[i] + 9;
-    else if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--quick")) quick = 1;
-    else if (!strcmp(argv[i], "--help")) return usage(stdout);
+    if (!strncmp(argv[i], "--device=", 9))
+      spec = argv[i] + 9;
+    else if (!strcmp(argv[i], "--json"))
+      json = 1;
+    else if (!strcmp(argv[i], "--quick"))
+      quick = 1;
+    else if (!strcmp(argv[i], "--help"))
+      return usage(stdout);
     else if (!strncmp(argv[i], "--only=", 7)) {
       if ((only = parse_only(argv[i] + 7)) < 0) {
         fprintf(stderr, "hc-ceilings: %s: expected a comma-separated list of read, copy, fp32, fp64, launch\n",
@@ -492,7 +500,8 @@ int main(int argc, char **argv) {
         return usage(stderr);
       }
       bytes = (size_t)v / 4096 * 4096;
-    } else return usage(stderr);
+    } else
+      return usage(stderr);
   }
   isa = host_isa();
   hc_context_t *ctx = NULL;
@@ -532,8 +541,8 @@ int main(int argc, char **argv) {
     printf("%s (%s), %u compute units%s%s\n  read      %10.2f GB/s (%zu bytes)\n  copy      %10.2f GB/s (read + "
            "write)\n  fp32      %10.1f GFLOP/s\n  fp64      %10.1f GFLOP/s\n  launch    %10.3f us (empty kernel, "
            "65536 items; 1 item: %.3f us)\n",
-           hc_device_name(dev), in->name, in->compute_units, host ? ", host kernels: " : "",
-           host ? isa_names[isa] : "", rd, big, cp, f32, f64, lu, lu1);
+           hc_device_name(dev), in->name, in->compute_units, host ? ", host kernels: " : "", host ? isa_names[isa] : "",
+           rd, big, cp, f32, f64, lu, lu1);
   }
   hc_device_close(dev);
   hc_context_destroy(ctx);

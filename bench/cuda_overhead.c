@@ -38,8 +38,7 @@
 #define MIB ((size_t)1 << 20)
 
 static const char hc_src[] = "HC_KERNEL void empty(HC_GLOBAL float *p, int n) { if (n < 0) p[0] = 0.0f; }\n";
-static const char raw_src[] =
-    "extern \"C\" __global__ void empty(float *p, int n) { if (n < 0) p[0] = 0.0f; }\n";
+static const char raw_src[] = "extern \"C\" __global__ void empty(float *p, int n) { if (n < 0) p[0] = 0.0f; }\n";
 
 typedef struct {
   hc_cu_api_t cu;
@@ -53,19 +52,19 @@ static int die(const char *what) {
   fprintf(stderr, "hc-bench-cuda-overhead: %s: %s\n", what, hc_last_error());
   exit(1);
 }
-#define HC_CHECK(x)                                                            \
-  do {                                                                         \
-    if ((x) != HC_OK) die(#x);                                                 \
+#define HC_CHECK(x)            \
+  do {                         \
+    if ((x) != HC_OK) die(#x); \
   } while (0)
-#define CU_CHECK(cu, x)                                                        \
-  do {                                                                         \
-    CUresult r_ = (x);                                                         \
-    if (r_ != CUDA_SUCCESS) {                                                  \
-      char d_[256];                                                            \
-      hc_cu_describe(&(cu), r_, d_, sizeof d_);                                \
-      fprintf(stderr, "hc-bench-cuda-overhead: %s: %s\n", #x, d_);             \
-      exit(1);                                                                 \
-    }                                                                          \
+#define CU_CHECK(cu, x)                                            \
+  do {                                                             \
+    CUresult r_ = (x);                                             \
+    if (r_ != CUDA_SUCCESS) {                                      \
+      char d_[256];                                                \
+      hc_cu_describe(&(cu), r_, d_, sizeof d_);                    \
+      fprintf(stderr, "hc-bench-cuda-overhead: %s: %s\n", #x, d_); \
+      exit(1);                                                     \
+    }                                                              \
   } while (0)
 
 static int cmp_double(const void *a, const void *b) {
@@ -172,8 +171,8 @@ enum { V_HC, V_RAW, V_DIRECT, V_STAGED, V_PINNED, NVARIANTS };
 #define NFIRST 3 /* hc, raw, hc-direct: the first pass */
 
 typedef struct {
-  hc_buffer_t *a, *b;         /* default hc device */
-  hc_buffer_t *sa, *sd;       /* staging forced / off (or NULL) */
+  hc_buffer_t *a, *b;   /* default hc device */
+  hc_buffer_t *sa, *sd; /* staging forced / off (or NULL) */
   hc_device_t *dev;
   raw_t *raw;
   CUdeviceptr ra, rb;
@@ -190,12 +189,15 @@ static double copy_once(copy_ctx_t *c, int dir, int v, size_t n) {
   case V_STAGED: {
     hc_buffer_t *a = v == V_HC ? c->a : v == V_STAGED ? c->sa : c->sd;
     if (!a) return -1;
-    if (dir == H2D) HC_CHECK(hc_buffer_write(a, 0, c->host, n));
-    else if (dir == D2H) HC_CHECK(hc_buffer_read(a, 0, c->host, n));
+    if (dir == H2D)
+      HC_CHECK(hc_buffer_write(a, 0, c->host, n));
+    else if (dir == D2H)
+      HC_CHECK(hc_buffer_read(a, 0, c->host, n));
     else if (v == V_HC) {
       HC_CHECK(hc_buffer_copy(c->b, 0, c->a, 0, n));
       HC_CHECK(hc_device_finish(c->dev));
-    } else return -1;
+    } else
+      return -1;
     break;
   }
   case V_RAW:
@@ -210,12 +212,13 @@ static double copy_once(copy_ctx_t *c, int dir, int v, size_t n) {
        * at 1 MiB). */
       CU_CHECK(r->cu, r->cu.cuMemcpyHtoD(c->ra, h, n));
       CU_CHECK(r->cu, r->cu.cuCtxSynchronize());
-    }
-    else if (dir == D2H) CU_CHECK(r->cu, r->cu.cuMemcpyDtoH(h, c->ra, n));
+    } else if (dir == D2H)
+      CU_CHECK(r->cu, r->cu.cuMemcpyDtoH(h, c->ra, n));
     else if (v == V_RAW) {
       CU_CHECK(r->cu, r->cu.cuMemcpyDtoDAsync(c->rb, c->ra, n, r->stream));
       CU_CHECK(r->cu, r->cu.cuStreamSynchronize(r->stream));
-    } else return -1;
+    } else
+      return -1;
     break;
   }
   }
@@ -231,14 +234,22 @@ int main(int argc, char **argv) {
   int launches = 100000, reps = 5;
   size_t max_size = 1024 * MIB;
   for (int i = 1; i < argc; i++) {
-    if (!strncmp(argv[i], "--device=", 9)) spec = argv[i] + 9;
-    else if (!strncmp(argv[i], "--launches=", 11)) launches = atoi(argv[i] + 11);
-    else if (!strncmp(argv[i], "--max-size=", 11)) max_size = strtoull(argv[i] + 11, NULL, 10);
-    else if (!strncmp(argv[i], "--reps=", 7)) reps = atoi(argv[i] + 7);
-    else if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strncmp(argv[i], "--json=", 7)) json_path = argv[i] + 7;
+    if (!strncmp(argv[i], "--device=", 9))
+      spec = argv[i] + 9;
+    else if (!strncmp(argv[i], "--launches=", 11))
+      launches = atoi(argv[i] + 11);
+    else if (!strncmp(argv[i], "--max-size=", 11))
+      max_size = strtoull(argv[i] + 11, NULL, 10);
+    else if (!strncmp(argv[i], "--reps=", 7))
+      reps = atoi(argv[i] + 7);
+    else if (!strcmp(argv[i], "--json"))
+      json = 1;
+    else if (!strncmp(argv[i], "--json=", 7))
+      json_path = argv[i] + 7;
     else {
-      fprintf(stderr, "usage: %s [--device=cuda:N] [--launches=N] [--max-size=BYTES] [--reps=N] [--json | --json=FILE]\n", argv[0]);
+      fprintf(stderr,
+              "usage: %s [--device=cuda:N] [--launches=N] [--max-size=BYTES] [--reps=N] [--json | --json=FILE]\n",
+              argv[0]);
       return 2;
     }
   }
@@ -345,7 +356,7 @@ int main(int argc, char **argv) {
   if (json_path && !out) perror(json_path);
   if (out) {
     fprintf(out, "{\n  \"device\": \"%s\", \"name\": \"%s\", \"arch\": \"%s\", \"driver\": \"%s\",\n", id, info->name,
-           info->arch, info->driver);
+            info->arch, info->driver);
     fprintf(out, "  \"launch_us\": {");
     for (int m = 0; m < NMODES; m++)
       fprintf(out, "%s\"%s\": {\"hc\": %.3f, \"raw\": %.3f}", m ? ", " : "", mode_names[m], lus[m][0], lus[m][1]);
@@ -353,14 +364,14 @@ int main(int argc, char **argv) {
     for (int si = 0; si < nsizes; si++)
       for (int d = 0; d < NDIRS; d++) {
         fprintf(out, "    {\"bytes\": %zu, \"dir\": \"%s\", \"hc\": %.3f, \"raw\": %.3f, \"ratio\": %.4f", sizes[si],
-               dir_names[d], gbs[si][d][V_HC], gbs[si][d][V_RAW], gbs[si][d][V_HC] / gbs[si][d][V_RAW]);
+                dir_names[d], gbs[si][d][V_HC], gbs[si][d][V_RAW], gbs[si][d][V_HC] / gbs[si][d][V_RAW]);
         if (gbs[si][d][V_STAGED] >= 0) fprintf(out, ", \"hc_staged\": %.3f", gbs[si][d][V_STAGED]);
         if (gbs[si][d][V_DIRECT] >= 0) fprintf(out, ", \"hc_direct\": %.3f", gbs[si][d][V_DIRECT]);
         if (gbs[si][d][V_PINNED] >= 0) fprintf(out, ", \"raw_pinned\": %.3f", gbs[si][d][V_PINNED]);
         fprintf(out, "}%s\n", si == nsizes - 1 && d == NDIRS - 1 ? "" : ",");
       }
-    fprintf(out, "  ],\n  \"targets\": {\"launch_within_1us\": %s, \"copy_ge_95pct\": %s}\n}\n", launch_ok ? "true" : "false",
-           copy_ok ? "true" : "false");
+    fprintf(out, "  ],\n  \"targets\": {\"launch_within_1us\": %s, \"copy_ge_95pct\": %s}\n}\n",
+            launch_ok ? "true" : "false", copy_ok ? "true" : "false");
     if (out != stdout) fclose(out);
   }
   if (!json) {
@@ -370,7 +381,8 @@ int main(int argc, char **argv) {
     for (int m = 0; m < NMODES; m++)
       printf("  %-12s %9.3f %9.3f %+9.3f\n", mode_names[m], lus[m][0], lus[m][1], lus[m][0] - lus[m][1]);
     printf("\ncopy bandwidth, GB/s (1e9 bytes copied per second, median of %d to 200 interleaved samples;\n"
-           "pageable host memory; hc: default policy; hc-direct: staging off; hc-staged: staging forced)\n", reps);
+           "pageable host memory; hc: default policy; hc-direct: staging off; hc-staged: staging forced)\n",
+           reps);
     printf("  %-9s %-4s %9s %9s %7s %11s %11s %11s\n", "size", "dir", "hc", "raw", "hc/raw", "hc-direct", "hc-staged",
            "raw-pinned");
     for (int si = 0; si < nsizes; si++)
@@ -378,8 +390,10 @@ int main(int argc, char **argv) {
         printf("  %5zu MiB %-4s %9.2f %9.2f %6.1f%%", sizes[si] / MIB, dir_names[d], gbs[si][d][V_HC],
                gbs[si][d][V_RAW], 100 * gbs[si][d][V_HC] / gbs[si][d][V_RAW]);
         for (int v = V_DIRECT; v <= V_STAGED; v++) {
-          if (gbs[si][d][v] >= 0) printf(" %11.2f", gbs[si][d][v]);
-          else printf(" %11s", "-");
+          if (gbs[si][d][v] >= 0)
+            printf(" %11.2f", gbs[si][d][v]);
+          else
+            printf(" %11s", "-");
         }
         if (gbs[si][d][V_PINNED] >= 0) printf(" %11.2f", gbs[si][d][V_PINNED]);
         printf("\n");

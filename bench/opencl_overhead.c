@@ -42,9 +42,8 @@ static const char raw_src[] = "__kernel void empty(__global float *p, int n) { i
 
 static const char *cl_name(cl_int err) {
   switch (err) {
-#define CL_NAME_CASE_(name, value)                                             \
-  case value:                                                                  \
-    return #name;
+#define CL_NAME_CASE_(name, value) \
+  case value: return #name;
     OCL_ERROR_LIST(CL_NAME_CASE_)
 #undef CL_NAME_CASE_
   }
@@ -55,17 +54,17 @@ static void die_hc(const char *what) {
   fprintf(stderr, "hc-bench-opencl-overhead: %s: %s\n", what, hc_last_error());
   exit(1);
 }
-#define HC_CHECK(x)                                                            \
-  do {                                                                         \
-    if ((x) != HC_OK) die_hc(#x);                                              \
+#define HC_CHECK(x)               \
+  do {                            \
+    if ((x) != HC_OK) die_hc(#x); \
   } while (0)
-#define CL_CHECK(x)                                                            \
-  do {                                                                         \
-    cl_int e_ = (x);                                                           \
-    if (e_ != CL_SUCCESS) {                                                    \
+#define CL_CHECK(x)                                                                         \
+  do {                                                                                      \
+    cl_int e_ = (x);                                                                        \
+    if (e_ != CL_SUCCESS) {                                                                 \
       fprintf(stderr, "hc-bench-opencl-overhead: %s: %s (%d)\n", #x, cl_name(e_), (int)e_); \
-      exit(1);                                                                 \
-    }                                                                          \
+      exit(1);                                                                              \
+    }                                                                                       \
   } while (0)
 
 static int cmp_double(const void *a, const void *b) {
@@ -245,8 +244,10 @@ typedef struct {
 
 static double hc_copy_once(bench_t *b, copy_bufs_t *c, int dir, size_t n) {
   double t0 = hc_now();
-  if (dir == H2D) HC_CHECK(hc_buffer_write(c->h1, 0, c->host, n));
-  else if (dir == D2H) HC_CHECK(hc_buffer_read(c->h1, 0, c->host, n));
+  if (dir == H2D)
+    HC_CHECK(hc_buffer_write(c->h1, 0, c->host, n));
+  else if (dir == D2H)
+    HC_CHECK(hc_buffer_read(c->h1, 0, c->host, n));
   else {
     HC_CHECK(hc_buffer_copy(c->h2, 0, c->h1, 0, n));
     HC_CHECK(hc_device_finish(b->dev));
@@ -257,8 +258,10 @@ static double hc_copy_once(bench_t *b, copy_bufs_t *c, int dir, size_t n) {
 static double raw_copy_once(bench_t *b, copy_bufs_t *c, int dir, size_t n) {
   cl_command_queue q = b->raw->q;
   double t0 = hc_now();
-  if (dir == H2D) CL_CHECK(clEnqueueWriteBuffer(q, c->r1, CL_TRUE, 0, n, c->host, 0, NULL, NULL));
-  else if (dir == D2H) CL_CHECK(clEnqueueReadBuffer(q, c->r1, CL_TRUE, 0, n, c->host, 0, NULL, NULL));
+  if (dir == H2D)
+    CL_CHECK(clEnqueueWriteBuffer(q, c->r1, CL_TRUE, 0, n, c->host, 0, NULL, NULL));
+  else if (dir == D2H)
+    CL_CHECK(clEnqueueReadBuffer(q, c->r1, CL_TRUE, 0, n, c->host, 0, NULL, NULL));
   else {
     CL_CHECK(clEnqueueCopyBuffer(q, c->r1, c->r2, 0, 0, n, 0, NULL, NULL));
     CL_CHECK(clFinish(q));
@@ -288,16 +291,15 @@ static double gbs(size_t bytes, double s) { return (double)bytes / s / 1e9; }
 
 static void print_json(FILE *f, const char *id, const hc_device_info_t *in, int launches, const launch_row_t *lr,
                        int nl, const copy_row_t *cr, int nc) {
-  fprintf(f, "{\n  \"device\": \"%s\", \"name\": \"%s\", \"platform\": \"%s\", \"driver\": \"%s\",\n", id,
-          in->name, in->platform, in->driver);
+  fprintf(f, "{\n  \"device\": \"%s\", \"name\": \"%s\", \"platform\": \"%s\", \"driver\": \"%s\",\n", id, in->name,
+          in->platform, in->driver);
   fprintf(f, "  \"launches\": %d,\n  \"launch_us\": [\n", launches);
   for (int i = 0; i < nl; i++)
     fprintf(f,
             "    {\"mode\": \"%s\", \"hc\": %.4f, \"raw\": %.4f, \"ratio\": %.4f, \"hc_median\": %.4f, "
             "\"raw_median\": %.4f, \"ratio_median\": %.4f}%s\n",
-            lr[i].name, lr[i].hc_us.best, lr[i].raw_us.best, lr[i].hc_us.best / lr[i].raw_us.best,
-            lr[i].hc_us.median, lr[i].raw_us.median, lr[i].hc_us.median / lr[i].raw_us.median,
-            i + 1 < nl ? "," : "");
+            lr[i].name, lr[i].hc_us.best, lr[i].raw_us.best, lr[i].hc_us.best / lr[i].raw_us.best, lr[i].hc_us.median,
+            lr[i].raw_us.median, lr[i].hc_us.median / lr[i].raw_us.median, i + 1 < nl ? "," : "");
   fprintf(f, "  ],\n  \"copy_gbs\": [\n");
   for (int i = 0; i < nc; i++) {
     const copy_row_t *c = &cr[i];
@@ -342,15 +344,20 @@ int main(int argc, char **argv) {
   int launches = 20000, reps = 7, json = 0;
   size_t max_mib = 256;
   for (int i = 1; i < argc; i++) {
-    if (!strncmp(argv[i], "--device=", 9)) spec = argv[i] + 9;
-    else if (!strncmp(argv[i], "--launches=", 11)) launches = atoi(argv[i] + 11);
-    else if (!strncmp(argv[i], "--max-mib=", 10)) max_mib = (size_t)atol(argv[i] + 10);
-    else if (!strncmp(argv[i], "--reps=", 7)) reps = atoi(argv[i] + 7);
-    else if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strncmp(argv[i], "--json=", 7)) json_file = argv[i] + 7;
+    if (!strncmp(argv[i], "--device=", 9))
+      spec = argv[i] + 9;
+    else if (!strncmp(argv[i], "--launches=", 11))
+      launches = atoi(argv[i] + 11);
+    else if (!strncmp(argv[i], "--max-mib=", 10))
+      max_mib = (size_t)atol(argv[i] + 10);
+    else if (!strncmp(argv[i], "--reps=", 7))
+      reps = atoi(argv[i] + 7);
+    else if (!strcmp(argv[i], "--json"))
+      json = 1;
+    else if (!strncmp(argv[i], "--json=", 7))
+      json_file = argv[i] + 7;
     else {
-      fprintf(stderr,
-              "usage: %s [--device=opencl:N] [--launches=N] [--max-mib=N] [--reps=N] [--json | --json=FILE]\n",
+      fprintf(stderr, "usage: %s [--device=opencl:N] [--launches=N] [--max-mib=N] [--reps=N] [--json | --json=FILE]\n",
               argv[0]);
       return 2;
     }
@@ -418,8 +425,10 @@ int main(int argc, char **argv) {
       nc++;
     }
 
-  if (json) print_json(stdout, hc_device_id(ctx, idx), in, launches, lr, 3, cr, nc);
-  else print_table(hc_device_id(ctx, idx), in, launches, lr, 3, cr, nc);
+  if (json)
+    print_json(stdout, hc_device_id(ctx, idx), in, launches, lr, 3, cr, nc);
+  else
+    print_table(hc_device_id(ctx, idx), in, launches, lr, 3, cr, nc);
   if (json_file) {
     FILE *f = fopen(json_file, "w");
     if (!f) {

@@ -9,11 +9,10 @@
 
 /* One kernel, two forms: a C function for host devices and the portable
  * dialect for OpenCL and CUDA devices. */
-static const char square_src[] =
-    "HC_KERNEL void square(const long n, HC_GLOBAL double *x) {\n"
-    "  long i = hc_global_id(0);\n"
-    "  if (i < n) x[i] = x[i] * x[i];\n"
-    "}\n";
+static const char square_src[] = "HC_KERNEL void square(const long n, HC_GLOBAL double *x) {\n"
+                                 "  long i = hc_global_id(0);\n"
+                                 "  if (i < n) x[i] = x[i] * x[i];\n"
+                                 "}\n";
 
 static void square_host(const hc_host_group_t *g, void *const *args) {
   double *x = args[1];

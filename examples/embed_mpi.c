@@ -10,13 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK(call)                                                                                  \
-  do {                                                                                               \
-    hc_status_t st_ = (call);                                                                        \
-    if (st_ != HC_OK) {                                                                              \
+#define CHECK(call)                                                                                       \
+  do {                                                                                                    \
+    hc_status_t st_ = (call);                                                                             \
+    if (st_ != HC_OK) {                                                                                   \
       fprintf(stderr, "rank %d: %s failed: %s: %s\n", rank, #call, hc_status_name(st_), hc_last_error()); \
-      goto done;                                                                                     \
-    }                                                                                                \
+      goto done;                                                                                          \
+    }                                                                                                     \
   } while (0)
 
 int main(int argc, char **argv) {

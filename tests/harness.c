@@ -50,8 +50,10 @@ hc_device_t *th_device(const char *spec) {
     fprintf(stderr, "cannot open %s: %s\n", spec, hc_last_error());
     return NULL;
   }
-  if (nopened < 64) opened[nopened++] = d;
-  else hc_device_close(d);
+  if (nopened < 64)
+    opened[nopened++] = d;
+  else
+    hc_device_close(d);
   return d;
 }
 

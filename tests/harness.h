@@ -40,17 +40,16 @@ void th_expect_usage_error(const char *workload, const char *device, const char 
 int th_slow_tool(void);
 
 int th_main(int argc, char **argv, void (*register_tests)(void));
-#define TH_MAIN(reg)                                                           \
+#define TH_MAIN(reg) \
   int main(int argc, char **argv) { return th_main(argc, argv, reg); }
 
 /* Asserts a status and prints the last error when it is not the one. */
-#define TH_ASSERT_OK(expr)                                                     \
-  do {                                                                         \
-    hc_status_t th_st_ = (expr);                                               \
-    if (th_st_ != HC_OK)                                                       \
-      fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #expr,      \
-              hc_status_name(th_st_), hc_last_error());                        \
-    CU_ASSERT_EQUAL_FATAL(th_st_, HC_OK);                                      \
+#define TH_ASSERT_OK(expr)                                                                                          \
+  do {                                                                                                              \
+    hc_status_t th_st_ = (expr);                                                                                    \
+    if (th_st_ != HC_OK)                                                                                            \
+      fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #expr, hc_status_name(th_st_), hc_last_error()); \
+    CU_ASSERT_EQUAL_FATAL(th_st_, HC_OK);                                                                           \
   } while (0)
 
 #endif

@@ -156,8 +156,8 @@ static hc_status_t run_cc(const hc_grid_t *g, const char *dir, const char *src, 
   size_t sz = 0;
   char *log = read_all(logpath, &sz);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-    hc_status_t st = hc_error(HC_ERR_UNSUPPORTED, "cannot run the C compiler '%s' (exit 127): %.300s", argv[0],
-                              log ? log : "");
+    hc_status_t st =
+        hc_error(HC_ERR_UNSUPPORTED, "cannot run the C compiler '%s' (exit 127): %.300s", argv[0], log ? log : "");
     free(log);
     return st;
   }
@@ -268,8 +268,10 @@ hc_status_t hcg_cc_build(hc_grid_t *g, const char *source, hc_host_kernel_fn *fn
   struct statvfs vfs;
   if (statvfs(w.dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
     remove_dir(&w);
-    return cannot_compile(g, hc_error(HC_ERR_UNSUPPORTED, "grid host kernel: TMPDIR=%s is mounted noexec, so "
-                                                          "compiled kernels cannot be loaded from it", tmp_root()));
+    return cannot_compile(g, hc_error(HC_ERR_UNSUPPORTED,
+                                      "grid host kernel: TMPDIR=%s is mounted noexec, so "
+                                      "compiled kernels cannot be loaded from it",
+                                      tmp_root()));
   }
   char src[4200], obj[4200];
   snprintf(src, sizeof src, "%s/k.c", w.dir);
@@ -281,7 +283,7 @@ hc_status_t hcg_cc_build(hc_grid_t *g, const char *source, hc_host_kernel_fn *fn
     char cached[4200];
     snprintf(cached, sizeof cached, "%s/cached.so", w.dir);
     st = write_all(cached, bytes, nbytes) == 0 ? open_object(cached, fn, dl)
-                                                : hc_error(HC_ERR_IO, "cannot write %s: %s", cached, strerror(errno));
+                                               : hc_error(HC_ERR_IO, "cannot write %s: %s", cached, strerror(errno));
     free(bytes);
     if (st == HC_OK) {
       g->cc_state = 1;

@@ -29,10 +29,10 @@
 
 /* The host kernel's view of hc_host_group_t: its text goes into generated
  * C, and the same declaration is compiled here so the layouts must agree. */
-#define HCG_GROUP_DECL                                                                                               \
-  typedef struct {                                                                                                   \
-    uint32_t dims, worker, num_workers, reserved_;                                                                   \
-    size_t group_id[3], num_groups[3], lo[3], hi[3], global[3];                                                      \
+#define HCG_GROUP_DECL                                          \
+  typedef struct {                                              \
+    uint32_t dims, worker, num_workers, reserved_;              \
+    size_t group_id[3], num_groups[3], lo[3], hi[3], global[3]; \
   } hcg_group_t;
 #define HCG_STR_(...) #__VA_ARGS__
 #define HCG_STR(...) HCG_STR_(__VA_ARGS__)
@@ -43,9 +43,12 @@ _Static_assert(offsetof(hcg_group_t, global) == offsetof(hc_host_group_t, global
                "hcg_group_t must mirror hc_host_group_t");
 
 void gk_lin_index(uint32_t rank, const char *v0, const char *v1, const char *v2, char *out, size_t n) {
-  if (rank == 3) snprintf(out, n, "((%s) * n1 + (%s)) * n2 + (%s)", v0, v1, v2);
-  else if (rank == 2) snprintf(out, n, "(%s) * n2 + (%s)", v1, v2);
-  else snprintf(out, n, "%s", v2);
+  if (rank == 3)
+    snprintf(out, n, "((%s) * n1 + (%s)) * n2 + (%s)", v0, v1, v2);
+  else if (rank == 2)
+    snprintf(out, n, "(%s) * n2 + (%s)", v1, v2);
+  else
+    snprintf(out, n, "%s", v2);
 }
 
 static void emit_prologue(gw_t *w, const gk_t *k) {
@@ -62,8 +65,10 @@ static void emit_prologue(gw_t *w, const gk_t *k) {
   if (k->vec) gw_put(w, "#define VREAL %s%d\n", p->dtype == HC_F64 ? "double" : "float", k->vec);
   gw_put(w, "#ifndef HC_PI\n#define HC_PI 3.14159265358979323846\n#endif\n");
   if (k->mode == GK_REDUCE) {
-    if (host) gw_put(w, "typedef double ACC;\n");
-    else gw_put(w, "#ifdef HC_HAS_FP64\ntypedef double ACC;\n#else\ntypedef float ACC;\n#endif\n");
+    if (host)
+      gw_put(w, "typedef double ACC;\n");
+    else
+      gw_put(w, "#ifdef HC_HAS_FP64\ntypedef double ACC;\n#else\ntypedef float ACC;\n#endif\n");
   }
   for (uint32_t i = 0; i < k->nnodes; i++) {
     const gp_node_t *n = k->nodes[i];
@@ -80,9 +85,12 @@ static void emit_signature(gw_t *w, const gk_t *k) {
   if (host) {
     gw_put(w, "void hcg_kernel(const hcg_group_t *g, void *const *args) {\n");
     uint32_t a = 0;
-    if (k->mode == GK_REDUCE) gw_put(w, "  ACC *partial = (ACC *)args[%u];\n", a++);
-    else gw_put(w, "  REAL *restrict D = (REAL *)args[%u];\n", a++);
-    for (uint32_t s = 1; s < k->nfields; s++) gw_put(w, "  const REAL *restrict F%u = (const REAL *)args[%u];\n", s, a++);
+    if (k->mode == GK_REDUCE)
+      gw_put(w, "  ACC *partial = (ACC *)args[%u];\n", a++);
+    else
+      gw_put(w, "  REAL *restrict D = (REAL *)args[%u];\n", a++);
+    for (uint32_t s = 1; s < k->nfields; s++)
+      gw_put(w, "  const REAL *restrict F%u = (const REAL *)args[%u];\n", s, a++);
     if (k->params_in_buffer) {
       gw_put(w, "  const REAL *P = (const REAL *)args[%u];\n", a++);
       for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, "  const REAL p%u = P[%u];\n", i, i);
@@ -94,14 +102,18 @@ static void emit_signature(gw_t *w, const gk_t *k) {
     return;
   }
   gw_put(w, "HC_KERNEL void hcg_kernel(");
-  if (k->mode == GK_REDUCE) gw_put(w, "HC_GLOBAL ACC *partial");
-  else gw_put(w, "HC_GLOBAL REAL *HC_RESTRICT D");
+  if (k->mode == GK_REDUCE)
+    gw_put(w, "HC_GLOBAL ACC *partial");
+  else
+    gw_put(w, "HC_GLOBAL REAL *HC_RESTRICT D");
   for (uint32_t s = 1; s < k->nfields; s++) gw_put(w, ", HC_GLOBAL const REAL *HC_RESTRICT F%u", s);
-  if (k->params_in_buffer) gw_put(w, ", HC_GLOBAL const REAL *P");
+  if (k->params_in_buffer)
+    gw_put(w, ", HC_GLOBAL const REAL *P");
   else
     for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, ", const REAL p%u", i);
-  gw_put(w, ", const long a_n0, const long a_n1, const long a_n2, const long a_lo0, const long a_lo1, const long a_lo2, "
-            "const long a_c0, const long a_c1, const long a_c2%s%s) {\n",
+  gw_put(w,
+         ", const long a_n0, const long a_n1, const long a_n2, const long a_lo0, const long a_lo1, const long a_lo2, "
+         "const long a_c0, const long a_c1, const long a_c2%s%s) {\n",
          k->mode == GK_REDUCE ? ", const long total" : "", k->zrev_arg ? ", const long a_zrev" : "");
   if (k->params_in_buffer)
     for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, "  const REAL p%u = P[%u];\n", i, i);
@@ -121,19 +133,23 @@ static void emit_levels(gw_t *w, const gk_t *k) {
   uint32_t ax0 = HCG_AX0(k->plan->rank);
   for (int r = 1; r <= mx; r++)
     for (uint32_t a = ax0; a < 3; a++) {
-      if (r == 1) gw_put(w, "  const IDX nc1_%u = (n%u + 1) >> 1;\n", a, a);
-      else gw_put(w, "  const IDX nc%d_%u = (nc%d_%u + 1) >> 1;\n", r, a, r - 1, a);
+      if (r == 1)
+        gw_put(w, "  const IDX nc1_%u = (n%u + 1) >> 1;\n", a, a);
+      else
+        gw_put(w, "  const IDX nc%d_%u = (nc%d_%u + 1) >> 1;\n", r, a, r - 1, a);
     }
   for (int r = 1; r <= -mn; r++)
     for (uint32_t a = ax0; a < 3; a++) {
-      if (r == 1) gw_put(w, "  const IDX nf1_%u = 2 * n%u - 1;\n", a, a);
-      else gw_put(w, "  const IDX nf%d_%u = 2 * nf%d_%u - 1;\n", r, a, r - 1, a);
+      if (r == 1)
+        gw_put(w, "  const IDX nf1_%u = 2 * n%u - 1;\n", a, a);
+      else
+        gw_put(w, "  const IDX nf%d_%u = 2 * nf%d_%u - 1;\n", r, a, r - 1, a);
     }
   gw_put(w, "  (void)n0; (void)n1; (void)n2; (void)c0; (void)c1; (void)c2; (void)lo0; (void)lo1; (void)lo2;\n");
 }
 
 static const char *reduce_step(hc_grid_reduce_op_t op) {
-  return op == HC_GRID_SUM ? "acc += (ACC)(%s);\n"
+  return op == HC_GRID_SUM     ? "acc += (ACC)(%s);\n"
          : op == HC_GRID_SUMSQ ? "acc += (ACC)(%s) * (ACC)(%s);\n"
                                /* keeps a NaN, which fmax would drop */
                                : "{ const ACC a_ = fabs((ACC)(%s)); acc = (isnan(acc) || a_ <= acc) ? acc : a_; }\n";
@@ -141,8 +157,10 @@ static const char *reduce_step(hc_grid_reduce_op_t op) {
 
 static void emit_accumulate(gw_t *w, const gk_t *k, const char *v) {
   gw_put(w, "  ");
-  if (k->op == HC_GRID_SUMSQ) gw_put(w, reduce_step(k->op), v, v);
-  else gw_put(w, reduce_step(k->op), v);
+  if (k->op == HC_GRID_SUMSQ)
+    gw_put(w, reduce_step(k->op), v, v);
+  else
+    gw_put(w, reduce_step(k->op), v);
 }
 
 static void emit_store(gw_t *w, const gk_t *k, const char *v) {
@@ -163,8 +181,10 @@ static void emit_host_loops(gw_t *w, const gk_t *k) {
     gw_put(w, "  for (IDX t2 = (IDX)g->lo[0]; t2 < (IDX)g->hi[0]; t2++) {\n  const IDX i2 = lo2 + t2;\n");
   }
   gval_t v = gw_walk_root(w, k->root, 0);
-  if (k->mode == GK_REDUCE) emit_accumulate(w, k, v.s);
-  else emit_store(w, k, v.s);
+  if (k->mode == GK_REDUCE)
+    emit_accumulate(w, k, v.s);
+  else
+    emit_store(w, k, v.s);
   gw_put(w, "  }\n  }\n  }\n");
 }
 
@@ -212,8 +232,10 @@ static void emit_host_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
   gw_memo_clear(w);
   gw_put(w, "  Tr[x] = %s;\n  }\n  }\n  }\n", sv.s);
   gw_put(w, "  const IDX im = zq - %d;\n  if (im < z0) continue;\n", Rm);
-  if (m3) gw_put(w, "  const IDX i0 = im;\n  for (IDX i1 = ya; i1 < yb; i1++) {\n");
-  else gw_put(w, "  const IDX i0 = 0, i1 = im;\n  {\n");
+  if (m3)
+    gw_put(w, "  const IDX i0 = im;\n  for (IDX i1 = ya; i1 < yb; i1++) {\n");
+  else
+    gw_put(w, "  const IDX i0 = 0, i1 = im;\n  {\n");
   gw_put(w, "  for (IDX i2 = xa; i2 < xb; i2++) {\n");
   gval_t v = gw_walk_root(w, k->root, 0);
   gw_memo_clear(w);
@@ -223,8 +245,10 @@ static void emit_host_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
 
 static void emit_host(gw_t *w, const gk_t *k, gp_node_t *s) {
   if (k->mode == GK_REDUCE) gw_put(w, "  ACC acc = 0;\n");
-  if (s) emit_host_staged(w, k, s);
-  else emit_host_loops(w, k);
+  if (s)
+    emit_host_staged(w, k, s);
+  else
+    emit_host_loops(w, k);
   if (k->mode == GK_REDUCE)
     gw_put(w, "  partial[g->group_id[0] + g->num_groups[0] * (g->group_id[1] + g->num_groups[1] * g->group_id[2])] = "
               "acc;\n");
@@ -235,7 +259,8 @@ static void emit_cell_of_thread(gw_t *w, const gk_t *k, const char *t0, const ch
   gw_put(w, "  const IDX i0 = lo0 + %s, i1 = lo1 + %s;\n", t0, t1);
   if (k->parity != HC_GRID_ALL)
     gw_put(w, "  const IDX i2 = lo2 + 2 * %s + ((i0 + i1 + lo2 + %d) & 1);\n", t2, k->parity == HC_GRID_ODD);
-  else gw_put(w, "  const IDX i2 = lo2 + %s;\n", t2);
+  else
+    gw_put(w, "  const IDX i2 = lo2 + %s;\n", t2);
 }
 
 /* The body of an item's unrolled loop over its cells: the cell (t0, t1,
@@ -290,7 +315,8 @@ static void emit_device_reduce(gw_t *w, const gk_t *k) {
   gw_put(w, "  for (int s = %d; s > 0; s >>= 1) {\n    if (lid < s) ", HCG_REDUCE_LOCAL / 2);
   if (k->op == HC_GRID_MAXABS)
     gw_put(w, "red[lid] = (isnan(red[lid]) || red[lid + s] <= red[lid]) ? red[lid] : red[lid + s];\n");
-  else gw_put(w, "red[lid] += red[lid + s];\n");
+  else
+    gw_put(w, "red[lid] += red[lid + s];\n");
   gw_put(w, "    HC_BARRIER();\n  }\n  if (lid == 0) partial[hc_group_id(0)] = red[0];\n}\n");
 }
 
@@ -337,7 +363,8 @@ static void emit_device_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
   gw_put(w, "#define BX %d\n#define BY %d\n#define TX %d\n#define TY %d\n#define TW %d\n", bx, by, bx + 2 * R[2],
          by + 2 * R[1], 2 * R[0] + 1);
   gw_put(w, "  HC_LOCAL REAL T[%d];\n", (bx + 2 * R[2]) * (by + 2 * R[1]) * (rank == 3 ? 2 * R[0] + 1 : 1));
-  gw_put(w, "  const IDX lx = (IDX)hc_local_id(0), ly = (IDX)hc_local_id(1);\n  const int lid = (int)(ly * BX + lx);\n");
+  gw_put(w,
+         "  const IDX lx = (IDX)hc_local_id(0), ly = (IDX)hc_local_id(1);\n  const int lid = (int)(ly * BX + lx);\n");
   gw_put(w, "  const IDX t2 = (IDX)hc_global_id(0), t1 = (IDX)hc_global_id(1);\n");
   gw_put(w, "  const IDX b2 = lo2 + (IDX)hc_group_id(0) * BX - %d, b1 = lo1 + (IDX)hc_group_id(1) * BY - %d;\n", R[2],
          R[1]);
@@ -388,15 +415,19 @@ hc_status_t gk_emit(const gk_t *k, char **out) {
   emit_levels(&w, k);
   w.stage = s;
   w.host_stage = k->lang == HC_LANG_HOST;
-  if (k->lang == HC_LANG_HOST) emit_host(&w, k, s);
-  else if (k->mode == GK_REDUCE) emit_device_reduce(&w, k);
-  else if (s) emit_device_staged(&w, k, s);
+  if (k->lang == HC_LANG_HOST)
+    emit_host(&w, k, s);
+  else if (k->mode == GK_REDUCE)
+    emit_device_reduce(&w, k);
+  else if (s)
+    emit_device_staged(&w, k, s);
   else if (k->vec) {
     if (gk_emit_vector_assign(&w, k) != 0) {
       gw_fini(&w);
       return hc_error(HC_ERR_INTERNAL, "grid codegen: vector kernel for an ineligible expression");
     }
-  } else emit_device_assign(&w, k);
+  } else
+    emit_device_assign(&w, k);
   if (w.fail) {
     gw_fini(&w);
     return hc_error(HC_ERR_NO_MEMORY, "grid codegen: out of memory");

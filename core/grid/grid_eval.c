@@ -34,16 +34,20 @@ typedef struct {
 /* Runs the statement for every cell x of the row to compute: all of them
  * when x0 < 0 (a unit-stride loop the compiler vectorises), else every
  * second cell of [x0, x1) (one colour over its interval). */
-#define EV_CELLS(...)                                                   \
-  do {                                                                  \
-    if (x0 < 0)                                                         \
-      for (int64_t x = 0; x < w; x++) { __VA_ARGS__; }                  \
-    else                                                                \
-      for (int64_t x = x0; x < x1; x += 2) { __VA_ARGS__; }             \
+#define EV_CELLS(...)                        \
+  do {                                       \
+    if (x0 < 0)                              \
+      for (int64_t x = 0; x < w; x++) {      \
+        __VA_ARGS__;                         \
+      }                                      \
+    else                                     \
+      for (int64_t x = x0; x < x1; x += 2) { \
+        __VA_ARGS__;                         \
+      }                                      \
   } while (0)
 
 typedef struct {
-  int64_t a, b, w;   /* interval of the contiguous axis, width */
+  int64_t a, b, w;      /* interval of the contiguous axis, width */
   int64_t lo[2], hi[2]; /* rows of axes 0 and 1 it is read at (this group) */
   int reached;
   int cols;             /* colours it is read at */
@@ -51,10 +55,10 @@ typedef struct {
   int whole;            /* computed at every cell of [a, b], as read: not
                            red-black, or under a restriction or prolongation
                            (where no sweep in place reads the assigned field) */
-  void *buf;         /* w0 * w1 rows of w values (scalars: one row) */
+  void *buf;            /* w0 * w1 rows of w values (scalars: one row) */
   ev_tag_t *tag;
   int64_t w0, w1;
-  int64_t ext[3];    /* extents of the node's level */
+  int64_t ext[3]; /* extents of the node's level */
 } ev_node_t;
 
 /* The colours of an operand read at an odd offset. */
@@ -153,8 +157,10 @@ void hcg_eval_host(const hc_host_group_t *g, void *const *args) {
     } else if (n->kind == GX_RESTRICT || n->kind == GX_PROLONG) {
       int64_t lo[3] = {e->lo[0], e->lo[1], e->a}, hi[3] = {e->hi[0], e->hi[1], e->b};
       for (uint32_t a = ax0; a < 3; a++) {
-        if (n->kind == GX_RESTRICT) lo[a] = 2 * lo[a] - 1, hi[a] = 2 * hi[a] + 1;
-        else lo[a] = lo[a] >> 1, hi[a] = (hi[a] + 1) >> 1;
+        if (n->kind == GX_RESTRICT)
+          lo[a] = 2 * lo[a] - 1, hi[a] = 2 * hi[a] + 1;
+        else
+          lo[a] = lo[a] >> 1, hi[a] = (hi[a] + 1) >> 1;
       }
       widen(ca, lo, hi, EV_ALL);
     } else {
@@ -192,14 +198,18 @@ void hcg_eval_host(const hc_host_group_t *g, void *const *args) {
     if (n->kind == GX_SCALAR) {
       double v = k->params[k->lparam0[n->id]];
       for (int64_t x = 0; x < e->w; x++) {
-        if (f64) ((double *)e->buf)[x] = v;
-        else ((float *)e->buf)[x] = (float)v;
+        if (f64)
+          ((double *)e->buf)[x] = v;
+        else
+          ((float *)e->buf)[x] = (float)v;
       }
     }
   }
   if (ok && re->w > 0) {
-    if (f64) group_f64(L, g, nodes);
-    else group_f32(L, g, nodes);
+    if (f64)
+      group_f64(L, g, nodes);
+    else
+      group_f32(L, g, nodes);
   }
   for (uint32_t i = 0; i < nn; i++) {
     free(nodes[i].buf);

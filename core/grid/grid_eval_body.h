@@ -50,7 +50,8 @@ static void EV(func)(EV(ev_state_t) * S, const gp_node_t *n, const ev_node_t *e,
   case HC_GFUNC_COORD:
   case HC_GFUNC_INDEX: {
     uint32_t ax = ax0 + f->axis;
-    EV_REAL o = f->kind == HC_GFUNC_COORD ? EV(param)(S, n, 0) : 0, h = f->kind == HC_GFUNC_COORD ? EV(param)(S, n, 1) : 1;
+    EV_REAL o = f->kind == HC_GFUNC_COORD ? EV(param)(S, n, 0) : 0,
+            h = f->kind == HC_GFUNC_COORD ? EV(param)(S, n, 1) : 1;
     if (ax == 2)
       EV_CELLS(out[x] = o + h * (EV_REAL)(a + x));
     else
@@ -61,8 +62,8 @@ static void EV(func)(EV(ev_state_t) * S, const gp_node_t *n, const ev_node_t *e,
     EV_REAL c = EV(param)(S, n, 0);
     for (uint32_t d = 0; d + 1 < r; d++) {
       uint32_t ax = ax0 + d;
-      c *= (EV_REAL)sin((double)(EV(param)(S, n, 3 + 3 * d) * (EV(param)(S, n, 1 + 3 * d) +
-                                                                 EV(param)(S, n, 2 + 3 * d) * (EV_REAL)rr[ax])));
+      c *= (EV_REAL)sin((double)(EV(param)(S, n, 3 + 3 * d) *
+                                 (EV(param)(S, n, 1 + 3 * d) + EV(param)(S, n, 2 + 3 * d) * (EV_REAL)rr[ax])));
     }
     const uint32_t d = r - 1;
     const EV_REAL o = EV(param)(S, n, 1 + 3 * d), h = EV(param)(S, n, 2 + 3 * d), kk = EV(param)(S, n, 3 + 3 * d);
@@ -72,8 +73,8 @@ static void EV(func)(EV(ev_state_t) * S, const gp_node_t *n, const ev_node_t *e,
   case HC_GFUNC_GAUSS: {
     EV_REAL base = 0;
     for (uint32_t d = 0; d + 1 < r; d++) {
-      EV_REAL dx = EV(param)(S, n, 2 + 3 * d) + EV(param)(S, n, 3 + 3 * d) * (EV_REAL)rr[ax0 + d] -
-                   EV(param)(S, n, 4 + 3 * d);
+      EV_REAL dx =
+          EV(param)(S, n, 2 + 3 * d) + EV(param)(S, n, 3 + 3 * d) * (EV_REAL)rr[ax0 + d] - EV(param)(S, n, 4 + 3 * d);
       base += dx * dx;
     }
     const uint32_t d = r - 1;
@@ -204,10 +205,12 @@ static const EV_REAL *EV(row)(EV(ev_state_t) * S, uint32_t li, int64_t r0, int64
       for (int i1 = 0; i1 < m1; i1++) {
         const int o0 = m0 == 3 ? i0 - 1 : 0, o1 = m1 == 3 ? i1 - 1 : 0;
         const int64_t f0 = m0 == 3 ? 2 * r0 + o0 : r0, f1 = m1 == 3 ? 2 * r1 + o1 : r1;
-        const EV_REAL wt = (EV_REAL)((o0 ? 0.25 : 0.5) * (m0 == 3 ? 1.0 : 2.0) * (o1 ? 0.25 : 0.5) * (m1 == 3 ? 1.0 : 2.0));
+        const EV_REAL wt =
+            (EV_REAL)((o0 ? 0.25 : 0.5) * (m0 == 3 ? 1.0 : 2.0) * (o1 ? 0.25 : 0.5) * (m1 == 3 ? 1.0 : 2.0));
         /* A[j] is the fine value at position 2 (a + x) + j - 1 for j = 0..2 */
         const EV_REAL *A = EV(row)(S, ca, f0, f1, EV_ALL) + (2 * e->a - 1 - S->nodes[ca].a);
-        EV_CELLS(out[x] += wt * ((EV_REAL)0.25 * A[2 * x] + (EV_REAL)0.5 * A[2 * x + 1] + (EV_REAL)0.25 * A[2 * x + 2]));
+        EV_CELLS(out[x] +=
+                 wt * ((EV_REAL)0.25 * A[2 * x] + (EV_REAL)0.5 * A[2 * x + 1] + (EV_REAL)0.25 * A[2 * x + 2]));
       }
     break;
   }
@@ -302,6 +305,5 @@ static void EV(group)(const hcg_eval_launch_t *L, const hc_host_group_t *g, ev_n
       }
     }
   }
-  if (!D)
-    L->partial[g->group_id[0] + g->num_groups[0] * (g->group_id[1] + g->num_groups[1] * g->group_id[2])] = acc;
+  if (!D) L->partial[g->group_id[0] + g->num_groups[0] * (g->group_id[1] + g->num_groups[1] * g->group_id[2])] = acc;
 }

@@ -156,9 +156,7 @@ HC_API hc_status_t hc_grid_error(const hc_grid_t *g, const char **message) {
   return g ? g->err : HC_ERR_INVALID_ARG;
 }
 
-HC_API const char *hc_grid_compiler_unavailable(const hc_grid_t *g) {
-  return g && g->cc_state < 0 ? g->cc_why : NULL;
-}
+HC_API const char *hc_grid_compiler_unavailable(const hc_grid_t *g) { return g && g->cc_state < 0 ? g->cc_why : NULL; }
 
 HC_API void hc_grid_stats(const hc_grid_t *g, hc_grid_stats_t *out) {
   if (!out) return;
@@ -188,8 +186,9 @@ static hc_gexpr_t *new_expr(hc_grid_t *g, gx_kind_t kind) {
 }
 
 static const char *kind_word(const hc_gexpr_t *e) {
-  static const char *const w[] = {"field", "scalar", "computable", "sum", "difference", "product",
-                                  "scaled expression", "stencil application", "restriction", "prolongation"};
+  static const char *const w[] = {"field",       "scalar",      "computable",        "sum",
+                                  "difference",  "product",     "scaled expression", "stencil application",
+                                  "restriction", "prolongation"};
   return e && e->kind < GX_KIND_COUNT_ ? w[e->kind] : "?";
 }
 
@@ -263,7 +262,8 @@ HC_API hc_gexpr_t *hc_gexpr_computable(hc_grid_t *g, const hc_gfunc_t *fn) {
   if (f.kind == HC_GFUNC_GAUSS && !(f.sigma > 0))
     return hcg_fail(g, HC_ERR_INVALID_ARG, "hc_gexpr_computable: gauss needs sigma > 0 (got %g)", f.sigma);
   if (f.kind == HC_GFUNC_USER && !f.source && !f.host)
-    return hcg_fail(g, HC_ERR_INVALID_ARG, "hc_gexpr_computable: a user function needs a source, a host function or both");
+    return hcg_fail(g, HC_ERR_INVALID_ARG,
+                    "hc_gexpr_computable: a user function needs a source, a host function or both");
   if (f.kind == HC_GFUNC_USER && f.source && strpbrk(f.source, ";{}"))
     return hcg_fail(g, HC_ERR_INVALID_ARG,
                     "hc_gexpr_computable: the source must be one expression (no ';', '{' or '}'): \"%s\"", f.source);
@@ -294,8 +294,8 @@ HC_API hc_gexpr_t *hc_gexpr_index(hc_grid_t *g, uint32_t axis) {
 static hc_gexpr_t *combine(hc_grid_t *g, hc_gexpr_t *e, const hc_gexpr_t *a, const hc_gexpr_t *b, const char *what) {
   char s1[64], s2[64];
   if (a->rank && b->rank && a->rank != b->rank)
-    return hcg_fail(g, HC_ERR_INVALID_ARG, "%s: mismatched ranks: a %u-D %s and a %u-D %s", what, a->rank,
-                    kind_word(a), b->rank, kind_word(b));
+    return hcg_fail(g, HC_ERR_INVALID_ARG, "%s: mismatched ranks: a %u-D %s and a %u-D %s", what, a->rank, kind_word(a),
+                    b->rank, kind_word(b));
   if (a->shaped && b->shaped && memcmp(a->shape, b->shape, a->rank * sizeof(int64_t)))
     return hcg_fail(g, HC_ERR_INVALID_ARG, "%s: mismatched shapes %s (%s) and %s (%s)", what,
                     shape_text(s1, sizeof s1, a->rank, a->shape), kind_word(a),

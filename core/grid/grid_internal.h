@@ -33,10 +33,10 @@
 int hcg_append(char **buf, size_t *len, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int hcg_vappend(char **buf, size_t *len, size_t *cap, const char *fmt, va_list ap);
 
-#define HCG_MAX_FIELDS 24   /* distinct fields one kernel reads (+ dst) */
-#define HCG_MAX_OFFSET 8    /* |stencil offset| per axis */
-#define HCG_MAX_POINTS 729  /* stencil points */
-#define HCG_MAX_LEVELS 12   /* restrictions/prolongations nested in one expression */
+#define HCG_MAX_FIELDS 24  /* distinct fields one kernel reads (+ dst) */
+#define HCG_MAX_OFFSET 8   /* |stencil offset| per axis */
+#define HCG_MAX_POINTS 729 /* stencil points */
+#define HCG_MAX_LEVELS 12  /* restrictions/prolongations nested in one expression */
 
 /* ================================================================ user nodes */
 
@@ -62,31 +62,31 @@ typedef struct gx_stencil {
   uint32_t rank; /* 1..3 */
   uint32_t n;
   gs_coef_t coef_kind;
-  uint32_t axis;        /* GS_DIFF */
-  hc_gdiff_t diff;      /* GS_DIFF */
-  double h[3];          /* GS_LAPLACIAN/GS_DIFF: given spacings, 0 = grid's */
-  int32_t (*off)[3];    /* n points, offsets in the user's axes (d < rank) */
-  double *coef;         /* GS_FIXED: n coefficients */
-  char name[24];        /* for messages */
+  uint32_t axis;     /* GS_DIFF */
+  hc_gdiff_t diff;   /* GS_DIFF */
+  double h[3];       /* GS_LAPLACIAN/GS_DIFF: given spacings, 0 = grid's */
+  int32_t (*off)[3]; /* n points, offsets in the user's axes (d < rank) */
+  double *coef;      /* GS_FIXED: n coefficients */
+  char name[24];     /* for messages */
 } gx_stencil_t;
 
 struct hc_gexpr {
   struct hc_gexpr *next_alloc; /* arena list */
   hc_grid_t *grid;
   gx_kind_t kind;
-  uint32_t serial;             /* creation order, for stable hashing */
+  uint32_t serial; /* creation order, for stable hashing */
   struct hc_gexpr *a, *b;
-  hc_field_t *field;           /* GX_DENSE */
-  double value;                /* GX_SCALAR value, GX_SCALE factor */
-  const gx_stencil_t *st;      /* GX_STENCIL */
-  hc_gfunc_t fn;               /* GX_FUNC (source points at owned copy) */
-  char *source;                /* GX_FUNC USER: owned copy */
+  hc_field_t *field;      /* GX_DENSE */
+  double value;           /* GX_SCALAR value, GX_SCALE factor */
+  const gx_stencil_t *st; /* GX_STENCIL */
+  hc_gfunc_t fn;          /* GX_FUNC (source points at owned copy) */
+  char *source;           /* GX_FUNC USER: owned copy */
   /* Inferred bottom-up: rank 0 and shaped 0 mean "adapts to its grid". */
   uint32_t rank;
   uint32_t shaped;
-  int64_t shape[3];            /* user axes, valid when shaped */
-  hc_dtype_t dtype;            /* HC_DTYPE_NONE when no field inside */
-  uint32_t has_grid;           /* a field or computable is inside */
+  int64_t shape[3];  /* user axes, valid when shaped */
+  hc_dtype_t dtype;  /* HC_DTYPE_NONE when no field inside */
+  uint32_t has_grid; /* a field or computable is inside */
 };
 
 typedef enum { OP_STENCIL, OP_RESTRICT, OP_PROLONG, OP_IDENTITY, OP_ADD, OP_SUB, OP_SCALE, OP_COMPOSE } gop_kind_t;
@@ -132,8 +132,8 @@ typedef struct gtemp gtemp_t;
 typedef struct hcg_tuning {
   int stencil[3], point[3], vector[3]; /* BX, BY, Z */
   int alternate;
-  char cc[512];      /* host kernels' C compiler (HC_GRID_CC) */
-  char cflags[512];  /* its extra flags (HC_GRID_CFLAGS) */
+  char cc[512];     /* host kernels' C compiler (HC_GRID_CC) */
+  char cflags[512]; /* its extra flags (HC_GRID_CFLAGS) */
 } hcg_tuning_t;
 /* The values of the environment, or an error naming the variable. */
 hc_status_t hcg_tuning_read(hcg_tuning_t *t);
@@ -141,19 +141,19 @@ hc_status_t hcg_tuning_read(hcg_tuning_t *t);
 struct hc_grid {
   hc_device_t *dev;
   hc_grid_options_t opts;
-  hc_gexpr_t *exprs;  /* arena lists */
+  hc_gexpr_t *exprs; /* arena lists */
   hc_gop_t *ops;
   uint32_t serial;
-  hc_status_t err;    /* first build error */
+  hc_status_t err; /* first build error */
   char errmsg[512];
   gk_entry_t *kernels; /* structural key -> built kernel */
   gtemp_t *temps;
   hc_kernel_t *eval_kernel; /* the evaluator's host function, built once */
   hc_grid_stats_t stats;
   const char *last_source; /* points into a kernel cache entry */
-  int cc_state;       /* 0 untried, 1 works, -1 cannot run */
-  int zrev;           /* a_zrev of the next 3-D device assignment (tune.alternate) */
-  hcg_tuning_t tune;  /* read when the grid was created */
+  int cc_state;            /* 0 untried, 1 works, -1 cannot run */
+  int zrev;                /* a_zrev of the next 3-D device assignment (tune.alternate) */
+  hcg_tuning_t tune;       /* read when the grid was created */
   char cc_why[256];
 };
 
@@ -176,12 +176,12 @@ void *hcg_fail(hc_grid_t *g, hc_status_t st, const char *fmt, ...) __attribute__
 
 typedef struct gp_node {
   gx_kind_t kind;
-  int level;                /* coarsenings relative to the assigned field */
-  uint32_t id;              /* index in plan->nodes (post-order) */
+  int level;   /* coarsenings relative to the assigned field */
+  uint32_t id; /* index in plan->nodes (post-order) */
   struct gp_node *a, *b;
   const hc_gexpr_t *src;
-  hc_field_t *field;        /* GX_DENSE, or the temporary of a materialised node */
-  uint32_t param0, nparam;  /* into plan->params */
+  hc_field_t *field;       /* GX_DENSE, or the temporary of a materialised node */
+  uint32_t param0, nparam; /* into plan->params */
   /* The cells the node is evaluated at, per internal axis, at its level
    * (union over its uses; valid when reached). */
   int64_t rlo[3], rhi[3];
@@ -189,20 +189,20 @@ typedef struct gp_node {
   /* Analysis: distinct index positions per output cell, cost per point. */
   uint32_t npos;
   double cost;
-  int materialise;          /* evaluate into a temporary first */
-  int staged;               /* the local-memory tile of a staged kernel */
-  int pointwise;            /* no stencil, restriction or prolongation inside */
-  int reads_dst;            /* the assigned field is read in its subtree */
+  int materialise; /* evaluate into a temporary first */
+  int staged;      /* the local-memory tile of a staged kernel */
+  int pointwise;   /* no stencil, restriction or prolongation inside */
+  int reads_dst;   /* the assigned field is read in its subtree */
 } gp_node_t;
 
 typedef struct gp_plan {
   hc_grid_t *g;
   uint32_t rank;
   hc_dtype_t dtype;
-  hc_field_t *dst;          /* NULL for a reduction */
-  int64_t n[3];             /* internal extents of level 0 */
-  double h[3], origin[3];   /* internal spacing and origin of level 0 */
-  int64_t lo[3], cnt[3];    /* the box (internal axes) */
+  hc_field_t *dst;        /* NULL for a reduction */
+  int64_t n[3];           /* internal extents of level 0 */
+  double h[3], origin[3]; /* internal spacing and origin of level 0 */
+  int64_t lo[3], cnt[3];  /* the box (internal axes) */
   uint32_t parity;
   int min_level, max_level;
   gp_node_t **nodes;
@@ -238,45 +238,45 @@ typedef enum { GK_ASSIGN = 0, GK_REDUCE = 1 } gk_mode_t;
 typedef struct gk {
   gp_plan_t *plan;
   gp_node_t *root;
-  int base_level;            /* root's level: extents args are this level's */
-  hc_field_t *dst;           /* GK_ASSIGN */
+  int base_level;  /* root's level: extents args are this level's */
+  hc_field_t *dst; /* GK_ASSIGN */
   gk_mode_t mode;
-  hc_grid_reduce_op_t op;    /* GK_REDUCE */
-  hc_language_t lang;        /* what it is emitted for */
-  int host_eval;             /* run by the row evaluator */
-  int staged;                /* a staged kernel: the shared sub-expression computed once
-                                per cell into a local-memory tile (device languages)
-                                or a window of slices (host C) */
-  int params_in_buffer;      /* too many for kernel arguments */
-  int idx64;                 /* 64-bit index arithmetic */
-  int unroll;                /* cells per item of a plain device assignment */
-  int zunroll;               /* planes per item of a device stencil assignment (2-D work-groups) */
-  int sbx, sby;              /* its work-group (the grid's tune.stencil) */
-  int vec;                   /* cells per item of a vector assignment (grid_vector.c; its
-                                zunroll and group are HCG_VEC_*), or 0 */
-  int zrev_arg;              /* takes a_zrev: its items take the planes in reverse order when
-                                it is set (3-D device assignments; tune.alternate) */
-  int alternate;             /* tune.alternate when built (not in the key) */
-  int64_t lo[3], cnt[3];     /* box at base level (internal axes) */
-  int64_t n[3];              /* base level extents */
+  hc_grid_reduce_op_t op; /* GK_REDUCE */
+  hc_language_t lang;     /* what it is emitted for */
+  int host_eval;          /* run by the row evaluator */
+  int staged;             /* a staged kernel: the shared sub-expression computed once
+                             per cell into a local-memory tile (device languages)
+                             or a window of slices (host C) */
+  int params_in_buffer;   /* too many for kernel arguments */
+  int idx64;              /* 64-bit index arithmetic */
+  int unroll;             /* cells per item of a plain device assignment */
+  int zunroll;            /* planes per item of a device stencil assignment (2-D work-groups) */
+  int sbx, sby;           /* its work-group (the grid's tune.stencil) */
+  int vec;                /* cells per item of a vector assignment (grid_vector.c; its
+                             zunroll and group are HCG_VEC_*), or 0 */
+  int zrev_arg;           /* takes a_zrev: its items take the planes in reverse order when
+                             it is set (3-D device assignments; tune.alternate) */
+  int alternate;          /* tune.alternate when built (not in the key) */
+  int64_t lo[3], cnt[3];  /* box at base level (internal axes) */
+  int64_t n[3];           /* base level extents */
   uint32_t parity;
   /* Local numbering (post-order of the kernel's own nodes). */
   gp_node_t **nodes;
   uint32_t nnodes;
-  int32_t *local;            /* plan node id -> local index or -1 */
+  int32_t *local;                         /* plan node id -> local index or -1 */
   hc_field_t *fields[HCG_MAX_FIELDS + 1]; /* slot 0: dst (or unused) */
   uint32_t nfields;
-  int32_t *slot;             /* plan node id -> field slot (dense/materialised) */
-  uint32_t *lparam0;         /* plan node id -> first local param */
-  double *params;            /* local parameter values */
+  int32_t *slot;     /* plan node id -> field slot (dense/materialised) */
+  uint32_t *lparam0; /* plan node id -> first local param */
+  double *params;    /* local parameter values */
   uint32_t nparams;
   /* Stencil coefficients are grouped into classes of equal value (one
    * parameter each, points of a class summed before the multiply; a zero
    * coefficient drops its point): the pattern is structure, in the key. */
-  int32_t *cls;              /* per stencil point: class, -1 for a zero coefficient */
-  uint32_t *cls0;            /* plan node id -> its first entry in cls */
-  uint32_t *ncls;            /* plan node id -> number of classes */
-  char *key;                 /* structural key */
+  int32_t *cls;   /* per stencil point: class, -1 for a zero coefficient */
+  uint32_t *cls0; /* plan node id -> its first entry in cls */
+  uint32_t *ncls; /* plan node id -> number of classes */
+  char *key;      /* structural key */
 } gk_t;
 
 /* Builds the instance for root (plan->root or a materialised node). */
@@ -340,7 +340,7 @@ void hcg_cc_close(void *dl);
 typedef struct hcg_eval_launch {
   const gk_t *k;
   void *ptr[HCG_MAX_FIELDS + 1]; /* host addresses of the fields by slot */
-  double *partial;                /* GK_REDUCE: one per group */
+  double *partial;               /* GK_REDUCE: one per group */
   uint32_t groups;
 } hcg_eval_launch_t;
 void hcg_eval_host(const hc_host_group_t *group, void *const *args);

@@ -11,9 +11,7 @@
 
 #include "grid_internal.h"
 
-int gk_is_leaf(const gk_t *k, const gp_node_t *n) {
-  return n->kind == GX_DENSE || (n->materialise && n != k->root);
-}
+int gk_is_leaf(const gk_t *k, const gp_node_t *n) { return n->kind == GX_DENSE || (n->materialise && n != k->root); }
 
 static int collect(gk_t *k, gp_node_t *n) {
   if (k->local[n->id] >= 0) return 1;
@@ -57,15 +55,16 @@ static int build_key(gk_t *k) {
   size_t len = 0, cap = 0;
   int ok = keyf(&b, &len, &cap, "hcg1|%s|%s|op%d|%s|r%u|par%u|idx%d|u%d:%d:v%d|pb%d|ev%d|st%d:%d,%d,%d|nf%u|np%u|",
                 hc_language_name(k->lang), k->mode == GK_ASSIGN ? "assign" : "reduce", (int)k->op,
-                hc_dtype_name(k->plan->dtype), k->plan->rank, k->parity, k->idx64, k->unroll, k->zunroll, k->vec, k->params_in_buffer, k->host_eval,
-                k->staged, 0, 0, 0, k->nfields, k->nparams);
+                hc_dtype_name(k->plan->dtype), k->plan->rank, k->parity, k->idx64, k->unroll, k->zunroll, k->vec,
+                k->params_in_buffer, k->host_eval, k->staged, 0, 0, 0, k->nfields, k->nparams);
   for (uint32_t i = 0; ok && i < k->nnodes; i++) {
     const gp_node_t *n = k->nodes[i];
     int leaf = gk_is_leaf(k, n);
     ok = keyf(&b, &len, &cap, "%d:%d:%d:%d", leaf ? (int)GX_DENSE : (int)n->kind, n->level - k->base_level,
               n->a && !leaf ? k->local[n->a->id] : -1, n->b && !leaf ? k->local[n->b->id] : -1);
     if (!ok) break;
-    if (leaf) ok = keyf(&b, &len, &cap, ":s%d", k->slot[n->id]);
+    if (leaf)
+      ok = keyf(&b, &len, &cap, ":s%d", k->slot[n->id]);
     else if (n->kind == GX_STENCIL) {
       const gx_stencil_t *st = n->src->st;
       ok = keyf(&b, &len, &cap, ":n%u", st->n);

@@ -57,8 +57,7 @@ static hc_gop_t *stencil_op(hc_grid_t *g, uint32_t rank, uint32_t n, const char 
   return o;
 }
 
-HC_API hc_gop_t *hc_gop_stencil(hc_grid_t *g, uint32_t rank, uint32_t n, const int32_t *offsets,
-                                const double *coeffs) {
+HC_API hc_gop_t *hc_gop_stencil(hc_grid_t *g, uint32_t rank, uint32_t n, const int32_t *offsets, const double *coeffs) {
   if (!g || !rank_ok(g, rank, "hc_gop_stencil")) return NULL;
   if (n < 1 || n > HCG_MAX_POINTS || !offsets || !coeffs)
     return hcg_fail(g, HC_ERR_INVALID_ARG, "hc_gop_stencil: %u points (1 to %d, with offsets and coefficients)", n,
@@ -69,8 +68,7 @@ HC_API hc_gop_t *hc_gop_stencil(hc_grid_t *g, uint32_t rank, uint32_t n, const i
         return hcg_fail(g, HC_ERR_INVALID_ARG, "hc_gop_stencil: point %u has offset %d on axis %u (at most %d)", k,
                         offsets[k * rank + d], d, HCG_MAX_OFFSET);
   for (uint32_t k = 0; k < n; k++)
-    if (!isfinite(coeffs[k]))
-      return hcg_fail(g, HC_ERR_INVALID_ARG, "hc_gop_stencil: coefficient %u is not finite", k);
+    if (!isfinite(coeffs[k])) return hcg_fail(g, HC_ERR_INVALID_ARG, "hc_gop_stencil: coefficient %u is not finite", k);
   hc_gop_t *o = stencil_op(g, rank, n, "stencil");
   if (!o) return NULL;
   for (uint32_t k = 0; k < n; k++) {

@@ -13,9 +13,12 @@
 #include "grid_internal.h"
 
 static const char *level_text(char *buf, size_t n, int level) {
-  if (level == 0) snprintf(buf, n, "the assigned grid");
-  else if (level < 0) snprintf(buf, n, "the grid %d level%s finer (inside a restriction)", -level, level == -1 ? "" : "s");
-  else snprintf(buf, n, "the grid %d level%s coarser (inside a prolongation)", level, level == 1 ? "" : "s");
+  if (level == 0)
+    snprintf(buf, n, "the assigned grid");
+  else if (level < 0)
+    snprintf(buf, n, "the grid %d level%s finer (inside a restriction)", -level, level == -1 ? "" : "s");
+  else
+    snprintf(buf, n, "the grid %d level%s coarser (inside a prolongation)", level, level == 1 ? "" : "s");
   return buf;
 }
 
@@ -171,7 +174,8 @@ static hc_status_t lower(gp_plan_t *p, const hc_gexpr_t *e, int level, gp_node_t
                     e->kind == GX_DENSE ? "field" : "sub-expression", p->rank);
   if (e->dtype && e->dtype != p->dtype)
     return hc_error(HC_ERR_INVALID_ARG, "mixed dtypes: %s field '%s...' in an expression assigned to %s",
-                    hc_dtype_name(e->dtype), e->kind == GX_DENSE ? hc_field_name(e->field) : "", hc_dtype_name(p->dtype));
+                    hc_dtype_name(e->dtype), e->kind == GX_DENSE ? hc_field_name(e->field) : "",
+                    hc_dtype_name(p->dtype));
   gp_node_t *a = NULL, *b = NULL;
   hc_status_t st = HC_OK;
   int64_t ext[3];
@@ -260,8 +264,8 @@ static hc_status_t lower(gp_plan_t *p, const hc_gexpr_t *e, int level, gp_node_t
     break;
   default: break;
   }
-  n->pointwise = (e->kind != GX_STENCIL && e->kind != GX_RESTRICT && e->kind != GX_PROLONG) &&
-                 (!a || a->pointwise) && (!b || b->pointwise);
+  n->pointwise = (e->kind != GX_STENCIL && e->kind != GX_RESTRICT && e->kind != GX_PROLONG) && (!a || a->pointwise) &&
+                 (!b || b->pointwise);
   n->reads_dst = (n->field && n->field == p->dst) || (a && a->reads_dst) || (b && b->reads_dst);
   *out = n;
   return HC_OK;
@@ -422,8 +426,8 @@ hc_status_t gp_plan_build(hc_grid_t *g, hc_field_t *dst, const hc_field_t *grid_
     for (uint32_t d = 0; d < rank; d++) {
       int64_t n = shape[d], l = range->lo[d], r = range->hi[d];
       if (l < 0 || r < 0) {
-        st = hc_error(HC_ERR_INVALID_ARG, "range offsets on axis %u are %lld and %lld (must be >= 0)", d,
-                      (long long)l, (long long)r);
+        st = hc_error(HC_ERR_INVALID_ARG, "range offsets on axis %u are %lld and %lld (must be >= 0)", d, (long long)l,
+                      (long long)r);
         goto fail;
       }
       if (l > n || r > n - l) {

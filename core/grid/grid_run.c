@@ -14,10 +14,10 @@ struct gk_entry {
   gk_entry_t *next;
   char *key;
   hc_kernel_t *kernel;
-  void *dl;           /* host=compile: the shared object */
+  void *dl; /* host=compile: the shared object */
   char *source;
-  hc_buffer_t *pbuf;  /* parameters when they do not fit the arguments */
-  void *pshadow;      /* what pbuf holds now */
+  hc_buffer_t *pbuf; /* parameters when they do not fit the arguments */
+  void *pshadow;     /* what pbuf holds now */
   size_t pbytes;
 };
 
@@ -209,8 +209,9 @@ static hc_status_t launch_eval(hc_grid_t *g, const gk_t *k, reduce_out_t *red) {
   for (uint32_t s = 0; s < k->nfields; s++) {
     if (!k->fields[s]) continue;
     L.ptr[s] = hc_buffer_host_ptr(hc_field_buffer(k->fields[s]));
-    if (!L.ptr[s]) return hc_error(HC_ERR_UNSUPPORTED, "grid evaluator: field '%s' is not in host memory",
-                                   hc_field_name(k->fields[s]));
+    if (!L.ptr[s])
+      return hc_error(HC_ERR_UNSUPPORTED, "grid evaluator: field '%s' is not in host memory",
+                      hc_field_name(k->fields[s]));
   }
   size_t global[3], local[3];
   plain_global(k, global);
@@ -289,8 +290,10 @@ static hc_status_t launch_kernel(hc_grid_t *g, const gk_t *k, reduce_out_t *red)
       return hc_error(HC_ERR_NO_MEMORY, "grid kernel: out of memory");
     }
     for (uint32_t i = 0; i < k->nparams; i++) {
-      if (f64) ((double *)vals)[i] = k->params[i];
-      else ((float *)vals)[i] = (float)k->params[i];
+      if (f64)
+        ((double *)vals)[i] = k->params[i];
+      else
+        ((float *)vals)[i] = (float)k->params[i];
     }
     if (memcmp(vals, e->pshadow, k->nparams * es)) {
       st = hc_buffer_write(e->pbuf, 0, vals, k->nparams * es);
@@ -356,8 +359,10 @@ static hc_status_t launch_kernel(hc_grid_t *g, const gk_t *k, reduce_out_t *red)
   g->stats.launches++;
   if (st == HC_OK && red) {
     phost = malloc(groups * accsize);
-    if (!phost) st = hc_error(HC_ERR_NO_MEMORY, "grid reduce: out of memory");
-    else st = hc_buffer_read(partial, 0, phost, groups * accsize);
+    if (!phost)
+      st = hc_error(HC_ERR_NO_MEMORY, "grid reduce: out of memory");
+    else
+      st = hc_buffer_read(partial, 0, phost, groups * accsize);
     if (st == HC_OK) {
       double r = 0;
       for (uint32_t i = 0; i < groups; i++)
@@ -373,8 +378,8 @@ static hc_status_t launch_kernel(hc_grid_t *g, const gk_t *k, reduce_out_t *red)
 /* ---------------------------------------------------------------- assignments */
 
 /* The language the device runs and, for host devices, compiled or evaluated. */
-static hc_status_t choose_language(hc_grid_t *g, const gp_plan_t *p, const hc_grid_options_t *o,
-                                   hc_language_t *lang, int *eval) {
+static hc_status_t choose_language(hc_grid_t *g, const gp_plan_t *p, const hc_grid_options_t *o, hc_language_t *lang,
+                                   int *eval) {
   uint32_t langs = hc_device_info(g->dev)->languages;
   *eval = 0;
   if (langs & HC_LANG_BIT(HC_LANG_HOST)) {
@@ -396,8 +401,10 @@ static hc_status_t choose_language(hc_grid_t *g, const gp_plan_t *p, const hc_gr
     }
     return HC_OK;
   }
-  if (langs & HC_LANG_BIT(HC_LANG_CUDA_C)) *lang = HC_LANG_CUDA_C;
-  else if (langs & HC_LANG_BIT(HC_LANG_OPENCL_C)) *lang = HC_LANG_OPENCL_C;
+  if (langs & HC_LANG_BIT(HC_LANG_CUDA_C))
+    *lang = HC_LANG_CUDA_C;
+  else if (langs & HC_LANG_BIT(HC_LANG_OPENCL_C))
+    *lang = HC_LANG_OPENCL_C;
   else
     return hc_error(HC_ERR_UNSUPPORTED, "grid expressions: %s accepts neither host, opencl-c nor cuda-c kernels",
                     hc_device_name(g->dev));

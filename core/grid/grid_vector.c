@@ -116,8 +116,10 @@ static int columns(const gv_row_t *rows, int nr, gv_col_t *cols) {
 static void emit_column_plane(gw_t *w, const gk_t *k, const gv_col_t *c, int p) {
   const int v = k->vec;
   char ptr[16], i0[64], i1[32], idx[192];
-  if (c->slot == 0) snprintf(ptr, sizeof ptr, "D");
-  else snprintf(ptr, sizeof ptr, "F%u", c->slot);
+  if (c->slot == 0)
+    snprintf(ptr, sizeof ptr, "D");
+  else
+    snprintf(ptr, sizeof ptr, "F%u", c->slot);
   snprintf(i0, sizeof i0, "(ib + (%d) < n0 ? ib + (%d) : n0 - 1)", p, p);
   snprintf(i1, sizeof i1, "i1 + (%d)", c->d1);
   gk_lin_index(k->plan->rank, i0, i1, "x0", idx, sizeof idx);
@@ -130,9 +132,11 @@ static void emit_column_plane(gw_t *w, const gk_t *k, const gv_col_t *c, int p) 
     char name[48];
     const int64_t off[3] = {p, c->d1, j};
     gv_value_name(c->slot, off, 0, 0, name, sizeof name);
-    if (j >= 0 && j < v) gw_put(w, "  const REAL %s = w%s.%c;\n", name, o, vector_component[j]);
+    if (j >= 0 && j < v)
+      gw_put(w, "  const REAL %s = w%s.%c;\n", name, o, vector_component[j]);
     else
-      gw_put(w, "  const REAL %s = x0 + (%d) >= 0 && x0 + (%d) < n2 ? %s[%s + (%d)] : (REAL)0;\n", name, j, j, ptr, o, j);
+      gw_put(w, "  const REAL %s = x0 + (%d) >= 0 && x0 + (%d) < n2 ? %s[%s + (%d)] : (REAL)0;\n", name, j, j, ptr, o,
+             j);
   }
 }
 

@@ -23,9 +23,12 @@ void gw_put(gw_t *w, const char *fmt, ...) {
 
 void gw_var_name(const gw_t *w, int32_t v, char *out, size_t n) {
   (void)w;
-  if (v < 3) snprintf(out, n, "i%d", v);
-  else if (v < 6) snprintf(out, n, "q%d", v - 3);
-  else snprintf(out, n, "v%d", v);
+  if (v < 3)
+    snprintf(out, n, "i%d", v);
+  else if (v < 6)
+    snprintf(out, n, "q%d", v - 3);
+  else
+    snprintf(out, n, "v%d", v);
 }
 
 static int32_t var_get(gw_t *w, int kind, int32_t parent, int64_t off) {
@@ -146,14 +149,18 @@ static void pname(const gw_t *w, const gp_node_t *n, uint32_t i, char *out, size
 static void coord_text(const gw_t *w, const gpos_t *p, int a, char *out, size_t n) {
   char vn[16];
   gw_var_name(w, p->var[a], vn, sizeof vn);
-  if (p->off[a]) snprintf(out, n, "(%s + (%lld))", vn, (long long)p->off[a]);
-  else snprintf(out, n, "%s", vn);
+  if (p->off[a])
+    snprintf(out, n, "(%s + (%lld))", vn, (long long)p->off[a]);
+  else
+    snprintf(out, n, "%s", vn);
 }
 
 /* Extents name of internal axis a at level rel (relative to the kernel's). */
 static void ext_name(int rel, int a, char *out, size_t n) {
-  if (rel == 0) snprintf(out, n, "n%d", a);
-  else snprintf(out, n, "%s%d_%d", rel > 0 ? "nc" : "nf", rel > 0 ? rel : -rel, a);
+  if (rel == 0)
+    snprintf(out, n, "n%d", a);
+  else
+    snprintf(out, n, "%s%d_%d", rel > 0 ? "nc" : "nf", rel > 0 ? rel : -rel, a);
 }
 
 static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos);
@@ -197,8 +204,10 @@ static gval_t emit_load(gw_t *w, gp_node_t *n, const gpos_t *pos, gmemo_t *slot)
     char name[48];
     gv_value_name(s, pos->off, w->vec_plane, w->vec_cell, name, sizeof name);
     gw_put(w, "  const REAL %s = %s;\n", v.s, name);
-  } else if (s == 0) gw_put(w, "  const REAL %s = D[%s];\n", v.s, idx);
-  else gw_put(w, "  const REAL %s = F%u[%s];\n", v.s, s, idx);
+  } else if (s == 0)
+    gw_put(w, "  const REAL %s = D[%s];\n", v.s, idx);
+  else
+    gw_put(w, "  const REAL %s = F%u[%s];\n", v.s, s, idx);
   return v;
 }
 
@@ -211,19 +220,23 @@ static gval_t emit_tile_read(gw_t *w, gp_node_t *n, const gpos_t *pos, gmemo_t *
     /* slices along the marching axis (0 in 3-D, 1 otherwise), see grid_emit.c */
     int m = rank == 3 ? 0 : 1;
     if (rank == 3)
-      gw_put(w, "  const REAL %s = T[(size_t)((zq - z0 + (%lld)) %% TW) * TN + (size_t)((i1 - ya + %d + (%lld)) * NX + (i2 - xa + %d + (%lld)))];\n",
+      gw_put(w,
+             "  const REAL %s = T[(size_t)((zq - z0 + (%lld)) %% TW) * TN + (size_t)((i1 - ya + %d + (%lld)) * NX + "
+             "(i2 - xa + %d + (%lld)))];\n",
              v.s, (long long)pos->off[m], R[1], (long long)pos->off[1], R[2], (long long)pos->off[2]);
     else
-      gw_put(w, "  const REAL %s = T[(size_t)((zq - z0 + (%lld)) %% TW) * TN + (size_t)(i2 - xa + %d + (%lld))];\n", v.s,
-             (long long)pos->off[m], R[2], (long long)pos->off[2]);
+      gw_put(w, "  const REAL %s = T[(size_t)((zq - z0 + (%lld)) %% TW) * TN + (size_t)(i2 - xa + %d + (%lld))];\n",
+             v.s, (long long)pos->off[m], R[2], (long long)pos->off[2]);
     return v;
   }
   if (rank == 3)
-    gw_put(w, "  const REAL %s = T[(((zq - zb + %d + (%lld)) %% TW) * TY + (ly + %d + (%lld))) * TX + (lx + %d + (%lld))];\n",
-           v.s, R[0], (long long)pos->off[0] - R[0], R[1], (long long)pos->off[1], R[2], (long long)pos->off[2]);
+    gw_put(
+        w,
+        "  const REAL %s = T[(((zq - zb + %d + (%lld)) %% TW) * TY + (ly + %d + (%lld))) * TX + (lx + %d + (%lld))];\n",
+        v.s, R[0], (long long)pos->off[0] - R[0], R[1], (long long)pos->off[1], R[2], (long long)pos->off[2]);
   else if (rank == 2)
-    gw_put(w, "  const REAL %s = T[(ly + %d + (%lld)) * TX + (lx + %d + (%lld))];\n", v.s, R[1],
-           (long long)pos->off[1], R[2], (long long)pos->off[2]);
+    gw_put(w, "  const REAL %s = T[(ly + %d + (%lld)) * TX + (lx + %d + (%lld))];\n", v.s, R[1], (long long)pos->off[1],
+           R[2], (long long)pos->off[2]);
   else
     gw_put(w, "  const REAL %s = T[lx + %d + (%lld)];\n", v.s, R[2], (long long)pos->off[2]);
   return v;
@@ -329,7 +342,8 @@ static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos) {
     return v;
   }
   if (n->kind == GX_SCALAR) {
-    if (w->emit) pname(w, n, 0, v.s, sizeof v.s);
+    if (w->emit)
+      pname(w, n, 0, v.s, sizeof v.s);
     else {
       n->npos = 1;
       snprintf(v.s, sizeof v.s, "s");
@@ -350,8 +364,10 @@ static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos) {
     w->mcount++;
     n->npos++;
     if (n == w->watch) {
-      if (root_relative(pos)) w->cb(w->cbu, pos->off);
-      else w->watch_ok = 0;
+      if (root_relative(pos))
+        w->cb(w->cbu, pos->off);
+      else
+        w->watch_ok = 0;
     }
     snprintf(v.s, sizeof v.s, "x");
     if (is_leaf(w, n)) return v;

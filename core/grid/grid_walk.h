@@ -32,9 +32,9 @@ typedef struct {
 
 typedef struct gw {
   gp_plan_t *p;
-  const gk_t *k;      /* emitting: the kernel instance (NULL in analysis) */
+  const gk_t *k; /* emitting: the kernel instance (NULL in analysis) */
   gp_node_t *root;
-  int stop_mat;       /* materialised nodes other than root are leaves */
+  int stop_mat; /* materialised nodes other than root are leaves */
   int emit;
   gvar_t *vars;
   uint32_t nvars, vcap;
@@ -45,17 +45,17 @@ typedef struct gw {
   size_t len, cap;
   int fail;
   /* staged kernels */
-  gp_node_t *stage;   /* read from the tile at root-relative positions */
-  int host_stage;     /* the tile is the host kernel's window of slices */
+  gp_node_t *stage; /* read from the tile at root-relative positions */
+  int host_stage;   /* the tile is the host kernel's window of slices */
   int32_t rad[3];
   /* vector kernels (grid_vector.c): the cell of the item being emitted,
    * -1 otherwise; leaves read the item's preloaded rows */
   int vec_cell, vec_plane;
   /* analysis hooks */
-  gp_node_t *watch;   /* report the positions of this node */
+  gp_node_t *watch; /* report the positions of this node */
   void (*cb)(void *u, const int64_t off[3]);
   void *cbu;
-  int watch_ok;       /* 0 once a watched position is not root-relative */
+  int watch_ok; /* 0 once a watched position is not root-relative */
 } gw_t;
 
 typedef struct {

@@ -50,7 +50,8 @@ HC_API hc_status_t hc_devset_parse(hc_context_t *ctx, const char *spec, const ch
       while (len && isspace((unsigned char)*p)) p++, len--;
       while (len && isspace((unsigned char)p[len - 1])) len--;
       if (!len || len >= sizeof tok) {
-        st = hc_error(HC_ERR_PARAM, "device set '%s': %s", spec, len ? "a device name is too long" : "an empty device name");
+        st = hc_error(HC_ERR_PARAM, "device set '%s': %s", spec,
+                      len ? "a device name is too long" : "an empty device name");
         break;
       }
       memcpy(tok, p, len);

@@ -35,9 +35,10 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
   for (uint32_t d = 1; d < rank; d++) rb *= (size_t)shape[d];
   int64_t own = p->hi - p->lo;
   if (rank < 1 || shape[0] != own + p->below + p->above)
-    return hc_error(HC_ERR_INVALID_ARG, "hc_part_halo_exchange: field '%s' has %lld rows along axis 0, the part "
-                    "%u needs %u + %lld + %u", hc_field_name(f), rank ? (long long)shape[0] : 0LL, p->index,
-                    p->below, (long long)own, p->above);
+    return hc_error(HC_ERR_INVALID_ARG,
+                    "hc_part_halo_exchange: field '%s' has %lld rows along axis 0, the part "
+                    "%u needs %u + %lld + %u",
+                    hc_field_name(f), rank ? (long long)shape[0] : 0LL, p->index, p->below, (long long)own, p->above);
   /* The device's queued work is compute, not halo: let it finish first. */
   hc_device_t *dev = hc_field_device(f);
   hc_status_t st = hc_device_finish(dev);
@@ -73,8 +74,7 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
     if (trace) hc__trace_leave(trace);
     return st;
   }
-  st = p->tr->ops->exchange(p->tr, p->index, send_lo, lo_bytes, send_hi, hi_bytes, recv_lo, recv_hi,
-                            &p->stats.idle_s);
+  st = p->tr->ops->exchange(p->tr, p->index, send_lo, lo_bytes, send_hi, hi_bytes, recv_lo, recv_hi, &p->stats.idle_s);
   if (st == HC_OK && lo_bytes) st = hc_buffer_write(b, 0, recv_lo, lo_bytes);
   if (st == HC_OK && hi_bytes) st = hc_buffer_write(b, (size_t)(p->below + own) * rb, recv_hi, hi_bytes);
   if (st == HC_OK) p->stats.halo_bytes += lo_bytes + hi_bytes;

@@ -18,7 +18,7 @@ struct hc_devset {
   hc_part_stats_t *stats; /* nparts of them */
   char **in_parts;        /* outputs left with their parts (too large to gather) */
   uint32_t nin_parts;
-  int64_t lo, hi, rows;   /* this process's rows of them, of rows */
+  int64_t lo, hi, rows; /* this process's rows of them, of rows */
   char plan[512];
 };
 
@@ -29,7 +29,7 @@ struct hc_part {
   uint32_t halo, below, above;
   hc_transport_t *tr;
   hc_part_stats_t stats;
-  char *stage;        /* host staging of halo rows: 4 areas of stage_area bytes */
+  char *stage; /* host staging of halo rows: 4 areas of stage_area bytes */
   size_t stage_area;
   hc_device_t *stage_dev; /* whose hc_host_alloc gave it */
 };

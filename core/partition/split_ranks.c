@@ -59,8 +59,8 @@ static hc_status_t keep_in_parts(hc_devset_t *set, const char *port) {
  * field on part 0's device, or stays with the parts when it is larger
  * than limit (and the transport can write files); any other output stays
  * part 0's. */
-static hc_status_t gather_output(hc_job_t *job, hc_devset_t *set, const hc_part_t *part, const char *port,
-                                 double limit, double *waited_s) {
+static hc_status_t gather_output(hc_job_t *job, hc_devset_t *set, const hc_part_t *part, const char *port, double limit,
+                                 double *waited_s) {
   hc_transport_t *tr = set->tr;
   hc_field_t *f = hc_job_output(job, port);
   uint32_t rank = f ? hc_field_rank(f) : 0;
@@ -68,8 +68,7 @@ static hc_status_t gather_output(hc_job_t *job, hc_devset_t *set, const hc_part_
   for (uint32_t d = 1; d < rank; d++) rb *= (size_t)hc_field_shape(f)[d];
   int mine = rank >= 1 && hc_field_shape(f)[0] == part->hi - part->lo;
   const int can_write = tr->ops->size > offsetof(hc_transport_ops_t, write_file) && tr->ops->write_file;
-  if (mine && (double)part->rows * (double)rb > limit && can_write)
-    return keep_in_parts(set, port);
+  if (mine && (double)part->rows * (double)rb > limit && can_write) return keep_in_parts(set, port);
   size_t bytes = mine ? (size_t)(part->hi - part->lo) * rb : 0;
   size_t want = part->index == 0 && mine ? (size_t)part->rows * rb : 0;
   char *host = malloc(bytes + want + 1);
@@ -80,8 +79,8 @@ static hc_status_t gather_output(hc_job_t *job, hc_devset_t *set, const hc_part_
   if (st == HC_OK) st = tr->ops->gather(tr, part->index, host, bytes, host + bytes, want, &total, waited_s);
   if (st == HC_OK && part->index == 0 && mine) {
     if (total != want) {
-      st = hc_error(HC_ERR_INTERNAL, "gathering output '%s': the parts gave %zu bytes, the whole field has %zu",
-                    port, total, want);
+      st = hc_error(HC_ERR_INTERNAL, "gathering output '%s': the parts gave %zu bytes, the whole field has %zu", port,
+                    total, want);
     } else {
       int64_t shape[HC_MAX_DIMS];
       memcpy(shape, hc_field_shape(f), rank * sizeof *shape);
@@ -136,8 +135,7 @@ static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *
     tr->ops->abort(tr, part->index);
   }
   if (st == HC_OK)
-    st = tr->ops->allgather(tr, part->index, s, sizeof *s, set->stats, pl->nparts * sizeof *s, NULL,
-                            &after);
+    st = tr->ops->allgather(tr, part->index, s, sizeof *s, set->stats, pl->nparts * sizeof *s, NULL, &after);
   if (st == HC_OK) {
     hc_job_set_times(job, times[0], times[1]);
     hc__job_set_build(job, times[2], times[3]);
@@ -217,8 +215,7 @@ static hc_status_t write_in_parts(hc_devset_t *set, hc_field_t *f, const char *p
   if (st == HC_OK) st = hc_buffer_read(hc_field_buffer(f), 0, host, bytes);
   st = agree(tr, me, st, "writing the outputs,");
   if (st == HC_OK)
-    st = tr->ops->write_file(tr, me, tmp, head, me == 0 ? head_len : 0, head_len + (uint64_t)set->lo * rb, host,
-                             bytes);
+    st = tr->ops->write_file(tr, me, tmp, head, me == 0 ? head_len : 0, head_len + (uint64_t)set->lo * rb, host, bytes);
   free(host);
   if (me == 0 && st == HC_OK && rename(tmp, path) != 0)
     st = hc_error(HC_ERR_IO, "%s: cannot rename the file written in parts: %s", path, strerror(errno));

@@ -235,8 +235,8 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
     if (pr->failed_order && (!first || pr->failed_order < first->failed_order)) first = pr;
     if (pr->status == HC_ERR_VERIFY && !unverified) unverified = pr;
   }
-  if (st == HC_OK && first) st = hc_error(first->status, "%s (part %u of %u)", first->message, first->part.index,
-                                          pl.nparts);
+  if (st == HC_OK && first)
+    st = hc_error(first->status, "%s (part %u of %u)", first->message, first->part.index, pl.nparts);
   if (st == HC_OK) {
     st = collect(job, r, &pl, set);
     if (st == HC_OK) {

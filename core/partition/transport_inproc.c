@@ -13,7 +13,7 @@
 typedef struct {
   const void *lo, *hi; /* exchange: what goes to rank-1 and rank+1 */
   size_t lo_bytes, hi_bytes;
-  const void *mine;    /* allgather */
+  const void *mine; /* allgather */
   size_t bytes;
   double values[HC_PART_REDUCE_MAX];
 } post_t;
@@ -29,9 +29,7 @@ typedef struct {
   post_t *posts;
 } inproc_t;
 
-static hc_status_t aborted_error(void) {
-  return hc_error(HC_ERR_DEVICE, "another part of the split run failed");
-}
+static hc_status_t aborted_error(void) { return hc_error(HC_ERR_DEVICE, "another part of the split run failed"); }
 
 static uint32_t ip_count(hc_transport_t *t) { return ((inproc_t *)t)->n; }
 static uint32_t ip_self(hc_transport_t *t) {
@@ -65,9 +63,8 @@ static hc_status_t ip_barrier(hc_transport_t *tr, uint32_t rank, double *waited_
   return meet((inproc_t *)tr, waited_s);
 }
 
-static hc_status_t ip_exchange(hc_transport_t *tr, uint32_t rank, const void *to_lo, size_t lo_bytes,
-                               const void *to_hi, size_t hi_bytes, void *from_lo, void *from_hi,
-                               double *waited_s) {
+static hc_status_t ip_exchange(hc_transport_t *tr, uint32_t rank, const void *to_lo, size_t lo_bytes, const void *to_hi,
+                               size_t hi_bytes, void *from_lo, void *from_hi, double *waited_s) {
   inproc_t *t = (inproc_t *)tr;
   post_t *me = &t->posts[rank];
   me->lo = to_lo, me->lo_bytes = lo_bytes, me->hi = to_hi, me->hi_bytes = hi_bytes;
@@ -75,15 +72,19 @@ static hc_status_t ip_exchange(hc_transport_t *tr, uint32_t rank, const void *to
   if (st != HC_OK) return st;
   if (rank > 0 && lo_bytes) {
     const post_t *below = &t->posts[rank - 1];
-    if (below->hi_bytes != lo_bytes) st = hc_error(HC_ERR_INTERNAL, "halo exchange: part %u sends %zu bytes, part %u expects %zu",
-                                                   rank - 1, below->hi_bytes, rank, lo_bytes);
-    else memcpy(from_lo, below->hi, lo_bytes);
+    if (below->hi_bytes != lo_bytes)
+      st = hc_error(HC_ERR_INTERNAL, "halo exchange: part %u sends %zu bytes, part %u expects %zu", rank - 1,
+                    below->hi_bytes, rank, lo_bytes);
+    else
+      memcpy(from_lo, below->hi, lo_bytes);
   }
   if (st == HC_OK && rank + 1 < t->n && hi_bytes) {
     const post_t *above = &t->posts[rank + 1];
-    if (above->lo_bytes != hi_bytes) st = hc_error(HC_ERR_INTERNAL, "halo exchange: part %u sends %zu bytes, part %u expects %zu",
-                                                   rank + 1, above->lo_bytes, rank, hi_bytes);
-    else memcpy(from_hi, above->lo, hi_bytes);
+    if (above->lo_bytes != hi_bytes)
+      st = hc_error(HC_ERR_INTERNAL, "halo exchange: part %u sends %zu bytes, part %u expects %zu", rank + 1,
+                    above->lo_bytes, rank, hi_bytes);
+    else
+      memcpy(from_hi, above->lo, hi_bytes);
   }
   hc_status_t st2 = meet(t, waited_s);
   return st != HC_OK ? st : st2;

@@ -131,8 +131,10 @@ HC_API hc_status_t hc_pipeline_add_stage(hc_pipeline_t *p, const char *workload,
       } else {
         st = !strcmp(spec, "auto") ? hc_device_find_auto(p->ctx, workload, &idx) : hc_device_find(p->ctx, spec, &idx);
       }
-      if (st != HC_OK) st = HC_ERR_PIPELINE; /* a device spec that names nothing here */
-      else st = hc_device_open(p->ctx, idx, &dev);
+      if (st != HC_OK)
+        st = HC_ERR_PIPELINE; /* a device spec that names nothing here */
+      else
+        st = hc_device_open(p->ctx, idx, &dev);
     }
     if (st != HC_OK) hc_error_prefix(st, "pipeline: stage %u (%s): ", number, workload);
   }
@@ -223,8 +225,8 @@ HC_API hc_status_t hc_pipeline_bind(hc_pipeline_t *p, uint32_t from, const char 
                                     const char *input) {
   if (!p) return hc_error(HC_ERR_INVALID_ARG, "hc_pipeline_bind: NULL pipeline");
   if (from >= p->nstages || to >= p->nstages)
-    return hc_error(HC_ERR_PIPELINE, "pipeline: no stage %u (the pipeline has %u)", (from >= p->nstages ? from : to) + 1,
-                    p->nstages);
+    return hc_error(HC_ERR_PIPELINE, "pipeline: no stage %u (the pipeline has %u)",
+                    (from >= p->nstages ? from : to) + 1, p->nstages);
   hc__pl_bind_t b = {from, 0, to, 0, 0, NULL};
   hc_status_t st = find_port(p, from, 1, output, &b.out_port);
   if (st == HC_OK) st = find_port(p, to, 0, input, &b.in_port);

@@ -9,12 +9,12 @@
 #define HC__PL_OUTSIDE UINT32_MAX /* binding source: a field set from outside */
 
 typedef struct hc__pl_bind {
-  uint32_t from;        /* stage, or HC__PL_OUTSIDE */
-  uint32_t out_port;    /* index in from's outputs */
+  uint32_t from;     /* stage, or HC__PL_OUTSIDE */
+  uint32_t out_port; /* index in from's outputs */
   uint32_t to;
-  uint32_t in_port;     /* index in to's inputs */
+  uint32_t in_port; /* index in to's inputs */
   int is_default;
-  hc_field_t *outside;  /* borrowed, when from == HC__PL_OUTSIDE */
+  hc_field_t *outside; /* borrowed, when from == HC__PL_OUTSIDE */
 } hc__pl_bind_t;
 
 /* What an output will be, as known before running: a dtype set and a rank
@@ -27,10 +27,10 @@ typedef struct hc__pl_shape {
 
 typedef struct hc__pl_stage {
   hc_job_t *job;
-  const char *workload; /* owned by the context */
-  hc_device_t *dev;     /* opened by the pipeline; a set's first device */
-  hc_devset_t *set;     /* @a,b or @all: the stage runs split over it (partition.h) */
-  char *set_spec;       /* as given */
+  const char *workload;      /* owned by the context */
+  hc_device_t *dev;          /* opened by the pipeline; a set's first device */
+  hc_devset_t *set;          /* @a,b or @all: the stage runs split over it (partition.h) */
+  char *set_spec;            /* as given */
   hc__pl_shape_t *out_shape; /* one per output, after validation */
   hc_stage_state_t state;
   hc_status_t status;

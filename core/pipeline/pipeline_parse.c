@@ -45,15 +45,19 @@ static int is_name(const char *s, size_t n) {
 }
 
 static void advance(parser_t *ps) {
-  if (ps->text[ps->i] == '\n') ps->line++, ps->col = 1;
-  else ps->col++;
+  if (ps->text[ps->i] == '\n')
+    ps->line++, ps->col = 1;
+  else
+    ps->col++;
   ps->i++;
 }
 
 /* "column 7" on one-line text, "line 2, column 7" otherwise. */
 static const char *where(const parser_t *ps, uint32_t line, uint32_t col, char *buf, size_t n) {
-  if (ps->multiline) snprintf(buf, n, "line %u, column %u", line, col);
-  else snprintf(buf, n, "column %u", col);
+  if (ps->multiline)
+    snprintf(buf, n, "line %u, column %u", line, col);
+  else
+    snprintf(buf, n, "column %u", col);
   return buf;
 }
 
@@ -179,8 +183,9 @@ static hc_status_t add_binding(hc__pp_stage_t *s, uint32_t number, const token_t
 static hc_status_t add_token(hc__pp_stage_t *s, uint32_t number, const token_t *t) {
   if (t->len && t->val[0] == '@' && !t->quoted[0]) {
     if (t->len == 1)
-      return hc_error(HC_ERR_PIPELINE, "pipeline: stage %u (%s): '@' needs a device (e.g. @cpu, @opencl:0, @cuda, @auto)",
-                      number, s->workload);
+      return hc_error(HC_ERR_PIPELINE,
+                      "pipeline: stage %u (%s): '@' needs a device (e.g. @cpu, @opencl:0, @cuda, @auto)", number,
+                      s->workload);
     if (s->device)
       return hc_error(HC_ERR_PIPELINE, "pipeline: stage %u (%s): device given twice (@%s and %s)", number, s->workload,
                       s->device, t->val);
@@ -247,7 +252,8 @@ hc_status_t hc__pp_parse(const char *text, hc__pp_t *out) {
       advance(&ps);
     } else if (c == '|') {
       if (!cur && !pp.nstages)
-        st = hc_error(HC_ERR_PIPELINE, "pipeline: empty stage before '|' at %s", where(&ps, ps.line, ps.col, w1, sizeof w1));
+        st = hc_error(HC_ERR_PIPELINE, "pipeline: empty stage before '|' at %s",
+                      where(&ps, ps.line, ps.col, w1, sizeof w1));
       else if (!cur && after_pipe)
         st = hc_error(HC_ERR_PIPELINE, "pipeline: empty stage between '|' at %s and '|' at %s",
                       where(&ps, pipe_line, pipe_col, w1, sizeof w1), where(&ps, ps.line, ps.col, w2, sizeof w2));
@@ -270,7 +276,8 @@ hc_status_t hc__pp_parse(const char *text, hc__pp_t *out) {
     }
   }
   if (st == HC_OK && after_pipe)
-    st = hc_error(HC_ERR_PIPELINE, "pipeline: empty stage after '|' at %s", where(&ps, pipe_line, pipe_col, w1, sizeof w1));
+    st = hc_error(HC_ERR_PIPELINE, "pipeline: empty stage after '|' at %s",
+                  where(&ps, pipe_line, pipe_col, w1, sizeof w1));
   if (st == HC_OK && !pp.nstages) st = hc_error(HC_ERR_PIPELINE, "pipeline: no stages");
   if (st != HC_OK) {
     hc__pp_free(&pp);

@@ -89,9 +89,13 @@ static hc_status_t hand_over(hc_pipeline_t *p, uint32_t k) {
     const hc_port_spec_t *ps = hc__pl_port(s, p->ctx, 0, in);
     const hc__pl_bind_t *b = binding_of(p, k, in);
     hc_field_t *src = NULL;
-    if (b) src = b->from == HC__PL_OUTSIDE ? b->outside : hc_job_output(p->stages[b->from].job, hc__pl_port(&p->stages[b->from], p->ctx, 1, b->out_port)->name);
+    if (b)
+      src = b->from == HC__PL_OUTSIDE
+                ? b->outside
+                : hc_job_output(p->stages[b->from].job, hc__pl_port(&p->stages[b->from], p->ctx, 1, b->out_port)->name);
     if (b && !src && !(ps->flags & HC_PORT_OPTIONAL)) {
-      if (b->from == HC__PL_OUTSIDE) return hc_error(HC_ERR_PIPELINE, "input '%s': no field was set from outside", ps->name);
+      if (b->from == HC__PL_OUTSIDE)
+        return hc_error(HC_ERR_PIPELINE, "input '%s': no field was set from outside", ps->name);
       return hc_error(HC_ERR_PIPELINE, "input '%s': stage %u (%s) gave no output '%s'", ps->name, b->from + 1,
                       p->stages[b->from].workload, hc__pl_port(&p->stages[b->from], p->ctx, 1, b->out_port)->name);
     }

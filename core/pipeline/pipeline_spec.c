@@ -16,8 +16,8 @@ static hc_status_t resolve_stage(const hc_pipeline_t *p, const hc__pp_t *pp, uin
   const char *w = pp->stages[self].workload;
   if (!b->from) {
     if (self == 0)
-      return hc_error(HC_ERR_PIPELINE, "pipeline: stage 1 (%s): '%s' has no previous stage (write STAGE.%s)", w, b->text,
-                      b->text);
+      return hc_error(HC_ERR_PIPELINE, "pipeline: stage 1 (%s): '%s' has no previous stage (write STAGE.%s)", w,
+                      b->text, b->text);
     *from = self - 1;
     return HC_OK;
   }

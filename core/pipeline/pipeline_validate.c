@@ -114,8 +114,10 @@ static const char *dtype_set(uint32_t set, char *buf, size_t n) {
 
 /* "2" or "1..3" */
 static const char *rank_range(int32_t lo, int32_t hi, char *buf, size_t n) {
-  if (lo == hi) snprintf(buf, n, "%d", lo);
-  else snprintf(buf, n, "%d..%d", lo, hi);
+  if (lo == hi)
+    snprintf(buf, n, "%d", lo);
+  else
+    snprintf(buf, n, "%d..%d", lo, hi);
   return buf;
 }
 
@@ -286,7 +288,8 @@ static hc_status_t check_input(const hc_pipeline_t *p, uint32_t k, uint32_t in) 
   const hc__pl_shape_t *got = bound_shape(p, b, &tmp);
   if (!got) return HC_OK; /* an outside field not given yet: the run checks it */
   char source[256];
-  if (b->from == HC__PL_OUTSIDE) snprintf(source, sizeof source, "the field set from outside");
+  if (b->from == HC__PL_OUTSIDE)
+    snprintf(source, sizeof source, "the field set from outside");
   else
     snprintf(source, sizeof source, "stage %u (%s) output '%s'", b->from + 1, p->stages[b->from].workload,
              out_name(p, b));
@@ -312,7 +315,8 @@ static hc_status_t check_device(const hc_pipeline_t *p, uint32_t k) {
   const hc_workload_ops_t *w = hc__workload_ops(p->ctx, s->workload);
   const hc_device_info_t *info = hc_device_info(s->dev);
   char why[256] = "";
-  if (!(w->languages & info->languages)) snprintf(why, sizeof why, "no kernel in a language the device accepts");
+  if (!(w->languages & info->languages))
+    snprintf(why, sizeof why, "no kernel in a language the device accepts");
   else if (w->check && w->check(s->job, info, why, sizeof why) != 0) {
     if (!why[0]) snprintf(why, sizeof why, "refused by the workload");
   } else

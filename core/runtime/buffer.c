@@ -9,13 +9,11 @@ HC_API hc_status_t hc_buffer_create(hc_device_t *d, size_t bytes, hc_buffer_t **
   *out = NULL;
   if (bytes == 0) bytes = 1; /* a zero-size request still yields a valid handle */
   const hc_device_info_t *in = &d->info;
-  if ((in->max_alloc_bytes && bytes > in->max_alloc_bytes) ||
-      (in->global_mem_bytes && bytes > in->global_mem_bytes))
+  if ((in->max_alloc_bytes && bytes > in->max_alloc_bytes) || (in->global_mem_bytes && bytes > in->global_mem_bytes))
     return hc_error(HC_ERR_DEVICE_MEMORY,
                     "buffer of %zu bytes exceeds %s's limit (largest allocation %llu bytes, memory "
                     "%llu bytes)",
-                    bytes, d->id, (unsigned long long)in->max_alloc_bytes,
-                    (unsigned long long)in->global_mem_bytes);
+                    bytes, d->id, (unsigned long long)in->max_alloc_bytes, (unsigned long long)in->global_mem_bytes);
   hc_buffer_t *b = calloc(1, sizeof *b);
   if (!b) return hc_error(HC_ERR_NO_MEMORY, "hc_buffer_create: out of host memory");
   hc_status_t st = d->backend->ops.mem_alloc(d->handle, bytes, &b->mem);
@@ -34,8 +32,10 @@ HC_API hc_status_t hc_buffer_create(hc_device_t *d, size_t bytes, hc_buffer_t **
 HC_API void hc_buffer_destroy(hc_buffer_t *b) {
   if (!b) return;
   hc_device_t *d = b->dev;
-  if (!b->wrapped) d->backend->ops.mem_free(d->handle, b->mem);
-  else if (d->backend->ops.mem_unwrap) d->backend->ops.mem_unwrap(d->handle, b->mem);
+  if (!b->wrapped)
+    d->backend->ops.mem_free(d->handle, b->mem);
+  else if (d->backend->ops.mem_unwrap)
+    d->backend->ops.mem_unwrap(d->handle, b->mem);
   __atomic_sub_fetch(&d->ctx->live_buffers, 1, __ATOMIC_RELAXED);
   free(b);
   hc_device_close(d);
@@ -90,8 +90,8 @@ HC_API void *hc_buffer_host_ptr(const hc_buffer_t *b) {
 static hc_status_t check_range(const char *what, const hc_buffer_t *b, size_t off, size_t bytes) {
   if (!b) return hc_error(HC_ERR_INVALID_ARG, "%s: NULL buffer", what);
   if (off > b->size || bytes > b->size - off)
-    return hc_error(HC_ERR_INVALID_ARG, "%s: range [%zu, %zu+%zu) outside buffer of %zu bytes",
-                    what, off, off, bytes, b->size);
+    return hc_error(HC_ERR_INVALID_ARG, "%s: range [%zu, %zu+%zu) outside buffer of %zu bytes", what, off, off, bytes,
+                    b->size);
   return HC_OK;
 }
 
@@ -131,23 +131,23 @@ HC_API hc_status_t hc_buffer_read(const hc_buffer_t *b, size_t off, void *dst, s
 }
 
 /* One backend command of a copy, traced on dev's track. */
-#define TRACED_(dev, kind, what, peer, call)                                                                   \
-  do {                                                                                                         \
-    hc__trace_cmd_t tc_;                                                                                       \
-    const int traced_ = HC__TRACING((dev)->ctx) && hc__trace_cmd_begin((dev)->ctx, (dev), &tc_);              \
-    st = (call);                                                                                               \
-    if (traced_) hc__trace_cmd_end(&tc_, st, (kind), (what), bytes, (peer));                                   \
+#define TRACED_(dev, kind, what, peer, call)                                                     \
+  do {                                                                                           \
+    hc__trace_cmd_t tc_;                                                                         \
+    const int traced_ = HC__TRACING((dev)->ctx) && hc__trace_cmd_begin((dev)->ctx, (dev), &tc_); \
+    st = (call);                                                                                 \
+    if (traced_) hc__trace_cmd_end(&tc_, st, (kind), (what), bytes, (peer));                     \
   } while (0)
 
-HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer_t *src,
-                                  size_t soff, size_t bytes) {
+HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer_t *src, size_t soff, size_t bytes) {
   hc_status_t st = check_range("hc_buffer_copy (destination)", dst, doff, bytes);
   if (st == HC_OK) st = check_range("hc_buffer_copy (source)", src, soff, bytes);
   if (st != HC_OK || !bytes) return st;
   hc_device_t *dd = dst->dev, *sd = src->dev;
   if (dd == sd) {
     if ((st = hc__cmd_begin(dd)) != HC_OK) return st;
-    TRACED_(dd, HC__TRACE_COPY, "copy", NULL, dd->backend->ops.mem_copy(dd->handle, dst->mem, doff, src->mem, soff, bytes));
+    TRACED_(dd, HC__TRACE_COPY, "copy", NULL,
+            dd->backend->ops.mem_copy(dd->handle, dst->mem, doff, src->mem, soff, bytes));
     hc__cmd_end(dd);
     return st;
   }
@@ -174,10 +174,13 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
               sd->backend->ops.mem_read(sd->handle, src->mem, soff, (char *)dp + doff, bytes));
     else {
       void *tmp = malloc(bytes);
-      if (!tmp) st = hc_error(HC_ERR_NO_MEMORY, "hc_buffer_copy: cannot stage %zu bytes", bytes);
-      else TRACED_(sd, HC__TRACE_PEER, "send", dd->id, sd->backend->ops.mem_read(sd->handle, src->mem, soff, tmp, bytes));
+      if (!tmp)
+        st = hc_error(HC_ERR_NO_MEMORY, "hc_buffer_copy: cannot stage %zu bytes", bytes);
+      else
+        TRACED_(sd, HC__TRACE_PEER, "send", dd->id, sd->backend->ops.mem_read(sd->handle, src->mem, soff, tmp, bytes));
       if (tmp && st == HC_OK)
-        TRACED_(dd, HC__TRACE_PEER, "receive", sd->id, dd->backend->ops.mem_write(dd->handle, dst->mem, doff, tmp, bytes));
+        TRACED_(dd, HC__TRACE_PEER, "receive", sd->id,
+                dd->backend->ops.mem_write(dd->handle, dst->mem, doff, tmp, bytes));
       free(tmp);
     }
   }
@@ -187,18 +190,19 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
   return st;
 }
 
-HC_API hc_status_t hc_buffer_fill(hc_buffer_t *b, size_t off, const void *pattern, size_t psize,
-                                  size_t bytes) {
+HC_API hc_status_t hc_buffer_fill(hc_buffer_t *b, size_t off, const void *pattern, size_t psize, size_t bytes) {
   hc_status_t st = check_range("hc_buffer_fill", b, off, bytes);
   if (st != HC_OK) return st;
   if (!pattern || !(psize == 1 || psize == 2 || psize == 4 || psize == 8 || psize == 16))
     return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_fill: pattern size %zu (must be 1, 2, 4, 8 or 16)", psize);
   if (off % psize || bytes % psize)
-    return hc_error(HC_ERR_INVALID_ARG, "hc_buffer_fill: offset %zu and size %zu must be multiples of the pattern size %zu",
-                    off, bytes, psize);
+    return hc_error(HC_ERR_INVALID_ARG,
+                    "hc_buffer_fill: offset %zu and size %zu must be multiples of the pattern size %zu", off, bytes,
+                    psize);
   if (!bytes) return HC_OK;
   if ((st = hc__cmd_begin(b->dev)) != HC_OK) return st;
-  TRACED_(b->dev, HC__TRACE_FILL, "fill", NULL, b->dev->backend->ops.mem_fill(b->dev->handle, b->mem, off, pattern, psize, bytes));
+  TRACED_(b->dev, HC__TRACE_FILL, "fill", NULL,
+          b->dev->backend->ops.mem_fill(b->dev->handle, b->mem, off, pattern, psize, bytes));
   hc__cmd_end(b->dev);
   return st;
 }

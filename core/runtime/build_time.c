@@ -51,10 +51,10 @@ void hc__build_charge(hc_device_t *d, double seconds) {
 static uint64_t launch_key(const hc_kernel_t *k, const hc_launch_t *l) {
   uint64_t h = 1469598103934665603ull;
   const void *program = k->program;
-#define MIX_(p, n)                                                \
-  for (size_t i_ = 0; i_ < (n); i_++) {                           \
-    h ^= ((const unsigned char *)(p))[i_];                        \
-    h *= 1099511628211ull;                                        \
+#define MIX_(p, n)                         \
+  for (size_t i_ = 0; i_ < (n); i_++) {    \
+    h ^= ((const unsigned char *)(p))[i_]; \
+    h *= 1099511628211ull;                 \
   }
   MIX_(&program, sizeof program);
   MIX_(k->name, strlen(k->name));
@@ -104,8 +104,10 @@ hc_status_t hc__launch_measured(hc_kernel_t *k, const hc_launch_t *l) {
   void *record = first && st == HC_OK && !traced ? ops->trace_command_begin(d->handle) : NULL;
   if (st == HC_OK) st = ops->launch(d->handle, k->handle, l);
   if (record) {
-    if (st == HC_OK) ops->trace_command_end(d->handle, record);
-    else if (ops->trace_discard) ops->trace_discard(d->handle, record);
+    if (st == HC_OK)
+      ops->trace_command_end(d->handle, record);
+    else if (ops->trace_discard)
+      ops->trace_discard(d->handle, record);
   }
   if (traced) hc__trace_cmd_end(&tc, st, HC__TRACE_KERNEL, k->name, 0, NULL);
   if (!first || st != HC_OK) return st;

@@ -31,7 +31,9 @@ static uint64_t mix64(uint64_t h) {
 }
 
 /* Two independent 64-bit streams (FNV-1a with different seeds, mixed). */
-typedef struct { uint64_t a, b; } hash128_t;
+typedef struct {
+  uint64_t a, b;
+} hash128_t;
 static void h_update(hash128_t *h, const void *data, size_t n) {
   const unsigned char *p = data;
   for (size_t i = 0; i < n; i++) {
@@ -54,8 +56,7 @@ HC_API void hc_cache_key(char out[33], uint32_t nparts, const void *const *parts
     h_update(&h, &n, sizeof n); /* length first: ("ab","c") != ("a","bc") */
     h_update(&h, p, (size_t)n);
   }
-  snprintf(out, 33, "%016llx%016llx", (unsigned long long)mix64(h.a),
-           (unsigned long long)mix64(h.b ^ h.a));
+  snprintf(out, 33, "%016llx%016llx", (unsigned long long)mix64(h.a), (unsigned long long)mix64(h.b ^ h.a));
 }
 
 HC_API int hc_cache_enabled(void) {

@@ -14,7 +14,7 @@
 #include "internal.h"
 
 static const hc_config_var_t table[] = {
-#define X(name, type, scope, def, min, max, names, doc)                                                              \
+#define X(name, type, scope, def, min, max, names, doc) \
   {#name, HC_CONFIG_##type, HC_CONFIG_##scope, def, min, max, names, doc},
     HC_CONFIG_VARS(X)
 #undef X
@@ -65,8 +65,10 @@ static void list_names(const char *names, char *out, size_t n) {
 }
 
 static void fmt_num(double v, char *out, size_t n) {
-  if (v == floor(v) && fabs(v) < 1e15) snprintf(out, n, "%lld", (long long)v);
-  else snprintf(out, n, "%g", v);
+  if (v == floor(v) && fabs(v) < 1e15)
+    snprintf(out, n, "%lld", (long long)v);
+  else
+    snprintf(out, n, "%g", v);
 }
 
 HC_API char *hc_config_accepted(const hc_config_var_t *v, char *out, size_t n) {
@@ -76,28 +78,18 @@ HC_API char *hc_config_accepted(const hc_config_var_t *v, char *out, size_t n) {
   if (v->names) list_names(v->names, names, sizeof names);
   const char *alt = v->names ? " or " : "";
   switch (v->type) {
-  case HC_CONFIG_BOOL:
-    snprintf(out, n, "give 1, on, yes, true or 0, off, no, false");
-    break;
-  case HC_CONFIG_INT:
-    snprintf(out, n, "give a whole number from %s to %s%s%s", lo, hi, alt, names);
-    break;
+  case HC_CONFIG_BOOL: snprintf(out, n, "give 1, on, yes, true or 0, off, no, false"); break;
+  case HC_CONFIG_INT: snprintf(out, n, "give a whole number from %s to %s%s%s", lo, hi, alt, names); break;
   case HC_CONFIG_SIZE:
     snprintf(out, n, "give a size in bytes from %s to %s (k, M, G: KiB, MiB, GiB)%s%s", lo, hi, alt, names);
     break;
-  case HC_CONFIG_DOUBLE:
-    snprintf(out, n, "give a number from %s to %s", lo, hi);
-    break;
-  case HC_CONFIG_CHOICE:
-    snprintf(out, n, "give %s", names);
-    break;
+  case HC_CONFIG_DOUBLE: snprintf(out, n, "give a number from %s to %s", lo, hi); break;
+  case HC_CONFIG_CHOICE: snprintf(out, n, "give %s", names); break;
   case HC_CONFIG_SHAPE:
     snprintf(out, n, "give BXxBYxZ (work-group BX x BY <= %s items, Z = 1..16 planes per item), e.g. 32x8x4%s%s", hi,
              alt, names);
     break;
-  default:
-    snprintf(out, n, "give any text");
-    break;
+  default: snprintf(out, n, "give any text"); break;
   }
   return out;
 }
@@ -118,9 +110,21 @@ static int parse_size(const char *s, long long *out) {
   if (end == s || errno || *s == '-') return 0;
   int shift = 0;
   switch (*end) {
-  case 'k': case 'K': shift = 10; end++; break;
-  case 'm': case 'M': shift = 20; end++; break;
-  case 'g': case 'G': shift = 30; end++; break;
+  case 'k':
+  case 'K':
+    shift = 10;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    shift = 20;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    shift = 30;
+    end++;
+    break;
   default: break;
   }
   if (*end || v > (ULLONG_MAX >> 1) >> shift) return 0;
@@ -132,10 +136,8 @@ static int parse_size(const char *s, long long *out) {
 static int parse_int(const hc_config_var_t *v, const char *text, long long *out) {
   long long x;
   switch (v->type) {
-  case HC_CONFIG_BOOL:
-    return named_value("1=1|on=1|yes=1|true=1|0=0|off=0|no=0|false=0", text, out);
-  case HC_CONFIG_CHOICE:
-    return named_value(v->names, text, out);
+  case HC_CONFIG_BOOL: return named_value("1=1|on=1|yes=1|true=1|0=0|off=0|no=0|false=0", text, out);
+  case HC_CONFIG_CHOICE: return named_value(v->names, text, out);
   case HC_CONFIG_INT:
   case HC_CONFIG_SIZE:
     if (v->names && named_value(v->names, text, out)) return 1;
@@ -143,8 +145,7 @@ static int parse_int(const hc_config_var_t *v, const char *text, long long *out)
     if ((double)x < v->min || (double)x > v->max) return 0;
     *out = x;
     return 1;
-  default:
-    return 0;
+  default: return 0;
   }
 }
 
@@ -203,8 +204,7 @@ HC_API hc_status_t hc_config_var_int(const hc_config_var_t *v, long long *out) {
   const char *t = NULL;
   hc_status_t st = text_of(v, "hc_config_int", &t);
   if (st != HC_OK) return st;
-  if (v->type != HC_CONFIG_BOOL && v->type != HC_CONFIG_INT && v->type != HC_CONFIG_SIZE &&
-      v->type != HC_CONFIG_CHOICE)
+  if (v->type != HC_CONFIG_BOOL && v->type != HC_CONFIG_INT && v->type != HC_CONFIG_SIZE && v->type != HC_CONFIG_CHOICE)
     return wrong_type(v, "hc_config_int");
   long long x;
   if (!t) return HC_OK;
@@ -257,8 +257,9 @@ HC_API hc_status_t hc_config_var_shape(const hc_config_var_t *v, int out[3]) {
 /* By name: an unknown name is the caller's error, named. */
 static const hc_config_var_t *known(const char *name, const char *reader) {
   const hc_config_var_t *v = hc_config_find(name);
-  if (!v) hc_error(HC_ERR_INVALID_ARG, "%s: %s is not a configuration variable of hc (core/runtime/config_vars.h)",
-                   reader, name ? name : "NULL");
+  if (!v)
+    hc_error(HC_ERR_INVALID_ARG, "%s: %s is not a configuration variable of hc (core/runtime/config_vars.h)", reader,
+             name ? name : "NULL");
   return v;
 }
 

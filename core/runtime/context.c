@@ -67,8 +67,7 @@ static void build_search_path(hc_context_t *ctx, const hc_context_options_t *o) 
   hc_config_str("HC_PLUGIN_PATH", &env);
   if (env && !(o && o->no_env_path)) {
     char *copy = hc__strdup(env), *save = NULL;
-    for (char *tok = copy ? strtok_r(copy, ":", &save) : NULL; tok;
-         tok = strtok_r(NULL, ":", &save))
+    for (char *tok = copy ? strtok_r(copy, ":", &save) : NULL; tok; tok = strtok_r(NULL, ":", &save))
       add_entry(ctx, tok, "HC_PLUGIN_PATH",
                 tok[0] == '/' ? NULL
                               : "a relative HC_PLUGIN_PATH entry (it would be resolved against the working "
@@ -116,8 +115,7 @@ static void enumerate_devices(hc_context_t *ctx) {
       s->local_index = i;
       s->info.size = sizeof s->info;
       if (be->ops.device_info(be->state, i, &s->info) != HC_OK) {
-        hc_log(ctx, HC_LOG_WARN, "%s:%u: device info failed: %s", be->plugin.desc->name,
-               i, hc_last_error());
+        hc_log(ctx, HC_LOG_WARN, "%s:%u: device info failed: %s", be->plugin.desc->name, i, hc_last_error());
         continue;
       }
       s->info.size = sizeof s->info;
@@ -127,8 +125,7 @@ static void enumerate_devices(hc_context_t *ctx) {
   }
 }
 
-HC_API hc_status_t hc_context_create(const hc_context_options_t *opts,
-                                     hc_context_t **out) {
+HC_API hc_status_t hc_context_create(const hc_context_options_t *opts, hc_context_t **out) {
   if (!out) return hc_error(HC_ERR_INVALID_ARG, "hc_context_create: out is NULL");
   *out = NULL;
   if (opts && opts->size < sizeof(uint32_t) * 2)
@@ -245,10 +242,8 @@ HC_API hc_status_t hc_search_dir_get(const hc_context_t *ctx, uint32_t i, const 
 
 HC_API uint32_t hc_rejected_count(const hc_context_t *ctx) { return ctx ? ctx->nrejected : 0; }
 
-HC_API hc_status_t hc_rejected_get(const hc_context_t *ctx, uint32_t i, const char **path,
-                                   const char **reason) {
-  if (!ctx || i >= ctx->nrejected)
-    return hc_error(HC_ERR_INVALID_ARG, "hc_rejected_get: index %u out of range", i);
+HC_API hc_status_t hc_rejected_get(const hc_context_t *ctx, uint32_t i, const char **path, const char **reason) {
+  if (!ctx || i >= ctx->nrejected) return hc_error(HC_ERR_INVALID_ARG, "hc_rejected_get: index %u out of range", i);
   if (path) *path = ctx->rejected[i].path;
   if (reason) *reason = ctx->rejected[i].reason;
   return HC_OK;
@@ -268,9 +263,12 @@ const hc_workload_ops_t *hc__workload_ops(const hc_context_t *ctx, const char *n
 void hc__count_transfer(hc_context_t *ctx, int kind, size_t bytes, double seconds) {
   pthread_mutex_lock(&ctx->lock);
   hc_transfer_stats_t *t = &ctx->transfers;
-  if (kind == HC__TO_DEVICE) t->to_device_count++, t->to_device_bytes += bytes;
-  else if (kind == HC__TO_HOST) t->to_host_count++, t->to_host_bytes += bytes;
-  else t->cross_device_count++, t->cross_device_bytes += bytes;
+  if (kind == HC__TO_DEVICE)
+    t->to_device_count++, t->to_device_bytes += bytes;
+  else if (kind == HC__TO_HOST)
+    t->to_host_count++, t->to_host_bytes += bytes;
+  else
+    t->cross_device_count++, t->cross_device_bytes += bytes;
   t->seconds += seconds;
   pthread_mutex_unlock(&ctx->lock);
 }

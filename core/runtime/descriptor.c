@@ -8,15 +8,14 @@
 static int valid_name(const char *s) {
   if (!s || !*s || strlen(s) > 63) return 0;
   for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
-      return 0;
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-')) return 0;
   return 1;
 }
 
 const char *hc__descriptor_problem(const hc_plugin_descriptor_t *d, char *buf, size_t n) {
   if (d->abi_major != HC_ABI_MAJOR || d->abi_minor > HC_ABI_MINOR) {
-    snprintf(buf, n, "ABI mismatch: plugin built for %u.%u, core supports %u.0-%u.%u", d->abi_major,
-             d->abi_minor, HC_ABI_MAJOR, HC_ABI_MAJOR, HC_ABI_MINOR);
+    snprintf(buf, n, "ABI mismatch: plugin built for %u.%u, core supports %u.0-%u.%u", d->abi_major, d->abi_minor,
+             HC_ABI_MAJOR, HC_ABI_MAJOR, HC_ABI_MINOR);
     return buf;
   }
   if (d->kind != HC_PLUGIN_BACKEND && d->kind != HC_PLUGIN_WORKLOAD) {
@@ -24,8 +23,9 @@ const char *hc__descriptor_problem(const hc_plugin_descriptor_t *d, char *buf, s
     return buf;
   }
   if (!valid_name(d->name) || !d->ops || !d->version || !d->summary) {
-    snprintf(buf, n, "invalid descriptor: name must be 1-63 of [a-z0-9_-], "
-                     "and version, summary and ops must be set");
+    snprintf(buf, n,
+             "invalid descriptor: name must be 1-63 of [a-z0-9_-], "
+             "and version, summary and ops must be set");
     return buf;
   }
   return NULL;
@@ -33,12 +33,24 @@ const char *hc__descriptor_problem(const hc_plugin_descriptor_t *d, char *buf, s
 
 /* Which required backend op is missing, or NULL. */
 static const char *missing_backend_op(const hc_backend_ops_t *o) {
-#define REQ(f)                                                                 \
-  if (!o->f) return #f;
-  REQ(init) REQ(device_count) REQ(device_info) REQ(device_open) REQ(device_close)
-  REQ(mem_alloc) REQ(mem_free) REQ(mem_write) REQ(mem_read) REQ(mem_copy)
-  REQ(mem_fill) REQ(kernel_release) REQ(launch) REQ(finish) REQ(timer_begin)
-  REQ(timer_end)
+#define REQ(f) \
+  if (!o->f) return #f
+  REQ(init);
+  REQ(device_count);
+  REQ(device_info);
+  REQ(device_open);
+  REQ(device_close);
+  REQ(mem_alloc);
+  REQ(mem_free);
+  REQ(mem_write);
+  REQ(mem_read);
+  REQ(mem_copy);
+  REQ(mem_fill);
+  REQ(kernel_release);
+  REQ(launch);
+  REQ(finish);
+  REQ(timer_begin);
+  REQ(timer_end);
 #undef REQ
   if (!o->kernel_create_host && !(o->program_build && o->kernel_create))
     return "kernel_create_host or program_build+kernel_create";

@@ -29,8 +29,8 @@ HC_API hc_status_t hc_device_query(const hc_context_t *ctx, uint32_t i, hc_devic
  * backend gives one, else compute units x clock, with the memory bandwidth
  * breaking ties. */
 static double auto_score(const hc__device_slot_t *s) {
-  static const double type_rank[] = {[HC_DEVICE_CPU] = 1, [HC_DEVICE_GPU] = 3,
-                                     [HC_DEVICE_ACCELERATOR] = 2, [HC_DEVICE_OTHER] = 0};
+  static const double type_rank[] = {
+      [HC_DEVICE_CPU] = 1, [HC_DEVICE_GPU] = 3, [HC_DEVICE_ACCELERATOR] = 2, [HC_DEVICE_OTHER] = 0};
   double r = s->info.type < HC_DEVICE_TYPE_COUNT_ ? type_rank[s->info.type] : 0;
   /* GFLOP/s-like either way: the peak, or cores x GHz when it is unknown. */
   double speed = s->info.peak_fp32_gflops > 0
@@ -80,19 +80,19 @@ HC_API hc_status_t hc_device_find(const hc_context_t *ctx, const char *spec, uin
     }
     const char *why = be->ops.status_message ? be->ops.status_message(be->state) : NULL;
     if (n == 0)
-      return hc_error(HC_ERR_NO_DEVICE, "backend '%.*s' has no device%s%s", (int)blen, spec,
-                      why ? ": " : "", why ? why : "");
-    return hc_error(HC_ERR_NO_DEVICE, "device '%s' does not exist: backend '%.*s' has %u device(s)",
-                    spec, (int)blen, spec, n);
+      return hc_error(HC_ERR_NO_DEVICE, "backend '%.*s' has no device%s%s", (int)blen, spec, why ? ": " : "",
+                      why ? why : "");
+    return hc_error(HC_ERR_NO_DEVICE, "device '%s' does not exist: backend '%.*s' has %u device(s)", spec, (int)blen,
+                    spec, n);
   }
   if (!backend_known) {
     char names[512] = "";
     size_t len = 0;
     for (uint32_t b = 0; b < ctx->nbackends && len < sizeof names - 70; b++)
-      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", b ? ", " : "",
-                              ctx->backends[b].plugin.desc->name);
-    return hc_error(HC_ERR_NO_DEVICE, "unknown backend '%.*s' (loaded backends: %s)", (int)blen,
-                    spec, len ? names : "none");
+      len +=
+          (size_t)snprintf(names + len, sizeof names - len, "%s%s", b ? ", " : "", ctx->backends[b].plugin.desc->name);
+    return hc_error(HC_ERR_NO_DEVICE, "unknown backend '%.*s' (loaded backends: %s)", (int)blen, spec,
+                    len ? names : "none");
   }
   return hc_error(HC_ERR_NO_DEVICE, "device '%s' not found", spec);
 }
@@ -178,8 +178,7 @@ HC_API void hc_device_close(hc_device_t *d) {
   hc__trace_device_sync(d); /* its commands' records go before it does */
   for (hc__program_t *p = d->programs, *next; p; p = next) {
     next = p->next;
-    if (p->refs > 0)
-      hc_log(ctx, HC_LOG_WARN, "%s closed with %d kernel(s) still alive", d->id, p->refs);
+    if (p->refs > 0) hc_log(ctx, HC_LOG_WARN, "%s closed with %d kernel(s) still alive", d->id, p->refs);
     if (d->backend->ops.program_release) d->backend->ops.program_release(d->handle, p->handle);
     free(p);
   }
@@ -238,8 +237,10 @@ HC_API void hc_host_free(hc_device_t *d, void *mem) {
   char *p = (char *)mem - HOST_HEAD;
   uint32_t kind;
   memcpy(&kind, p, sizeof kind);
-  if (kind == HOST_PINNED && d->backend->ops.host_free) d->backend->ops.host_free(d->handle, p);
-  else free(p);
+  if (kind == HOST_PINNED && d->backend->ops.host_free)
+    d->backend->ops.host_free(d->handle, p);
+  else
+    free(p);
 }
 
 /* The backend's span begins at the span's first command (hc__timer_mark):
@@ -299,8 +300,7 @@ HC_API hc_status_t hc_device_check_memory(hc_device_t *d, uint64_t bytes, const 
   if (!d) return hc_error(HC_ERR_INVALID_ARG, "hc_device_check_memory: NULL device");
   uint64_t avail = d->info.global_mem_bytes;
   if (avail && bytes > avail)
-    return hc_error(HC_ERR_DEVICE_MEMORY,
-                    "%s needs %.3g GB (%llu bytes) but %s has %.3g GB (%llu bytes) of memory",
+    return hc_error(HC_ERR_DEVICE_MEMORY, "%s needs %.3g GB (%llu bytes) but %s has %.3g GB (%llu bytes) of memory",
                     what ? what : "this run", (double)bytes / 1e9, (unsigned long long)bytes, d->id,
                     (double)avail / 1e9, (unsigned long long)avail);
   return HC_OK;

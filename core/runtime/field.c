@@ -21,8 +21,7 @@ static hc_status_t check_shape(const char *what, hc_dtype_t dtype, uint32_t rank
   return HC_OK;
 }
 
-hc_status_t hc__field_over(hc_buffer_t *buf, hc_dtype_t dtype, uint32_t rank, const int64_t *shape,
-                           hc_field_t **out) {
+hc_status_t hc__field_over(hc_buffer_t *buf, hc_dtype_t dtype, uint32_t rank, const int64_t *shape, hc_field_t **out) {
   hc_field_t *f = calloc(1, sizeof *f);
   if (!f) return hc_error(HC_ERR_NO_MEMORY, "out of memory for a field");
   f->buf = buf;

@@ -61,7 +61,8 @@ HC_API hc_status_t hc_job_check_finite(hc_job_t *job, const char *port, const hc
   for (uint32_t d = 0; d < rank && len < sizeof idx; d++)
     len += (size_t)snprintf(idx + len, sizeof idx - len, "%s%lld", d ? ", " : "", (long long)c[d]);
   if (len < sizeof idx) snprintf(idx + len, sizeof idx - len, "]");
-  return hc_error(HC_ERR_PARAM, "%s: input '%s' has the non-finite value %g at index %s (flat %lld); %s needs finite "
+  return hc_error(HC_ERR_PARAM,
+                  "%s: input '%s' has the non-finite value %g at index %s (flat %lld); %s needs finite "
                   "values",
                   job ? hc_job_workload(job) : "field", port ? port : "?", v, idx, (long long)at,
                   job ? hc_job_workload(job) : "the workload");

@@ -47,13 +47,13 @@ typedef struct hc__program {
 struct hc_device {
   hc_context_t *ctx;
   hc__backend_t *backend;
-  uint32_t index;        /* in the context */
-  uint32_t local_index;  /* in the backend */
+  uint32_t index;       /* in the context */
+  uint32_t local_index; /* in the backend */
   int refs;
-  void *handle;          /* backend's */
+  void *handle; /* backend's */
   hc_device_info_t info;
   char id[48];
-  pthread_mutex_t lock;  /* program cache */
+  pthread_mutex_t lock;     /* program cache */
   pthread_mutex_t run_lock; /* recursive: hc_device_lock, held by job runs */
   hc__program_t *programs;
   /* Device timer span: 0 none; 1 begun, no command yet; 2 the backend's
@@ -165,8 +165,7 @@ void hc__trace_timer(hc_device_t *d, double t0, double seconds);
  * by its opener stays alive until the last of them is destroyed. */
 void hc__device_retain(hc_device_t *d);
 /* A field over an existing buffer, which it then owns. */
-hc_status_t hc__field_over(hc_buffer_t *buf, hc_dtype_t dtype, uint32_t rank, const int64_t *shape,
-                           hc_field_t **out);
+hc_status_t hc__field_over(hc_buffer_t *buf, hc_dtype_t dtype, uint32_t rank, const int64_t *shape, hc_field_t **out);
 void hc__vformat_error(hc_status_t status, const char *fmt, va_list ap);
 hc__workload_t *hc__find_workload(const hc_context_t *ctx, const char *name);
 /* Called before every command queued on d (launches, transfers, fills):
@@ -180,8 +179,7 @@ hc_status_t hc__timer_mark(hc_device_t *d);
 hc_status_t hc__cmd_begin(hc_device_t *d);
 void hc__cmd_end(hc_device_t *d);
 
-void hc__count_transfer(hc_context_t *ctx, int kind, size_t bytes,
-                        double seconds);
+void hc__count_transfer(hc_context_t *ctx, int kind, size_t bytes, double seconds);
 enum { HC__TO_DEVICE, HC__TO_HOST, HC__CROSS_DEVICE };
 
 /* Loader: fills ctx->backends/workloads/rejected from ctx->search_dirs. */
@@ -189,8 +187,7 @@ void hc__load_plugins(hc_context_t *ctx);
 /* Validates a descriptor found in a plugin file (descriptor.h) and adds the
  * plugin, or records why not. handle (an lt_dlhandle, may be NULL) is
  * closed when the plugin is refused. */
-void hc__register_plugin(hc_context_t *ctx, const char *path, void *handle,
-                         const hc_plugin_descriptor_t *d);
+void hc__register_plugin(hc_context_t *ctx, const char *path, void *handle, const hc_plugin_descriptor_t *d);
 void hc__unload_plugins(hc_context_t *ctx);
 /* Records a file or directory on the search path that was not used. */
 void hc__reject(hc_context_t *ctx, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -224,7 +221,6 @@ const char *hc__dialect_prelude(hc_language_t lang);
 char *hc__strdup(const char *s);
 char *hc__strndup(const char *s, size_t n);
 /* Appends to a growable string; returns 0 on allocation failure. */
-int hc__append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+int hc__append(char **buf, size_t *len, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -82,8 +82,8 @@ HC_API hc_status_t hc_job_create(hc_context_t *ctx, const char *workload, hc_job
     char names[512] = "";
     size_t len = 0;
     for (uint32_t i = 0; i < ctx->nworkloads && len < sizeof names - 70; i++)
-      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
-                              ctx->workloads[i].plugin.desc->name);
+      len +=
+          (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", ctx->workloads[i].plugin.desc->name);
     return hc_error(HC_ERR_NOT_FOUND, "unknown workload '%s' (available: %s)", workload, len ? names : "none");
   }
   hc_job_t *j = calloc(1, sizeof *j);
@@ -178,8 +178,7 @@ HC_API hc_status_t hc_job_set_kv(hc_job_t *j, const char *kv) {
   return hc_job_set(j, key, eq + 1);
 }
 
-static hc_status_t check_field_port(const hc_job_t *j, const hc_port_spec_t *p, const hc_field_t *f,
-                                    const char *dir) {
+static hc_status_t check_field_port(const hc_job_t *j, const hc_port_spec_t *p, const hc_field_t *f, const char *dir) {
   if (!(p->dtypes & HC_DTYPE_BIT(f->dtype)))
     return hc_error(HC_ERR_INVALID_ARG, "%s: %s port '%s' does not take dtype %s", hc_job_workload(j), dir, p->name,
                     hc_dtype_name(f->dtype));
@@ -346,7 +345,8 @@ HC_API hc_status_t hc_job_take_output(hc_job_t *j, const char *name, hc_field_t 
   if (!j || !name || !out) return hc_error(HC_ERR_INVALID_ARG, "hc_job_take_output: NULL argument");
   int i = port_index(j->wl, 1, name);
   if (i < 0) return hc_error(HC_ERR_NOT_FOUND, "workload '%s' has no output port '%s'", hc_job_workload(j), name);
-  if (!j->outputs[i]) return hc_error(HC_ERR_NOT_FOUND, "output '%s' of '%s' was not produced", name, hc_job_workload(j));
+  if (!j->outputs[i])
+    return hc_error(HC_ERR_NOT_FOUND, "output '%s' of '%s' was not produced", name, hc_job_workload(j));
   *out = j->outputs[i];
   j->outputs[i] = NULL;
   return HC_OK;
@@ -444,8 +444,8 @@ static const hc__param_value_t *value_of(const hc_job_t *j, const char *name, hc
     return NULL;
   }
   hc_param_type_t t = (hc_param_type_t)pspec(j->wl, (uint32_t)i)->type;
-  int compatible = t == want || (want == HC_PARAM_STRING && t == HC_PARAM_ENUM) ||
-                   (want == HC_PARAM_FLOAT && t == HC_PARAM_INT);
+  int compatible =
+      t == want || (want == HC_PARAM_STRING && t == HC_PARAM_ENUM) || (want == HC_PARAM_FLOAT && t == HC_PARAM_INT);
   if (!compatible) {
     bad_param_mark(j, "workload '%s' asked for parameter '%s' as %s, it is %s", name, hc_param_type_name(want),
                    hc_param_type_name(t));
@@ -483,8 +483,9 @@ HC_API hc_vec_t hc_job_vec(const hc_job_t *j, const char *n) {
 HC_API int hc_job_given(const hc_job_t *j, const char *n) {
   if (!j) return 0;
   int i = n ? param_index(j->wl, n) : -1;
-  if (i < 0) bad_param_mark(j, "workload '%s' asked whether parameter '%s' was given%s%s, which it does not declare",
-                            n ? n : "(null)", "", "");
+  if (i < 0)
+    bad_param_mark(j, "workload '%s' asked whether parameter '%s' was given%s%s, which it does not declare",
+                   n ? n : "(null)", "", "");
   return i >= 0 && j->values[i].given;
 }
 
@@ -561,8 +562,10 @@ HC_API void hc_job_set_verified(hc_job_t *j, int passed, const char *fmt, ...) {
   size_t old = j->verify_msg ? strlen(j->verify_msg) : 0;
   char *m = realloc(j->verify_msg, old + strlen(buf) + 3);
   if (!m) return;
-  if (old) memcpy(m + old, "; ", 3), old += 2;
-  else m[0] = '\0';
+  if (old)
+    memcpy(m + old, "; ", 3), old += 2;
+  else
+    m[0] = '\0';
   strcpy(m + old, buf);
   j->verify_msg = m;
 }

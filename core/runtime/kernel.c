@@ -67,8 +67,8 @@ static hc_status_t get_program_with(hc_device_t *d, hc_language_t lang, const ch
 }
 
 /* get_program_with, with the extra options of the environment. */
-static hc_status_t get_program(hc_device_t *d, hc_language_t lang, const char *source,
-                               const char *options, hc__program_t **out, int *cached) {
+static hc_status_t get_program(hc_device_t *d, hc_language_t lang, const char *source, const char *options,
+                               hc__program_t **out, int *cached) {
   const char *prelude = hc__dialect_prelude(lang);
   /* HC_KERNEL_OPTIONS is appended to every source kernel's options, so a
    * tuning experiment (a -D a kernel reads with #ifndef) needs no rebuild
@@ -124,26 +124,27 @@ HC_API hc_status_t hc_kernel_create(hc_device_t *d, const hc_kernel_desc_t *desc
       st = ops->kernel_create(d->handle, k->program->handle, desc->name, &k->handle);
       if (st != HC_OK) put_program(d, k->program);
     }
-    if (st != HC_OK) hc_error_prefix(st, "kernel '%s' on %s: ", desc->name, d->id);
-    else if (!cached) hc__build_charge(d, hc_now() - tb);
+    if (st != HC_OK)
+      hc_error_prefix(st, "kernel '%s' on %s: ", desc->name, d->id);
+    else if (!cached)
+      hc__build_charge(d, hc_now() - tb);
   } else {
     free(k);
     hc__trace_leave(tr);
-    return hc_error(HC_ERR_UNSUPPORTED,
-                    "kernel '%s': no kernel in a language %s accepts (offered:%s%s; accepted:%s%s%s)",
-                    desc->name, d->id, desc->host_fn ? " host" : "", desc->source ? " portable-source" : "",
-                    (langs & HC_LANG_BIT(HC_LANG_HOST)) ? " host" : "",
-                    (langs & HC_LANG_BIT(HC_LANG_OPENCL_C)) ? " opencl-c" : "",
-                    (langs & HC_LANG_BIT(HC_LANG_CUDA_C)) ? " cuda-c" : "");
+    return hc_error(
+        HC_ERR_UNSUPPORTED, "kernel '%s': no kernel in a language %s accepts (offered:%s%s; accepted:%s%s%s)",
+        desc->name, d->id, desc->host_fn ? " host" : "", desc->source ? " portable-source" : "",
+        (langs & HC_LANG_BIT(HC_LANG_HOST)) ? " host" : "", (langs & HC_LANG_BIT(HC_LANG_OPENCL_C)) ? " opencl-c" : "",
+        (langs & HC_LANG_BIT(HC_LANG_CUDA_C)) ? " cuda-c" : "");
   }
   if (tr) {
     char what[96];
     snprintf(what, sizeof what, "build %s on %s", desc->name, d->id);
     hc__trace_host(tr, HC__TRACE_BUILD, what, t0, "cache",
-                   st != HC_OK                 ? "failed"
-                   : k->lang == HC_LANG_HOST   ? "host function"
-                   : cached                    ? "hit (device)"
-                                               : "miss (built, or loaded from the disk cache)");
+                   st != HC_OK               ? "failed"
+                   : k->lang == HC_LANG_HOST ? "host function"
+                   : cached                  ? "hit (device)"
+                                             : "miss (built, or loaded from the disk cache)");
     hc__trace_leave(tr);
   }
   if (st != HC_OK) {
@@ -173,8 +174,8 @@ HC_API size_t hc_kernel_max_group_size(const hc_kernel_t *k) {
   return k->dev->info.max_work_group_size ? k->dev->info.max_work_group_size : 1;
 }
 
-HC_API hc_status_t hc_kernel_launch(hc_kernel_t *k, uint32_t dims, const size_t *global,
-                                    const size_t *local, uint32_t nargs, const hc_arg_t *args) {
+HC_API hc_status_t hc_kernel_launch(hc_kernel_t *k, uint32_t dims, const size_t *global, const size_t *local,
+                                    uint32_t nargs, const hc_arg_t *args) {
   if (!k || !global) return hc_error(HC_ERR_INVALID_ARG, "hc_kernel_launch: NULL argument");
   if (dims < 1 || dims > 3) return hc_error(HC_ERR_INVALID_ARG, "hc_kernel_launch: dims %u (must be 1..3)", dims);
   if (nargs > HC_MAX_KERNEL_ARGS || (nargs && !args))

@@ -35,28 +35,28 @@ const hc_workload_ops_t *hc__workload_ops(const hc_context_t *ctx, const char *n
  *
  * Every kind: its name in the file's "cat", and what it counts as in the
  * per-device usage (compute, transfer) or host (host-track spans). */
-#define HC__TRACE_KINDS(X)                   \
-  X(KERNEL, "kernel", COMPUTE)               \
-  X(FILL, "fill", TRANSFER)                  \
-  X(COPY, "copy", TRANSFER)                  \
-  X(TO_DEVICE, "host_to_device", TRANSFER)   \
-  X(TO_HOST, "device_to_host", TRANSFER)     \
-  X(PEER, "device_to_device", TRANSFER)      \
-  X(HALO, "halo", TRANSFER)                  \
-  X(COLLECTIVE, "collective", TRANSFER)      \
-  X(JOB, "job", HOST)                        \
-  X(STAGE, "stage", HOST)                    \
-  X(BUILD, "build", HOST)                    \
-  X(VALIDATE, "validate", HOST)              \
-  X(PLAN, "plan", HOST)                      \
-  X(OUTPUT, "output", HOST)                  \
-  X(RANGE, "range", HOST)                    \
+#define HC__TRACE_KINDS(X)                 \
+  X(KERNEL, "kernel", COMPUTE)             \
+  X(FILL, "fill", TRANSFER)                \
+  X(COPY, "copy", TRANSFER)                \
+  X(TO_DEVICE, "host_to_device", TRANSFER) \
+  X(TO_HOST, "device_to_host", TRANSFER)   \
+  X(PEER, "device_to_device", TRANSFER)    \
+  X(HALO, "halo", TRANSFER)                \
+  X(COLLECTIVE, "collective", TRANSFER)    \
+  X(JOB, "job", HOST)                      \
+  X(STAGE, "stage", HOST)                  \
+  X(BUILD, "build", HOST)                  \
+  X(VALIDATE, "validate", HOST)            \
+  X(PLAN, "plan", HOST)                    \
+  X(OUTPUT, "output", HOST)                \
+  X(RANGE, "range", HOST)                  \
   X(TIMER, "device_timer", HOST)
 typedef enum hc__trace_kind {
 #define HC__TRACE_ENUM_(id, name, cls) HC__TRACE_##id,
   HC__TRACE_KINDS(HC__TRACE_ENUM_)
 #undef HC__TRACE_ENUM_
-  HC__TRACE_KIND_COUNT_
+      HC__TRACE_KIND_COUNT_
 } hc__trace_kind_t;
 
 typedef struct hc__trace hc__trace_t;
@@ -80,8 +80,8 @@ typedef struct hc__trace_cmd {
  * the core waits for the device's queue so the event ends when the device
  * finished the command. */
 int hc__trace_cmd_begin(hc_context_t *ctx, hc_device_t *dev, hc__trace_cmd_t *c);
-void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind, const char *what,
-                       uint64_t bytes, const char *peer);
+void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind, const char *what, uint64_t bytes,
+                       const char *peer);
 /* Turns the device's commands recorded so far into events (waiting for
  * them): at points where the device's queue has drained or must. Returns
  * the device time of the last of them in seconds, or -1 when there was

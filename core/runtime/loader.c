@@ -68,8 +68,7 @@ static void unload_handle(void *h) {
   pthread_mutex_unlock(&ltdl_lock);
 }
 
-static int name_taken(hc_context_t *ctx, uint32_t kind, const char *name,
-                      const char **first) {
+static int name_taken(hc_context_t *ctx, uint32_t kind, const char *name, const char **first) {
   if (kind == HC_PLUGIN_BACKEND) {
     for (uint32_t i = 0; i < ctx->nbackends; i++)
       if (!strcmp(ctx->backends[i].plugin.desc->name, name)) {
@@ -86,8 +85,7 @@ static int name_taken(hc_context_t *ctx, uint32_t kind, const char *name,
   return 0;
 }
 
-static void add_backend(hc_context_t *ctx, const char *path, lt_dlhandle h,
-                        const hc_plugin_descriptor_t *d) {
+static void add_backend(hc_context_t *ctx, const char *path, lt_dlhandle h, const hc_plugin_descriptor_t *d) {
   const hc_backend_ops_t *ops = d->ops;
   hc__backend_t b;
   memset(&b, 0, sizeof b);
@@ -112,8 +110,7 @@ static void add_backend(hc_context_t *ctx, const char *path, lt_dlhandle h,
   ctx->backends[ctx->nbackends++] = b;
 }
 
-static void add_workload(hc_context_t *ctx, const char *path, lt_dlhandle h,
-                         const hc_plugin_descriptor_t *d) {
+static void add_workload(hc_context_t *ctx, const char *path, lt_dlhandle h, const hc_plugin_descriptor_t *d) {
   const hc_workload_ops_t *ops = d->ops;
   hc__workload_t *nw = realloc(ctx->workloads, (ctx->nworkloads + 1) * sizeof *nw);
   if (!nw) {
@@ -179,8 +176,7 @@ static void load_file(hc_context_t *ctx, const char *path) {
   hc__register_plugin(ctx, path, h, d);
 }
 
-void hc__register_plugin(hc_context_t *ctx, const char *path, void *handle,
-                         const hc_plugin_descriptor_t *d) {
+void hc__register_plugin(hc_context_t *ctx, const char *path, void *handle, const hc_plugin_descriptor_t *d) {
   lt_dlhandle h = handle;
   char why[512];
   if (hc__descriptor_problem(d, why, sizeof why)) {
@@ -200,13 +196,13 @@ void hc__register_plugin(hc_context_t *ctx, const char *path, void *handle,
     unload_handle(h);
     return;
   }
-  if (d->kind == HC_PLUGIN_BACKEND) add_backend(ctx, path, h, d);
-  else add_workload(ctx, path, h, d);
+  if (d->kind == HC_PLUGIN_BACKEND)
+    add_backend(ctx, path, h, d);
+  else
+    add_workload(ctx, path, h, d);
 }
 
-static int cmp_names(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static void scan_dir(hc_context_t *ctx, const char *dir) {
   DIR *dp = opendir(dir);
@@ -247,8 +243,10 @@ void hc__load_plugins(hc_context_t *ctx) {
   lt_dlinit();
   pthread_mutex_unlock(&ltdl_lock);
   for (uint32_t i = 0; i < ctx->nsearch_dirs; i++) {
-    if (ctx->search_refused[i]) reject(ctx, ctx->search_dirs[i], "plugin directory refused: %s", ctx->search_refused[i]);
-    else scan_dir(ctx, ctx->search_dirs[i]);
+    if (ctx->search_refused[i])
+      reject(ctx, ctx->search_dirs[i], "plugin directory refused: %s", ctx->search_refused[i]);
+    else
+      scan_dir(ctx, ctx->search_dirs[i]);
   }
   pthread_mutex_unlock(&load_lock);
 }

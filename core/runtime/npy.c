@@ -36,21 +36,23 @@ static hc_status_t fmt_err(const char *what, const char *detail) {
 }
 
 static hc_dtype_t dtype_from_descr(const char *d, const char **why) {
-#define HC_DESCR_ROW_(e, n, b, descr, c)                                       \
+#define HC_DESCR_ROW_(e, n, b, descr, c) \
   if (!strcmp(d, descr)) return HC_##e;
   HC_DTYPE_LIST(HC_DESCR_ROW_)
 #undef HC_DESCR_ROW_
-  if (d[0] == '>') *why = "big-endian data is not supported (convert with arr.astype('<f8'))";
+  if (d[0] == '>')
+    *why = "big-endian data is not supported (convert with arr.astype('<f8'))";
   else if (strchr(d, 'i') || strchr(d, 'u') || strchr(d, 'b'))
     *why = "integer or boolean dtype is not supported (hc fields are f32, f64, c64 or c128)";
   else if (!strcmp(d, "<f2") || !strcmp(d, "<f16") || !strcmp(d, "<c32"))
     *why = "this float width is not supported (hc fields are f32, f64, c64 or c128)";
-  else *why = "unsupported dtype (hc fields are f32, f64, c64 or c128)";
+  else
+    *why = "unsupported dtype (hc fields are f32, f64, c64 or c128)";
   return HC_DTYPE_NONE;
 }
 
-HC_API hc_status_t hc_npy_parse(const void *bytes, size_t size, hc_dtype_t *dtype, uint32_t *rank,
-                                int64_t *shape, size_t *data_offset) {
+HC_API hc_status_t hc_npy_parse(const void *bytes, size_t size, hc_dtype_t *dtype, uint32_t *rank, int64_t *shape,
+                                size_t *data_offset) {
   const char *what = "npy";
   const unsigned char *b = bytes;
   if (!bytes || size < 10 || memcmp(b, NPY_MAGIC, 6) != 0)
@@ -93,9 +95,12 @@ HC_API hc_status_t hc_npy_parse(const void *bytes, size_t size, hc_dtype_t *dtyp
       have_descr = 1;
     } else if (!strcmp(key, "fortran_order")) {
       fortran = 0; /* a repeated key: the last one counts, as in NumPy (a Python dict literal) */
-      if (end - p >= 4 && !strncmp(p, "True", 4)) fortran = 1, p += 4;
-      else if (end - p >= 5 && !strncmp(p, "False", 5)) p += 5;
-      else return fmt_err(what, "malformed 'fortran_order'");
+      if (end - p >= 4 && !strncmp(p, "True", 4))
+        fortran = 1, p += 4;
+      else if (end - p >= 5 && !strncmp(p, "False", 5))
+        p += 5;
+      else
+        return fmt_err(what, "malformed 'fortran_order'");
       have_order = 1;
     } else if (!strcmp(key, "shape")) {
       r = 0; /* a repeated key: the last one counts, as in NumPy (a Python dict literal) */
@@ -116,20 +121,25 @@ HC_API hc_status_t hc_npy_parse(const void *bytes, size_t size, hc_dtype_t *dtyp
         if (r > HC_MAX_DIMS) return fmt_err(what, "array has more than 4 axes (hc fields have at most 4)");
         dims[r++] = v;
         p = skip_ws(p, end);
-        if (p < end && *p == ',') p++;
+        if (p < end && *p == ',')
+          p++;
         else if (p < end && *p == ')') {
           p++;
           break;
-        } else return fmt_err(what, "malformed 'shape'");
+        } else
+          return fmt_err(what, "malformed 'shape'");
       }
       have_shape = 1;
     } else {
       return fmt_err(what, "unexpected key in header");
     }
     p = skip_ws(p, end);
-    if (p < end && *p == ',') p++;
-    else if (p < end && *p == '}') break;
-    else return fmt_err(what, "malformed header (expected ',' or '}')");
+    if (p < end && *p == ',')
+      p++;
+    else if (p < end && *p == '}')
+      break;
+    else
+      return fmt_err(what, "malformed header (expected ',' or '}')");
   }
   if (!have_descr || !have_order || !have_shape)
     return fmt_err(what, "header lacks one of 'descr', 'fortran_order', 'shape'");
@@ -169,8 +179,8 @@ static size_t count_of(uint32_t rank, const int64_t *shape) {
 }
 
 /* Opens path, parses its header, checks the data size. */
-static hc_status_t open_npy(const char *path, FILE **fp, hc_dtype_t *dtype, uint32_t *rank,
-                            int64_t *shape, size_t *data_bytes) {
+static hc_status_t open_npy(const char *path, FILE **fp, hc_dtype_t *dtype, uint32_t *rank, int64_t *shape,
+                            size_t *data_bytes) {
   *fp = NULL;
   FILE *f = NULL;
   hc_status_t ost = hc_fopen_regular(path, &f);
@@ -185,8 +195,7 @@ static hc_status_t open_npy(const char *path, FILE **fp, hc_dtype_t *dtype, uint
   size_t hdr = 0;
   if (got >= 10 && !memcmp(pre, NPY_MAGIC, 6))
     hdr = pre[6] == 1 ? 10 + ((size_t)pre[8] | (size_t)pre[9] << 8)
-                      : 12 + ((size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 |
-                              (size_t)pre[11] << 24);
+                      : 12 + ((size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24);
   if (hdr > NPY_MAX_HEADER + 12) hdr = NPY_MAX_HEADER + 12;
   unsigned char *buf = malloc(hdr > got ? hdr : got);
   if (!buf) {
@@ -206,8 +215,8 @@ static hc_status_t open_npy(const char *path, FILE **fp, hc_dtype_t *dtype, uint
   uint64_t have = (uint64_t)stt.st_size - off;
   if (have != need) {
     fclose(f);
-    return hc_error(HC_ERR_FORMAT, "%s: %s data: the header promises %zu bytes, the file holds %llu",
-                    path, have < need ? "truncated" : "oversized", need, (unsigned long long)have);
+    return hc_error(HC_ERR_FORMAT, "%s: %s data: the header promises %zu bytes, the file holds %llu", path,
+                    have < need ? "truncated" : "oversized", need, (unsigned long long)have);
   }
   if (fseek(f, (long)off, SEEK_SET) != 0) {
     fclose(f);
@@ -218,8 +227,7 @@ static hc_status_t open_npy(const char *path, FILE **fp, hc_dtype_t *dtype, uint
   return HC_OK;
 }
 
-HC_API hc_status_t hc_npy_read(const char *path, hc_dtype_t *dtype, uint32_t *rank, int64_t *shape,
-                               void **data) {
+HC_API hc_status_t hc_npy_read(const char *path, hc_dtype_t *dtype, uint32_t *rank, int64_t *shape, void **data) {
   if (!path || !dtype || !rank || !shape || !data) return hc_error(HC_ERR_INVALID_ARG, "hc_npy_read: NULL argument");
   *data = NULL;
   FILE *f;

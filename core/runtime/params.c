@@ -26,9 +26,12 @@ int hc__parse_int(const char *s, int64_t *out) {
   int64_t mul = 1;
   if (*end) {
     switch (*end) {
-    case 'k': case 'K': mul = 1LL << 10; break;
-    case 'm': case 'M': mul = 1LL << 20; break;
-    case 'g': case 'G': mul = 1LL << 30; break;
+    case 'k':
+    case 'K': mul = 1LL << 10; break;
+    case 'm':
+    case 'M': mul = 1LL << 20; break;
+    case 'g':
+    case 'G': mul = 1LL << 30; break;
     default: return 0;
     }
     if (end[1]) return 0;
@@ -60,7 +63,9 @@ static int ranged(const hc_param_spec_t *s) {
 
 static hc_status_t range_err(const hc_param_spec_t *s, const char *text) {
   return hc_error(HC_ERR_PARAM, "parameter %s=%s: out of range (allowed %s from %g to %g)", s->name, text,
-                  s->type == HC_PARAM_SHAPE ? "extents" : s->type == HC_PARAM_VEC ? "items" : "values",
+                  s->type == HC_PARAM_SHAPE ? "extents"
+                  : s->type == HC_PARAM_VEC ? "items"
+                                            : "values",
                   s->min, s->max);
 }
 
@@ -98,8 +103,7 @@ hc_status_t hc__param_parse(const hc_param_spec_t *s, const char *text, hc__para
     else
       return hc_error(HC_ERR_PARAM, "parameter %s=%s: not a boolean (true/false, 1/0, yes/no, on/off)", s->name, text);
     break;
-  case HC_PARAM_STRING:
-    break;
+  case HC_PARAM_STRING: break;
   case HC_PARAM_ENUM: {
     const char *c = s->choices;
     size_t tl = strlen(text);
@@ -133,14 +137,12 @@ hc_status_t hc__param_parse(const hc_param_spec_t *s, const char *text, hc__para
       if (ranged(s) && (x < s->min || x > s->max)) return range_err(s, text);
       v.vec.v[v.vec.count++] = x;
       p = *end ? end + 1 : end;
-      if (*end && !*p)
-        return hc_error(HC_ERR_PARAM, "parameter %s=%s: trailing comma", s->name, text);
+      if (*end && !*p) return hc_error(HC_ERR_PARAM, "parameter %s=%s: trailing comma", s->name, text);
     }
     if (!v.vec.count) return hc_error(HC_ERR_PARAM, "parameter %s: empty list", s->name);
     break;
   }
-  default:
-    return hc_error(HC_ERR_INTERNAL, "parameter %s: unknown type %u", s->name, s->type);
+  default: return hc_error(HC_ERR_INTERNAL, "parameter %s: unknown type %u", s->name, s->type);
   }
   v.text = hc__strdup(text);
   if (!v.text) return hc_error(HC_ERR_NO_MEMORY, "out of memory");

@@ -5,10 +5,10 @@
 #include "internal.h"
 
 typedef struct hc__param_value {
-  int given;     /* set by the user, not the default */
-  int present;   /* has a value (given or default) */
-  int unused;    /* the last run said it did not apply (hc_job_param_unused) */
-  char *text;    /* canonical text */
+  int given;   /* set by the user, not the default */
+  int present; /* has a value (given or default) */
+  int unused;  /* the last run said it did not apply (hc_job_param_unused) */
+  char *text;  /* canonical text */
   int64_t i;
   double f;
   int b;

@@ -60,8 +60,8 @@ typedef struct verdict {
   char *path;
   ident_t id;
   int ok;
-  long long when;  /* seconds since the epoch */
-  double timeout;  /* the probe timeout it was given */
+  long long when; /* seconds since the epoch */
+  double timeout; /* the probe timeout it was given */
   char *reason;
   char limits[200]; /* the resource limits it was made under */
   libver_t *libs;
@@ -239,8 +239,7 @@ static void load_registry(hc_context_t *ctx) {
     char *save = NULL, *tag = strtok_r(line, "\t", &save);
     if (!tag) continue;
     if (!strcmp(tag, "L") && cur) {
-      char *size = strtok_r(NULL, "\t", &save), *mtime = strtok_r(NULL, "\t", &save),
-           *path = strtok_r(NULL, "", &save);
+      char *size = strtok_r(NULL, "\t", &save), *mtime = strtok_r(NULL, "\t", &save), *path = strtok_r(NULL, "", &save);
       if (size && mtime && path) add_lib(cur, path, atoll(size), atoll(mtime));
       continue;
     }
@@ -425,13 +424,13 @@ static int run_scanner(hc_context_t *ctx, const char *scanner, const char *path,
     return 0;
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-    snprintf(reason, n, "exited while probed with status %d (a plugin must not exit the process)",
-             WEXITSTATUS(status));
+    snprintf(reason, n, "exited while probed with status %d (a plugin must not exit the process)", WEXITSTATUS(status));
     return 0;
   }
   if (!reported) {
-    snprintf(reason, n, "exited while probed with status 0 before its probe reported (a plugin must not exit "
-                        "the process)");
+    snprintf(reason, n,
+             "exited while probed with status 0 before its probe reported (a plugin must not exit "
+             "the process)");
     return 0;
   }
   return 1;

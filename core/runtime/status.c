@@ -8,9 +8,8 @@ static _Thread_local char last_error[8192];
 
 HC_API const char *hc_status_str(hc_status_t status) {
   switch (status) {
-#define HC_STATUS_STR_(name, value, exit_code, text)                                      \
-  case HC_##name:                                                              \
-    return text;
+#define HC_STATUS_STR_(name, value, exit_code, text) \
+  case HC_##name: return text;
     HC_STATUS_LIST(HC_STATUS_STR_)
 #undef HC_STATUS_STR_
   }
@@ -19,9 +18,8 @@ HC_API const char *hc_status_str(hc_status_t status) {
 
 HC_API const char *hc_status_name(hc_status_t status) {
   switch (status) {
-#define HC_STATUS_NAME_(name, value, exit_code, text)                                     \
-  case HC_##name:                                                              \
-    return "HC_" #name;
+#define HC_STATUS_NAME_(name, value, exit_code, text) \
+  case HC_##name: return "HC_" #name;
     HC_STATUS_LIST(HC_STATUS_NAME_)
 #undef HC_STATUS_NAME_
   }
@@ -30,9 +28,8 @@ HC_API const char *hc_status_name(hc_status_t status) {
 
 HC_API int hc_status_exit_code(hc_status_t status) {
   switch (status) {
-#define HC_STATUS_EXIT_(name, value, exit_code, text)                          \
-  case HC_##name:                                                              \
-    return exit_code;
+#define HC_STATUS_EXIT_(name, value, exit_code, text) \
+  case HC_##name: return exit_code;
     HC_STATUS_LIST(HC_STATUS_EXIT_)
 #undef HC_STATUS_EXIT_
   }

@@ -20,10 +20,10 @@
 #include "hc/trace.h"
 #include "internal.h"
 
-#define CHUNK 512          /* events per thread buffer */
-#define MAX_DEPTH 32       /* nested ranges per thread */
+#define CHUNK 512    /* events per thread buffer */
+#define MAX_DEPTH 32 /* nested ranges per thread */
 #define DEFAULT_MAX_EVENTS 1000000u
-#define DEVICE_TID0 1000   /* device tracks' tids: DEVICE_TID0 + index */
+#define DEVICE_TID0 1000 /* device tracks' tids: DEVICE_TID0 + index */
 
 enum { CLS_COMPUTE, CLS_TRANSFER, CLS_HOST };
 static const struct {
@@ -36,8 +36,8 @@ static const struct {
 };
 
 typedef struct {
-  int64_t t0, t1;      /* ns from the trace's start */
-  int64_t dev_ns;      /* device time; -1: not a device event */
+  int64_t t0, t1; /* ns from the trace's start */
+  int64_t dev_ns; /* device time; -1: not a device event */
   uint64_t bytes;
   int32_t tid;
   uint32_t kind;
@@ -123,9 +123,12 @@ static void json_str(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
   }
   fputc('"', f);
 }
@@ -241,8 +244,8 @@ static size_t put(char *out, size_t n, size_t at, const char *src) {
 }
 
 /* Adds a device event: the usage, then the event itself. */
-static void device_event(hc__trace_t *t, uint32_t dev, hc__trace_kind_t kind, const char *name, int64_t t0,
-                         int64_t t1, int64_t dev_ns, uint64_t bytes, const char *peer) {
+static void device_event(hc__trace_t *t, uint32_t dev, hc__trace_kind_t kind, const char *name, int64_t t0, int64_t t1,
+                         int64_t dev_ns, uint64_t bytes, const char *peer) {
   if (dev < t->ndevices) {
     dev_usage_t *u = &t->usage[dev];
     __atomic_add_fetch(&u->events, 1, __ATOMIC_RELAXED);
@@ -306,8 +309,8 @@ static void resolve_locked(hc__trace_t *t, hc_device_t *d, pending_t *p) {
   p->n = 0;
 }
 
-void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind, const char *what,
-                       uint64_t bytes, const char *peer) {
+void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind, const char *what, uint64_t bytes,
+                       const char *peer) {
   hc__trace_t *t = c->tr;
   hc_device_t *d = c->dev;
   if (st != HC_OK) {
@@ -335,7 +338,7 @@ void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind
      * failure shows again at the next command, where the caller sees it. */
     (void)d->backend->ops.finish(d->handle);
     const int64_t t0 = rel_ns(t, c->t0), t1 = rel_ns(t, hc_now());
-    char name[sizeof ((ev_t *)0)->name];
+    char name[sizeof((ev_t *)0)->name];
     full_name(name, sizeof name, what);
     device_event(t, d->index, kind, name, t0, t1, t1 - t0, bytes, peer);
   }
@@ -442,8 +445,10 @@ HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_
   t->ctx = ctx;
   t->gen = __atomic_add_fetch(&next_gen, 1, __ATOMIC_RELAXED);
   t->max_events = o.max_events ? o.max_events : DEFAULT_MAX_EVENTS;
-  if (o.process_name) snprintf(t->process_name, sizeof t->process_name, "%s", o.process_name);
-  else snprintf(t->process_name, sizeof t->process_name, "hc (pid %d)", (int)getpid());
+  if (o.process_name)
+    snprintf(t->process_name, sizeof t->process_name, "%s", o.process_name);
+  else
+    snprintf(t->process_name, sizeof t->process_name, "hc (pid %d)", (int)getpid());
   t->ndevices = ctx->ndevices;
   pthread_mutex_init(&t->lock, NULL);
   for (uint32_t i = 0; i < t->ndevices; i++) pthread_mutex_init(&t->pending[i].lock, NULL);
@@ -491,8 +496,10 @@ HC_API hc_status_t hc_trace_stop(hc_context_t *ctx) {
   write_meta(t, 0, "process_name", t->process_name, 0);
   for (tbuf_t *b = t->threads; b; b = b->next) {
     /* the list is newest first: tid 1 is the first thread that recorded */
-    if (b->tid == 1) snprintf(name, sizeof name, "host");
-    else snprintf(name, sizeof name, "host thread %d", (int)b->tid);
+    if (b->tid == 1)
+      snprintf(name, sizeof name, "host");
+    else
+      snprintf(name, sizeof name, "host thread %d", (int)b->tid);
     write_meta(t, b->tid, "thread_name", name, b->tid);
   }
   for (uint32_t i = 0; i < t->ndevices; i++) {
@@ -509,8 +516,9 @@ HC_API hc_status_t hc_trace_stop(hc_context_t *ctx) {
     fprintf(t->f, ",\"cat\":\"note\",\"ph\":\"i\",\"s\":\"g\",\"ts\":0,\"pid\":%d,\"tid\":0}", (int)getpid());
     hc_log(ctx, HC_LOG_WARN, "trace %s: %s", t->path, name);
   }
-  fprintf(t->f, "\n],\"otherData\":{\"hc_version\":\"%s\",\"clock\":\"CLOCK_MONOTONIC, from the start of the trace\","
-                "\"max_events\":%" PRIu64 ",\"dropped_events\":%" PRIu64 "}}\n",
+  fprintf(t->f,
+          "\n],\"otherData\":{\"hc_version\":\"%s\",\"clock\":\"CLOCK_MONOTONIC, from the start of the trace\","
+          "\"max_events\":%" PRIu64 ",\"dropped_events\":%" PRIu64 "}}\n",
           hc_version(), t->max_events, dropped);
   int bad = t->io_error || ferror(t->f);
   if (fclose(t->f) != 0) bad = 1;
@@ -595,7 +603,8 @@ HC_API hc_status_t hc_trace_usage(const hc_context_t *ctx, uint32_t device, hc_t
   hc_status_t st = HC_OK;
   pthread_mutex_lock(&c->lock);
   const hc__trace_result_t *r = c->trace_result;
-  if (!r) st = hc_error(HC_ERR_NOT_FOUND, "hc_trace_usage: nothing was traced on this context");
+  if (!r)
+    st = hc_error(HC_ERR_NOT_FOUND, "hc_trace_usage: nothing was traced on this context");
   else if (device < r->ndevices) {
     out->window_s = r->window_s;
     out->events = r->usage[device].events;

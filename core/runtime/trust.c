@@ -20,13 +20,12 @@
 int hc__stat_trusted(const struct stat *st, const char *path, char *why, size_t n) {
   uid_t me = geteuid();
   if (st->st_uid != me && st->st_uid != 0) {
-    snprintf(why, n, "%s is owned by uid %ld, not by this user (uid %ld) or root", path, (long)st->st_uid,
-             (long)me);
+    snprintf(why, n, "%s is owned by uid %ld, not by this user (uid %ld) or root", path, (long)st->st_uid, (long)me);
     return 0;
   }
   if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-    snprintf(why, n, "%s is writable by %s (mode %04o)", path,
-             (st->st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(st->st_mode & 07777));
+    snprintf(why, n, "%s is writable by %s (mode %04o)", path, (st->st_mode & S_IWOTH) ? "others" : "its group",
+             (unsigned)(st->st_mode & 07777));
     return 0;
   }
   return 1;

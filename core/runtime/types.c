@@ -8,10 +8,9 @@ static const struct {
   const char *name;
   size_t size;
   int complex;
-} dtypes[] = {
-    {"none", 0, 0},
+} dtypes[] = {{"none", 0, 0},
 #define HC_DTYPE_ROW_(e, n, b, d, c) {n, b, c},
-    HC_DTYPE_LIST(HC_DTYPE_ROW_)
+              HC_DTYPE_LIST(HC_DTYPE_ROW_)
 #undef HC_DTYPE_ROW_
 };
 
@@ -41,9 +40,7 @@ static const char *const languages[] = {
     HC_LANGUAGE_LIST(HC_LANG_ROW_)
 #undef HC_LANG_ROW_
 };
-HC_API const char *hc_language_name(hc_language_t l) {
-  return (unsigned)l < HC_LANG_COUNT_ ? languages[l] : "?";
-}
+HC_API const char *hc_language_name(hc_language_t l) { return (unsigned)l < HC_LANG_COUNT_ ? languages[l] : "?"; }
 
 static const char *const devtypes[] = {
 #define HC_DEVTYPE_ROW_(e, n) n,

@@ -35,10 +35,12 @@ typedef enum hc_config_type {
   HC_CONFIG_STRING = 0, /* any text (paths, flags, lists) */
   HC_CONFIG_BOOL = 1,   /* 1 on yes true / 0 off no false -> 1 / 0 */
   HC_CONFIG_INT = 2,    /* a whole number in [min, max] or one of `names` */
-  HC_CONFIG_SIZE = 3,   /* bytes in [min, max], optional k, M, G suffix, or one of `names` */
+  HC_CONFIG_SIZE =
+      3, /* bytes in [min, max], optional k, M, G suffix, or one of `names` */
   HC_CONFIG_DOUBLE = 4, /* a number in [min, max] */
   HC_CONFIG_CHOICE = 5, /* one of `names` ("a|b|c") -> its index */
-  HC_CONFIG_SHAPE = 6   /* "BXxBYxZ": BX*BY in [min, max] items, Z 1..16; or one of `names` (all 0) */
+  HC_CONFIG_SHAPE = 6   /* "BXxBYxZ": BX*BY in [min, max] items, Z 1..16; or one
+                           of `names` (all 0) */
 } hc_config_type_t;
 
 /* Who the variable is for: PUBLIC settings a user makes; TUNING knobs for
@@ -51,15 +53,15 @@ typedef enum hc_config_scope {
 } hc_config_scope_t;
 
 typedef struct hc_config_var {
-  const char *name;       /* "HC_..." */
+  const char *name; /* "HC_..." */
   hc_config_type_t type;
   hc_config_scope_t scope;
-  const char *def;        /* the default as the variable would spell it; NULL
-                             when computed at run time (doc says how) */
-  double min, max;        /* INT, SIZE, DOUBLE; SHAPE: items per group */
-  const char *names;      /* CHOICE: "a|b|c"; INT, SIZE: named values
-                             "off=0|on=1"; SHAPE: words meaning "none" */
-  const char *doc;        /* one line */
+  const char *def;   /* the default as the variable would spell it; NULL
+                        when computed at run time (doc says how) */
+  double min, max;   /* INT, SIZE, DOUBLE; SHAPE: items per group */
+  const char *names; /* CHOICE: "a|b|c"; INT, SIZE: named values
+                        "off=0|on=1"; SHAPE: words meaning "none" */
+  const char *doc;   /* one line */
 } hc_config_var_t;
 
 /* The table: entries 0 .. hc_config_count() - 1 (NULL past the end), and

@@ -55,16 +55,17 @@ extern "C" {
 #endif
 
 typedef struct hc_grid hc_grid_t;
-typedef struct hc_gexpr hc_gexpr_t; /* an evaluable: grid function or evaluator */
-typedef struct hc_gop hc_gop_t;     /* a grid operator */
+typedef struct hc_gexpr
+    hc_gexpr_t;                 /* an evaluable: grid function or evaluator */
+typedef struct hc_gop hc_gop_t; /* a grid operator */
 
 /* ---------------------------------------------------------------- options */
 
 /* What to do with a sub-expression that an operator reads at several points
  * (h = Δ(f + g) needs f + g at 7 points). */
 typedef enum hc_grid_fuse {
-  HC_GRID_FUSE_AUTO = 0,        /* cost model per sub-expression (docs/grid.md) */
-  HC_GRID_FUSE_RECOMPUTE = 1,   /* one kernel; recompute at every point read */
+  HC_GRID_FUSE_AUTO = 0,      /* cost model per sub-expression (docs/grid.md) */
+  HC_GRID_FUSE_RECOMPUTE = 1, /* one kernel; recompute at every point read */
   HC_GRID_FUSE_MATERIALISE = 2, /* evaluate it into a temporary field first */
   HC_GRID_FUSE_STAGE = 3        /* compute it once per cell into fast memory:
                                    a local-memory tile with halo (opencl-c,
@@ -76,9 +77,12 @@ typedef enum hc_grid_fuse {
 
 /* How host-language devices (cpu) run an expression. */
 typedef enum hc_grid_host {
-  HC_GRID_HOST_AUTO = 0,    /* COMPILE when the system C compiler works, else EVAL */
-  HC_GRID_HOST_COMPILE = 1, /* generate C, compile it with cc at run time (cached) */
-  HC_GRID_HOST_EVAL = 2     /* the built-in vectorised row evaluator (no compiler) */
+  HC_GRID_HOST_AUTO =
+      0, /* COMPILE when the system C compiler works, else EVAL */
+  HC_GRID_HOST_COMPILE =
+      1, /* generate C, compile it with cc at run time (cached) */
+  HC_GRID_HOST_EVAL =
+      2 /* the built-in vectorised row evaluator (no compiler) */
 } hc_grid_host_t;
 
 typedef struct hc_grid_options {
@@ -139,7 +143,8 @@ typedef struct hc_grid_range {
 /* The box `width` cells in from every face (width 1: the interior). */
 hc_grid_range_t hc_grid_interior(int64_t width);
 
-/* ---------------------------------------------------------------- grid functions */
+/* ---------------------------------------------------------------- grid
+ * functions */
 
 /* A dense grid function: the field's values (borrowed, see above). */
 hc_gexpr_t *hc_gexpr_dense(hc_grid_t *g, hc_field_t *field);
@@ -157,8 +162,9 @@ typedef enum hc_gfunc_kind {
   HC_GFUNC_INDEX = 1, /* i_axis (as a real number) */
   HC_GFUNC_SIN = 2,   /* amplitude * prod_d sin(k[d] pi x_d) */
   HC_GFUNC_GAUSS = 3, /* amplitude * exp(-|x - center|^2 / (2 sigma^2)) */
-  HC_GFUNC_POINT = 4, /* amplitude at the grid point nearest to center, 0 elsewhere */
-  HC_GFUNC_USER = 5   /* source (device languages and host=compile) and/or host */
+  HC_GFUNC_POINT =
+      4, /* amplitude at the grid point nearest to center, 0 elsewhere */
+  HC_GFUNC_USER = 5 /* source (device languages and host=compile) and/or host */
 } hc_gfunc_kind_t;
 
 /* USER functions: `source` is one portable-dialect expression of type REAL
@@ -172,18 +178,18 @@ typedef double (*hc_gfunc_host_fn)(const double *x, const int64_t *i,
                                    const double *params, void *user);
 
 typedef struct hc_gfunc {
-  uint32_t size;       /* sizeof(hc_gfunc_t); 0 is taken as the full size */
-  uint32_t kind;       /* hc_gfunc_kind_t */
-  uint32_t axis;       /* COORD, INDEX */
+  uint32_t size; /* sizeof(hc_gfunc_t); 0 is taken as the full size */
+  uint32_t kind; /* hc_gfunc_kind_t */
+  uint32_t axis; /* COORD, INDEX */
   uint32_t reserved_;
-  double amplitude;    /* SIN, GAUSS, POINT (0 is taken as 1) */
-  double k[3];         /* SIN: wave numbers per axis (0 is taken as 1) */
-  double center[3];    /* GAUSS, POINT: a point in coordinates */
-  double sigma;        /* GAUSS */
-  const char *source;  /* USER (copied) */
+  double amplitude;      /* SIN, GAUSS, POINT (0 is taken as 1) */
+  double k[3];           /* SIN: wave numbers per axis (0 is taken as 1) */
+  double center[3];      /* GAUSS, POINT: a point in coordinates */
+  double sigma;          /* GAUSS */
+  const char *source;    /* USER (copied) */
   hc_gfunc_host_fn host; /* USER */
-  void *user;          /* USER: passed to host */
-  double params[4];    /* USER: p0..p3, kernel arguments (no rebuild) */
+  void *user;            /* USER: passed to host */
+  double params[4];      /* USER: p0..p3, kernel arguments (no rebuild) */
 } hc_gfunc_t;
 
 hc_gexpr_t *hc_gexpr_computable(hc_grid_t *g, const hc_gfunc_t *fn);
@@ -191,12 +197,17 @@ hc_gexpr_t *hc_gexpr_computable(hc_grid_t *g, const hc_gfunc_t *fn);
 hc_gexpr_t *hc_gexpr_coord(hc_grid_t *g, uint32_t axis);
 hc_gexpr_t *hc_gexpr_index(hc_grid_t *g, uint32_t axis);
 
-/* ---------------------------------------------------------------- arithmetic on evaluables */
+/* ---------------------------------------------------------------- arithmetic
+ * on evaluables */
 
-hc_gexpr_t *hc_gexpr_add(hc_grid_t *g, hc_gexpr_t *a, hc_gexpr_t *b);   /* a + b */
-hc_gexpr_t *hc_gexpr_sub(hc_grid_t *g, hc_gexpr_t *a, hc_gexpr_t *b);   /* a - b */
-hc_gexpr_t *hc_gexpr_mul(hc_grid_t *g, hc_gexpr_t *a, hc_gexpr_t *b);   /* a * b, pointwise */
-hc_gexpr_t *hc_gexpr_scale(hc_grid_t *g, double s, hc_gexpr_t *a);     /* s a (s: argument) */
+hc_gexpr_t *hc_gexpr_add(hc_grid_t *g, hc_gexpr_t *a,
+                         hc_gexpr_t *b); /* a + b */
+hc_gexpr_t *hc_gexpr_sub(hc_grid_t *g, hc_gexpr_t *a,
+                         hc_gexpr_t *b); /* a - b */
+hc_gexpr_t *hc_gexpr_mul(hc_grid_t *g, hc_gexpr_t *a,
+                         hc_gexpr_t *b); /* a * b, pointwise */
+hc_gexpr_t *hc_gexpr_scale(hc_grid_t *g, double s,
+                           hc_gexpr_t *a); /* s a (s: argument) */
 /* A(e): the operator applied to an evaluable. Applying an operator to an
  * expression with no grid function in it (only scalars) is an error: the
  * operator's points are undefined there. */
@@ -229,12 +240,14 @@ hc_gop_t *hc_gop_restrict_fw(hc_grid_t *g, uint32_t rank);
 hc_gop_t *hc_gop_prolong_linear(hc_grid_t *g, uint32_t rank);
 /* The identity (rank 0: any rank). */
 hc_gop_t *hc_gop_identity(hc_grid_t *g, uint32_t rank);
-hc_gop_t *hc_gop_add(hc_grid_t *g, hc_gop_t *a, hc_gop_t *b);     /* A + B */
-hc_gop_t *hc_gop_sub(hc_grid_t *g, hc_gop_t *a, hc_gop_t *b);     /* A - B */
-hc_gop_t *hc_gop_scale(hc_grid_t *g, double s, hc_gop_t *a);     /* s A */
-hc_gop_t *hc_gop_compose(hc_grid_t *g, hc_gop_t *a, hc_gop_t *b); /* A o B: A(B(u)) */
+hc_gop_t *hc_gop_add(hc_grid_t *g, hc_gop_t *a, hc_gop_t *b); /* A + B */
+hc_gop_t *hc_gop_sub(hc_grid_t *g, hc_gop_t *a, hc_gop_t *b); /* A - B */
+hc_gop_t *hc_gop_scale(hc_grid_t *g, double s, hc_gop_t *a);  /* s A */
+hc_gop_t *hc_gop_compose(hc_grid_t *g, hc_gop_t *a,
+                         hc_gop_t *b); /* A o B: A(B(u)) */
 
-/* ---------------------------------------------------------------- evaluation */
+/* ---------------------------------------------------------------- evaluation
+ */
 
 /* dst = e on the box of range (NULL: the whole field) — one fused kernel
  * (plus one per materialised sub-expression). Fails with a message before
@@ -251,9 +264,9 @@ hc_status_t hc_grid_assign(hc_grid_t *g, hc_field_t *dst, hc_gexpr_t *e,
                            const hc_grid_options_t *opts);
 
 typedef enum hc_grid_reduce_op {
-  HC_GRID_SUM = 0,    /* sum of e */
-  HC_GRID_SUMSQ = 1,  /* sum of e^2 (for norms) */
-  HC_GRID_MAXABS = 2  /* max |e| */
+  HC_GRID_SUM = 0,   /* sum of e */
+  HC_GRID_SUMSQ = 1, /* sum of e^2 (for norms) */
+  HC_GRID_MAXABS = 2 /* max |e| */
 } hc_grid_reduce_op_t;
 
 /* *out = op over the box of e evaluated on the grid of `like` (its shape,
@@ -265,19 +278,20 @@ hc_status_t hc_grid_reduce(hc_grid_t *g, hc_grid_reduce_op_t op,
                            const hc_grid_range_t *range,
                            const hc_grid_options_t *opts, double *out);
 
-/* ---------------------------------------------------------------- introspection */
+/* ----------------------------------------------------------------
+ * introspection */
 
 typedef struct hc_grid_stats {
-  uint32_t size;             /* sizeof(hc_grid_stats_t) */
+  uint32_t size; /* sizeof(hc_grid_stats_t) */
   uint32_t reserved_;
-  uint64_t assignments;      /* hc_grid_assign + hc_grid_reduce calls that ran */
-  uint64_t launches;         /* kernels launched (temporaries included) */
-  uint64_t kernels_built;    /* distinct kernels generated by this grid */
-  uint64_t cache_hits;       /* launches that found their kernel built */
-  uint64_t materialised;     /* sub-expressions evaluated into temporaries */
-  uint64_t staged;           /* launches of local-memory staged kernels */
-  uint64_t host_compiled;    /* kernels compiled with the C compiler */
-  uint64_t host_evaluated;   /* launches run by the row evaluator */
+  uint64_t assignments;    /* hc_grid_assign + hc_grid_reduce calls that ran */
+  uint64_t launches;       /* kernels launched (temporaries included) */
+  uint64_t kernels_built;  /* distinct kernels generated by this grid */
+  uint64_t cache_hits;     /* launches that found their kernel built */
+  uint64_t materialised;   /* sub-expressions evaluated into temporaries */
+  uint64_t staged;         /* launches of local-memory staged kernels */
+  uint64_t host_compiled;  /* kernels compiled with the C compiler */
+  uint64_t host_evaluated; /* launches run by the row evaluator */
   uint64_t compiler_fallbacks; /* host=auto fell back to EVAL (no compiler) */
 } hc_grid_stats_t;
 void hc_grid_stats(const hc_grid_t *g, hc_grid_stats_t *out);

@@ -63,13 +63,13 @@ typedef struct hc_context_options {
   uint32_t size;                  /* sizeof(hc_context_options_t) */
   const char *const *plugin_dirs; /* searched first, in order; may be NULL */
   uint32_t plugin_dir_count;
-  uint32_t no_env_path;           /* 1: ignore HC_PLUGIN_PATH */
-  uint32_t no_default_dirs;       /* 1: skip install dir and build tree */
-  hc_log_fn log;                  /* NULL: no logging (unless HC_LOG set:
-                                     then to stderr) */
+  uint32_t no_env_path;     /* 1: ignore HC_PLUGIN_PATH */
+  uint32_t no_default_dirs; /* 1: skip install dir and build tree */
+  hc_log_fn log;            /* NULL: no logging (unless HC_LOG set:
+                               then to stderr) */
   void *log_user;
   hc_log_level_t log_level;
-  hc_progress_fn progress;        /* NULL: no progress reports */
+  hc_progress_fn progress; /* NULL: no progress reports */
   void *progress_user;
 } hc_context_options_t;
 
@@ -97,10 +97,10 @@ typedef enum hc_plugin_kind {
 } hc_plugin_kind_t;
 
 typedef struct hc_plugin_summary {
-  const char *name;    /* owned by the context */
+  const char *name; /* owned by the context */
   const char *version;
   const char *summary;
-  const char *path;    /* file it came from */
+  const char *path; /* file it came from */
 } hc_plugin_summary_t;
 
 uint32_t hc_backend_count(const hc_context_t *ctx);
@@ -118,8 +118,9 @@ hc_status_t hc_workload_get(const hc_context_t *ctx, uint32_t index,
  * searched, why (a relative HC_PLUGIN_PATH entry, a directory another user
  * owns or may write); NULL when it is. Strings owned by ctx. */
 uint32_t hc_search_dir_count(const hc_context_t *ctx);
-hc_status_t hc_search_dir_get(const hc_context_t *ctx, uint32_t index, const char **dir,
-                              const char **source, const char **refused);
+hc_status_t hc_search_dir_get(const hc_context_t *ctx, uint32_t index,
+                              const char **dir, const char **source,
+                              const char **refused);
 
 /* Files on the search path that were not loaded, and why. */
 uint32_t hc_rejected_count(const hc_context_t *ctx);
@@ -183,8 +184,7 @@ hc_status_t hc_device_timer_end(hc_device_t *dev, double *seconds);
 /* Allocates device memory. A request larger than the device allows fails
  * with HC_ERR_DEVICE_MEMORY and a message with required and available bytes.
  * Caller owns *out. */
-hc_status_t hc_buffer_create(hc_device_t *dev, size_t bytes,
-                             hc_buffer_t **out);
+hc_status_t hc_buffer_create(hc_device_t *dev, size_t bytes, hc_buffer_t **out);
 void hc_buffer_destroy(hc_buffer_t *buf);
 size_t hc_buffer_size(const hc_buffer_t *buf);
 hc_device_t *hc_buffer_device(const hc_buffer_t *buf);
@@ -198,9 +198,8 @@ hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t dst_offset,
                            const hc_buffer_t *src, size_t src_offset,
                            size_t bytes);
 /* Fills bytes with a repeated pattern (pattern_size 1, 2, 4, 8 or 16). */
-hc_status_t hc_buffer_fill(hc_buffer_t *buf, size_t offset,
-                           const void *pattern, size_t pattern_size,
-                           size_t bytes);
+hc_status_t hc_buffer_fill(hc_buffer_t *buf, size_t offset, const void *pattern,
+                           size_t pattern_size, size_t bytes);
 /* The memory's host address when the device shares host memory (cpu
  * backend), else NULL. */
 void *hc_buffer_host_ptr(const hc_buffer_t *buf);
@@ -215,10 +214,10 @@ typedef enum hc_native_kind {
   HC_NATIVE_OPENCL = 3 /* ptr: a cl_mem */
 } hc_native_kind_t;
 typedef struct hc_native_mem {
-  uint32_t size;    /* sizeof(hc_native_mem_t) */
-  uint32_t kind;    /* hc_native_kind_t */
+  uint32_t size; /* sizeof(hc_native_mem_t) */
+  uint32_t kind; /* hc_native_kind_t */
   void *ptr;
-  int32_t ordinal;  /* device number in the native API (CUDA), else -1 */
+  int32_t ordinal; /* device number in the native API (CUDA), else -1 */
   uint32_t reserved_;
 } hc_native_mem_t;
 
@@ -255,12 +254,12 @@ void hc_transfer_stats_reset(hc_context_t *ctx);
  * numbered deterministically, so a reduction can write partial[group]. */
 typedef struct hc_host_group {
   uint32_t dims;
-  uint32_t worker;       /* 0 .. num_workers-1: the thread running it */
+  uint32_t worker; /* 0 .. num_workers-1: the thread running it */
   uint32_t num_workers;
   uint32_t reserved_;
   size_t group_id[3];
   size_t num_groups[3];
-  size_t lo[3], hi[3];   /* clamped to global */
+  size_t lo[3], hi[3]; /* clamped to global */
   size_t global[3];
 } hc_host_group_t;
 
@@ -274,10 +273,10 @@ typedef void (*hc_host_kernel_fn)(const hc_host_group_t *group,
  * compiled as opencl-c or cuda-c (the core prepends the dialect prelude,
  * see docs/dialect.md). */
 typedef struct hc_kernel_desc {
-  uint32_t size;            /* sizeof(hc_kernel_desc_t) */
-  const char *name;         /* kernel function name in source */
-  const char *source;       /* portable-dialect source, or NULL */
-  const char *options;      /* build options, e.g. "-DBLOCK=16", or NULL */
+  uint32_t size;             /* sizeof(hc_kernel_desc_t) */
+  const char *name;          /* kernel function name in source */
+  const char *source;        /* portable-dialect source, or NULL */
+  const char *options;       /* build options, e.g. "-DBLOCK=16", or NULL */
   hc_host_kernel_fn host_fn; /* or NULL */
 } hc_kernel_desc_t;
 
@@ -291,16 +290,20 @@ hc_language_t hc_kernel_language(const hc_kernel_t *k);
 /* Largest work-group this kernel can be launched with on its device. */
 size_t hc_kernel_max_group_size(const hc_kernel_t *k);
 
-typedef enum hc_arg_kind { HC_ARG_KIND_BUFFER = 1, HC_ARG_KIND_SCALAR = 2 } hc_arg_kind_t;
+typedef enum hc_arg_kind {
+  HC_ARG_KIND_BUFFER = 1,
+  HC_ARG_KIND_SCALAR = 2
+} hc_arg_kind_t;
 typedef struct hc_arg {
-  uint32_t kind;    /* hc_arg_kind_t */
-  uint32_t size;    /* scalar bytes */
+  uint32_t kind;     /* hc_arg_kind_t */
+  uint32_t size;     /* scalar bytes */
   const void *value; /* hc_buffer_t* for a buffer, pointer to the value */
 } hc_arg_t;
 /* Scalars are int32, uint32, int64, uint64, float or double (never size_t:
  * OpenCL kernels cannot take it). */
 #define HC_ARG_BUF(b) ((hc_arg_t){HC_ARG_KIND_BUFFER, 0, (const void *)(b)})
-#define HC_ARG_VAL(v) ((hc_arg_t){HC_ARG_KIND_SCALAR, (uint32_t)sizeof(v), &(v)})
+#define HC_ARG_VAL(v) \
+  ((hc_arg_t){HC_ARG_KIND_SCALAR, (uint32_t)sizeof(v), &(v)})
 #define HC_MAX_KERNEL_ARGS 32
 
 /* Launches over a dims-dimensional range (dims 1..3). local may be NULL
@@ -357,7 +360,6 @@ hc_status_t hc_field_load_npy(hc_device_t *dev, const char *path,
 /* Written atomically (temporary file, then rename): no half-written file. */
 hc_status_t hc_field_save_npy(const hc_field_t *f, const char *path);
 
-
 /* Opens a file the user named for reading, never blocking: O_NONBLOCK (a
  * FIFO does not wait for a writer), then fstat; anything but a regular file
  * (a FIFO, a directory, a device, a socket) is HC_ERR_IO with a message that
@@ -374,8 +376,8 @@ hc_status_t hc_npy_write(const char *path, hc_dtype_t dtype, uint32_t rank,
 /* The .npy header (*len bytes, padded to 64) of an array of that dtype and
  * shape, for writers that place the data themselves (several processes
  * writing one file); the data follows it in C order. */
-hc_status_t hc_npy_header(hc_dtype_t dtype, uint32_t rank, const int64_t *shape, void *out, size_t cap,
-                          size_t *len);
+hc_status_t hc_npy_header(hc_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                          void *out, size_t cap, size_t *len);
 /* Parses a .npy image held in memory (for fuzzing and embedded data). */
 hc_status_t hc_npy_parse(const void *bytes, size_t size, hc_dtype_t *dtype,
                          uint32_t *rank, int64_t *shape, size_t *data_offset);
@@ -434,7 +436,8 @@ void hc_job_times(const hc_job_t *job, hc_job_times_t *out);
  * build (PoCL compiles a work-group function per group size; CUDA loads a
  * function at its first launch). Build time inside the workload's timed
  * region is not part of compute_s. Either pointer may be NULL. */
-void hc_job_build_time(const hc_job_t *job, double *build_s, double *first_launch_s);
+void hc_job_build_time(const hc_job_t *job, double *build_s,
+                       double *first_launch_s);
 
 uint32_t hc_job_metric_count(const hc_job_t *job);
 /* name and unit are owned by the job. */

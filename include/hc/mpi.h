@@ -51,12 +51,12 @@ int hc_mpi_transport_clean(hc_transport_t *t);
 
 /* MPI_COMM_WORLD, started and ended by hc. */
 typedef struct hc_mpi_world {
-  hc_transport_t *transport; /* over MPI_COMM_WORLD */
-  int rank, ranks;           /* in MPI_COMM_WORLD */
+  hc_transport_t *transport;   /* over MPI_COMM_WORLD */
+  int rank, ranks;             /* in MPI_COMM_WORLD */
   int local_rank, local_ranks; /* among the ranks on this node */
-  int argc;                  /* rank 0's arguments, the same on every rank */
+  int argc;                    /* rank 0's arguments, the same on every rank */
   char **argv;
-  char library[64];          /* the MPI library's version line, shortened */
+  char library[64]; /* the MPI library's version line, shortened */
 } hc_mpi_world_t;
 
 /* MPI_Init_thread, then rank 0's argc/argv broadcast to every rank (so
@@ -83,14 +83,16 @@ hc_status_t hc_mpi_agree(hc_transport_t *t, hc_status_t status);
  * a GPU or an accelerator, the (local_rank mod k)-th of the k devices of
  * its backend and type that can run the workload; cpu ranks share the
  * host. */
-hc_status_t hc_mpi_rank_device(hc_context_t *ctx, const char *workload, int local_rank, uint32_t *index);
+hc_status_t hc_mpi_rank_device(hc_context_t *ctx, const char *workload,
+                               int local_rank, uint32_t *index);
 
 /* The calls a program looks up with dlsym (a build without MPI has no
  * libhc-mpi; the program then runs as one process). */
 typedef hc_status_t (*hc_mpi_world_start_fn)(int, char **, hc_mpi_world_t *);
 typedef int (*hc_mpi_world_finish_fn)(hc_mpi_world_t *);
 typedef hc_status_t (*hc_mpi_agree_fn)(hc_transport_t *, hc_status_t);
-typedef hc_status_t (*hc_mpi_rank_device_fn)(hc_context_t *, const char *, int, uint32_t *);
+typedef hc_status_t (*hc_mpi_rank_device_fn)(hc_context_t *, const char *, int,
+                                             uint32_t *);
 #define HC_MPI_LIBRARY "libhc-mpi.so.0"
 
 #ifdef __cplusplus

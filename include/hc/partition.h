@@ -36,9 +36,9 @@ typedef struct hc_part hc_part_t;
 /* ---------------------------------------------------------------- splits */
 
 typedef enum hc_split_kind {
-  HC_SPLIT_NONE = 0,       /* does not split: runs whole on the first device */
-  HC_SPLIT_SLABS = 1,      /* rows along axis 0 with `halo` ghost rows */
-  HC_SPLIT_REPLICATED = 2  /* every part has all inputs, owns a slice of rows */
+  HC_SPLIT_NONE = 0,      /* does not split: runs whole on the first device */
+  HC_SPLIT_SLABS = 1,     /* rows along axis 0 with `halo` ghost rows */
+  HC_SPLIT_REPLICATED = 2 /* every part has all inputs, owns a slice of rows */
 } hc_split_kind_t;
 
 /* What a workload's split() fills for a configured job. */
@@ -90,18 +90,18 @@ hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t flags);
 
 /* What each part did in the set's last run. */
 typedef struct hc_part_stats {
-  uint32_t size;       /* sizeof(hc_part_stats_t), set by the caller */
-  int64_t lo, hi;      /* rows [lo, hi) it owned */
-  double weight;       /* its share, normalised */
-  double compute_s;    /* its workload's compute time */
-  double device_s;     /* its device time */
-  double idle_s;       /* waiting for other parts in exchanges and collectives */
-  double halo_s;       /* halo exchanges: staging and copies (waits are idle) */
+  uint32_t size;    /* sizeof(hc_part_stats_t), set by the caller */
+  int64_t lo, hi;   /* rows [lo, hi) it owned */
+  double weight;    /* its share, normalised */
+  double compute_s; /* its workload's compute time */
+  double device_s;  /* its device time */
+  double idle_s;    /* waiting for other parts in exchanges and collectives */
+  double halo_s;    /* halo exchanges: staging and copies (waits are idle) */
   uint64_t halo_bytes; /* halo bytes received */
   double collective_s; /* reductions, all-gathers, barriers (waits included) */
   uint64_t collectives;
-  char device[48];     /* its device's name ("cuda:0"); across processes (hc/transport.h) the
-                          device of the process that ran it */
+  char device[48]; /* its device's name ("cuda:0"); across processes
+                      (hc/transport.h) the device of the process that ran it */
 } hc_part_stats_t;
 
 /* Parts of the last run (0: it did not split). */
@@ -137,7 +137,8 @@ typedef enum hc_reduce_op {
   HC_REDUCE_SUM = 0,
   HC_REDUCE_MIN = 1,
   HC_REDUCE_MAX = 2,
-  HC_REDUCE_L2 = 3 /* each part gives its own L2 norm; the result is the whole's */
+  HC_REDUCE_L2 =
+      3 /* each part gives its own L2 norm; the result is the whole's */
 } hc_reduce_op_t;
 
 /* The most values one reduction takes. */

@@ -109,12 +109,12 @@ typedef enum hc_stage_state {
   HC_STAGE_PENDING = 0, /* not run yet */
   HC_STAGE_DONE = 1,
   HC_STAGE_FAILED = 2,
-  HC_STAGE_SKIPPED = 3  /* an earlier stage failed */
+  HC_STAGE_SKIPPED = 3 /* an earlier stage failed */
 } hc_stage_state_t;
 
 typedef struct hc_pipeline_stage_info {
-  const char *workload;         /* owned by the context */
-  const char *device;           /* "cuda:0"; owned by the pipeline */
+  const char *workload; /* owned by the context */
+  const char *device;   /* "cuda:0"; owned by the pipeline */
   hc_stage_state_t state;
   hc_status_t status;           /* of its run (HC_ERR_VERIFY included) */
   hc_job_times_t times;         /* the job's times */
@@ -133,7 +133,7 @@ typedef struct hc_pipeline_binding {
   const char *output; /* its port ("" for outside); owned by the context */
   uint32_t to;
   const char *input;
-  int is_default;     /* added by the default rule */
+  int is_default; /* added by the default rule */
 } hc_pipeline_binding_t;
 uint32_t hc_pipeline_binding_count(const hc_pipeline_t *p);
 hc_status_t hc_pipeline_binding_get(const hc_pipeline_t *p, uint32_t i,
@@ -141,10 +141,10 @@ hc_status_t hc_pipeline_binding_get(const hc_pipeline_t *p, uint32_t i,
 
 /* One move of a field between devices during the last run. */
 typedef struct hc_pipeline_transfer {
-  uint32_t stage;         /* the stage whose input it fed */
-  const char *input;      /* that input port; owned by the context */
-  int32_t from_stage;     /* producing stage, -1 for a field from outside */
-  const char *output;     /* its output port ("" for outside) */
+  uint32_t stage;     /* the stage whose input it fed */
+  const char *input;  /* that input port; owned by the context */
+  int32_t from_stage; /* producing stage, -1 for a field from outside */
+  const char *output; /* its output port ("" for outside) */
   char from_device[48];
   char to_device[48];
   uint64_t bytes;
@@ -167,9 +167,9 @@ typedef struct hc_pipeline_report {
   uint32_t transfer_count;      /* moves between devices (listed) */
   uint64_t transfer_bytes;
   double transfer_s;
-  hc_transfer_stats_t between;  /* context counters' change during all the
-                                   hand-overs: on one device, all zero */
-  hc_transfer_stats_t total;    /* ... during the whole run */
+  hc_transfer_stats_t between; /* context counters' change during all the
+                                  hand-overs: on one device, all zero */
+  hc_transfer_stats_t total;   /* ... during the whole run */
 } hc_pipeline_report_t;
 void hc_pipeline_report(const hc_pipeline_t *p, hc_pipeline_report_t *out);
 

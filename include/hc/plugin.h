@@ -30,18 +30,18 @@ extern "C" {
 #endif
 /* Declares the descriptor with the right name and visibility:
  *   HC_PLUGIN_DESCRIPTOR = { HC_ABI_MAJOR, HC_ABI_MINOR, ... }; */
-#define HC_PLUGIN_DESCRIPTOR                                                   \
+#define HC_PLUGIN_DESCRIPTOR \
   HC_PLUGIN_EXPORT const hc_plugin_descriptor_t hc_plugin_descriptor
 
 typedef struct hc_plugin_descriptor {
   uint32_t abi_major;
   uint32_t abi_minor;
-  uint32_t kind;          /* hc_plugin_kind_t */
+  uint32_t kind; /* hc_plugin_kind_t */
   uint32_t reserved_;
-  const char *name;       /* [a-z0-9_-]+, unique per kind */
+  const char *name; /* [a-z0-9_-]+, unique per kind */
   const char *version;
-  const char *summary;    /* one line */
-  const void *ops;        /* hc_backend_ops_t* or hc_workload_ops_t* */
+  const char *summary; /* one line */
+  const void *ops;     /* hc_backend_ops_t* or hc_workload_ops_t* */
 } hc_plugin_descriptor_t;
 
 /* Sets the thread's last-error message and returns status (for plugins and
@@ -56,17 +56,17 @@ hc_status_t hc_error_prefix(hc_status_t status, const char *fmt, ...)
 
 /* One kernel argument as the backend sees it. */
 typedef struct hc_launch_arg {
-  uint32_t kind;       /* hc_arg_kind_t */
-  uint32_t size;       /* scalar bytes */
-  const void *value;   /* scalar: pointer to the value */
-  void *mem;           /* buffer: the backend's memory handle */
+  uint32_t kind;     /* hc_arg_kind_t */
+  uint32_t size;     /* scalar bytes */
+  const void *value; /* scalar: pointer to the value */
+  void *mem;         /* buffer: the backend's memory handle */
 } hc_launch_arg_t;
 
 typedef struct hc_launch {
-  uint32_t size;       /* sizeof(hc_launch_t) */
-  uint32_t dims;       /* 1..3 */
-  size_t global[3];    /* items per axis, axis 0 fastest */
-  size_t local[3];     /* group size per axis; all 0: the backend chooses */
+  uint32_t size;    /* sizeof(hc_launch_t) */
+  uint32_t dims;    /* 1..3 */
+  size_t global[3]; /* items per axis, axis 0 fastest */
+  size_t local[3];  /* group size per axis; all 0: the backend chooses */
   uint32_t nargs;
   const hc_launch_arg_t *args;
 } hc_launch_t;
@@ -123,8 +123,8 @@ typedef struct hc_backend_ops {
    * fill may be queued (ordered with launches, complete by finish). */
   hc_status_t (*mem_alloc)(void *dev, size_t bytes, void **mem);
   void (*mem_free)(void *dev, void *mem);
-  hc_status_t (*mem_write)(void *dev, void *mem, size_t offset,
-                           const void *src, size_t bytes);
+  hc_status_t (*mem_write)(void *dev, void *mem, size_t offset, const void *src,
+                           size_t bytes);
   hc_status_t (*mem_read)(void *dev, void *mem, size_t offset, void *dst,
                           size_t bytes);
   hc_status_t (*mem_copy)(void *dev, void *dst, size_t dst_offset, void *src,
@@ -140,14 +140,14 @@ typedef struct hc_backend_ops {
    * text, prelude included. Backends cache binaries on disk (hc_cache_*). */
   hc_status_t (*program_build)(void *dev, hc_language_t lang,
                                const char *source, const char *options,
-                               void **program);                /* optional */
-  void (*program_release)(void *dev, void *program);           /* optional */
+                               void **program);      /* optional */
+  void (*program_release)(void *dev, void *program); /* optional */
   hc_status_t (*kernel_create)(void *dev, void *program, const char *name,
-                               void **kernel);                 /* optional */
+                               void **kernel); /* optional */
   hc_status_t (*kernel_create_host)(void *dev, hc_host_kernel_fn fn,
-                                    void **kernel);            /* optional */
+                                    void **kernel); /* optional */
   void (*kernel_release)(void *dev, void *kernel);
-  size_t (*kernel_max_group_size)(void *dev, void *kernel);    /* optional */
+  size_t (*kernel_max_group_size)(void *dev, void *kernel); /* optional */
   /* Queues (or runs) the kernel; the arguments' values are copied before
    * it returns. */
   hc_status_t (*launch)(void *dev, void *kernel, const hc_launch_t *launch);
@@ -234,34 +234,34 @@ hc_status_t hc_write_file_atomic(const char *path, const void *data,
 
 typedef struct hc_param_spec {
   const char *name;
-  uint32_t type;        /* hc_param_type_t */
+  uint32_t type; /* hc_param_type_t */
   uint32_t reserved_;
-  const char *def;      /* default as text; NULL: no default (optional) */
-  double min, max;      /* allowed range (INT, FLOAT, SHAPE extents, VEC
-                           items); min > max: unbounded */
-  const char *choices;  /* ENUM: "a|b|c" */
+  const char *def;     /* default as text; NULL: no default (optional) */
+  double min, max;     /* allowed range (INT, FLOAT, SHAPE extents, VEC
+                          items); min > max: unbounded */
+  const char *choices; /* ENUM: "a|b|c" */
   const char *help;
 } hc_param_spec_t;
 
 #define HC_PORT_OPTIONAL 1u
-#define HC_PORT_PRIMARY 2u  /* the port '|' binds in a pipeline */
+#define HC_PORT_PRIMARY 2u /* the port '|' binds in a pipeline */
 
 typedef struct hc_port_spec {
   const char *name;
-  uint32_t dtypes;      /* HC_DTYPE_BIT set */
-  int32_t rank_min;     /* 0..4 */
+  uint32_t dtypes;  /* HC_DTYPE_BIT set */
+  int32_t rank_min; /* 0..4 */
   int32_t rank_max;
-  uint32_t flags;       /* HC_PORT_* */
+  uint32_t flags; /* HC_PORT_* */
   const char *help;
 } hc_port_spec_t;
 
 typedef struct hc_workload_ops {
-  uint32_t size;          /* sizeof(hc_workload_ops_t) */
-  uint32_t languages;     /* HC_LANG_BIT set of the kernels it offers */
+  uint32_t size;            /* sizeof(hc_workload_ops_t) */
+  uint32_t languages;       /* HC_LANG_BIT set of the kernels it offers */
   uint32_t param_spec_size; /* sizeof(hc_param_spec_t) */
   uint32_t nparams;
   const hc_param_spec_t *params;
-  uint32_t port_spec_size;  /* sizeof(hc_port_spec_t) */
+  uint32_t port_spec_size; /* sizeof(hc_port_spec_t) */
   uint32_t ninputs;
   const hc_port_spec_t *inputs;
   uint32_t noutputs;
@@ -283,9 +283,12 @@ typedef struct hc_workload_ops {
   hc_status_t (*split)(const hc_job_t *job, hc_split_t *split);
 } hc_workload_ops_t;
 
-#define HC_WORKLOAD_OPS_SIZE_1_0 (offsetof(hc_workload_ops_t, run) + sizeof(void (*)(void)))
-#define HC_PARAM_SPEC_SIZE_1_0 (offsetof(hc_param_spec_t, help) + sizeof(const char *))
-#define HC_PORT_SPEC_SIZE_1_0 (offsetof(hc_port_spec_t, help) + sizeof(const char *))
+#define HC_WORKLOAD_OPS_SIZE_1_0 \
+  (offsetof(hc_workload_ops_t, run) + sizeof(void (*)(void)))
+#define HC_PARAM_SPEC_SIZE_1_0 \
+  (offsetof(hc_param_spec_t, help) + sizeof(const char *))
+#define HC_PORT_SPEC_SIZE_1_0 \
+  (offsetof(hc_port_spec_t, help) + sizeof(const char *))
 
 /* The schema fields of a hc_workload_ops_t initializer from static arrays
  * (counts from the arrays themselves, so they cannot disagree):
@@ -295,9 +298,14 @@ typedef struct hc_workload_ops {
  *       .run = my_run};
  * HC_WORKLOAD_OUTPUTS(outputs) for a workload without inputs. */
 #define HC_ARRAY_COUNT_(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
-#define HC_WORKLOAD_PARAMS(P) .param_spec_size = sizeof(hc_param_spec_t), .nparams = HC_ARRAY_COUNT_(P), .params = (P)
-#define HC_WORKLOAD_OUTPUTS(O) .port_spec_size = sizeof(hc_port_spec_t), .noutputs = HC_ARRAY_COUNT_(O), .outputs = (O)
-#define HC_WORKLOAD_PORTS(I, O) HC_WORKLOAD_OUTPUTS(O), .ninputs = HC_ARRAY_COUNT_(I), .inputs = (I)
+#define HC_WORKLOAD_PARAMS(P)                                                \
+  .param_spec_size = sizeof(hc_param_spec_t), .nparams = HC_ARRAY_COUNT_(P), \
+  .params = (P)
+#define HC_WORKLOAD_OUTPUTS(O)                                              \
+  .port_spec_size = sizeof(hc_port_spec_t), .noutputs = HC_ARRAY_COUNT_(O), \
+  .outputs = (O)
+#define HC_WORKLOAD_PORTS(I, O) \
+  HC_WORKLOAD_OUTPUTS(O), .ninputs = HC_ARRAY_COUNT_(I), .inputs = (I)
 
 /* ---- what a workload's run() calls ---- */
 hc_device_t *hc_job_device(const hc_job_t *job);

@@ -12,39 +12,42 @@ extern "C" {
 /* Exit codes of programs that report a status as their outcome (hcrun, and
  * any embedding tool that wants the same convention): hc_status_exit_code
  * maps every status to one of these. */
-#define HC_EXIT_OK 0          /* success */
-#define HC_EXIT_VERIFY 1      /* the run completed; its verification failed */
-#define HC_EXIT_USAGE 2       /* the caller's input is wrong: an option,
-                                 parameter, input file (missing, unreadable,
-                                 malformed, wrong dtype or rank) or pipeline */
-#define HC_EXIT_UNAVAILABLE 3 /* a backend, device, workload or plugin that
-                                 cannot be had here */
-#define HC_EXIT_RUNTIME 4     /* the run itself failed: memory, device,
-                                 kernel build or launch, writing results */
+#define HC_EXIT_OK 0     /* success */
+#define HC_EXIT_VERIFY 1 /* the run completed; its verification failed */
+#define HC_EXIT_USAGE                              \
+  2 /* the caller's input is wrong: an option,     \
+       parameter, input file (missing, unreadable, \
+       malformed, wrong dtype or rank) or pipeline */
+#define HC_EXIT_UNAVAILABLE                       \
+  3 /* a backend, device, workload or plugin that \
+       cannot be had here */
+#define HC_EXIT_RUNTIME                       \
+  4 /* the run itself failed: memory, device, \
+       kernel build or launch, writing results */
 
 /* X(ENUM_SUFFIX, value, exit code, "human description") */
-#define HC_STATUS_LIST(X)                                                      \
-  X(OK, 0, HC_EXIT_OK, "success")                                              \
-  X(ERR_INVALID_ARG, 1, HC_EXIT_USAGE, "invalid argument")                     \
-  X(ERR_NO_MEMORY, 2, HC_EXIT_RUNTIME, "out of host memory")                   \
-  X(ERR_NOT_FOUND, 3, HC_EXIT_UNAVAILABLE, "not found")                        \
-  X(ERR_UNSUPPORTED, 4, HC_EXIT_UNAVAILABLE,                                   \
-    "not supported by this device or plugin")                                  \
-  X(ERR_PARAM, 5, HC_EXIT_USAGE, "bad parameter")                              \
-  X(ERR_IO, 6, HC_EXIT_RUNTIME, "input/output error")                          \
-  X(ERR_FORMAT, 7, HC_EXIT_USAGE, "malformed file or data")                    \
-  X(ERR_PLUGIN, 8, HC_EXIT_UNAVAILABLE, "plugin could not be loaded")          \
-  X(ERR_ABI, 9, HC_EXIT_UNAVAILABLE, "plugin ABI mismatch")                    \
-  X(ERR_DEVICE, 10, HC_EXIT_RUNTIME, "device error")                           \
-  X(ERR_DEVICE_MEMORY, 11, HC_EXIT_RUNTIME, "out of device memory")            \
-  X(ERR_BUILD, 12, HC_EXIT_RUNTIME, "kernel build failed")                     \
-  X(ERR_LAUNCH, 13, HC_EXIT_RUNTIME, "kernel launch failed")                   \
-  X(ERR_NO_DEVICE, 14, HC_EXIT_UNAVAILABLE, "no device available")             \
-  X(ERR_VERIFY, 15, HC_EXIT_VERIFY, "verification failed")                     \
-  X(ERR_PIPELINE, 16, HC_EXIT_USAGE, "invalid pipeline")                       \
-  X(ERR_BUSY, 17, HC_EXIT_RUNTIME, "resource busy")                            \
-  X(ERR_INTERNAL, 18, HC_EXIT_RUNTIME, "internal error")                      \
-  X(ERR_NUMERIC, 19, HC_EXIT_RUNTIME,                                          \
+#define HC_STATUS_LIST(X)                                             \
+  X(OK, 0, HC_EXIT_OK, "success")                                     \
+  X(ERR_INVALID_ARG, 1, HC_EXIT_USAGE, "invalid argument")            \
+  X(ERR_NO_MEMORY, 2, HC_EXIT_RUNTIME, "out of host memory")          \
+  X(ERR_NOT_FOUND, 3, HC_EXIT_UNAVAILABLE, "not found")               \
+  X(ERR_UNSUPPORTED, 4, HC_EXIT_UNAVAILABLE,                          \
+    "not supported by this device or plugin")                         \
+  X(ERR_PARAM, 5, HC_EXIT_USAGE, "bad parameter")                     \
+  X(ERR_IO, 6, HC_EXIT_RUNTIME, "input/output error")                 \
+  X(ERR_FORMAT, 7, HC_EXIT_USAGE, "malformed file or data")           \
+  X(ERR_PLUGIN, 8, HC_EXIT_UNAVAILABLE, "plugin could not be loaded") \
+  X(ERR_ABI, 9, HC_EXIT_UNAVAILABLE, "plugin ABI mismatch")           \
+  X(ERR_DEVICE, 10, HC_EXIT_RUNTIME, "device error")                  \
+  X(ERR_DEVICE_MEMORY, 11, HC_EXIT_RUNTIME, "out of device memory")   \
+  X(ERR_BUILD, 12, HC_EXIT_RUNTIME, "kernel build failed")            \
+  X(ERR_LAUNCH, 13, HC_EXIT_RUNTIME, "kernel launch failed")          \
+  X(ERR_NO_DEVICE, 14, HC_EXIT_UNAVAILABLE, "no device available")    \
+  X(ERR_VERIFY, 15, HC_EXIT_VERIFY, "verification failed")            \
+  X(ERR_PIPELINE, 16, HC_EXIT_USAGE, "invalid pipeline")              \
+  X(ERR_BUSY, 17, HC_EXIT_RUNTIME, "resource busy")                   \
+  X(ERR_INTERNAL, 18, HC_EXIT_RUNTIME, "internal error")              \
+  X(ERR_NUMERIC, 19, HC_EXIT_RUNTIME,                                 \
     "non-finite result (the computation diverged or overflowed)")
 
 /* Which status a failure gets decides its exit code, so: a file the caller

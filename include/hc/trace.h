@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 typedef struct hc_trace_options {
-  uint32_t size;       /* sizeof(hc_trace_options_t) */
+  uint32_t size; /* sizeof(hc_trace_options_t) */
   uint32_t reserved_;
   /* Events kept at most (0: 1,000,000, about 150 MB of JSON). Events
    * beyond it are counted and dropped; the file and the log say so. */
@@ -53,12 +53,12 @@ void hc_trace_range_end(hc_context_t *ctx);
 /* How busy a device was over the trace's window (start to stop, or to
  * now while it runs), from the same events the file gets. */
 typedef struct hc_trace_usage {
-  uint32_t size;        /* sizeof(hc_trace_usage_t), set by the caller */
-  uint32_t device;      /* index in the context */
-  uint64_t events;      /* device events recorded (dropped ones included) */
-  double window_s;      /* the trace's wall time */
-  double compute_s;     /* kernel launches */
-  double transfer_s;    /* writes, reads, copies, fills, peer transfers */
+  uint32_t size;     /* sizeof(hc_trace_usage_t), set by the caller */
+  uint32_t device;   /* index in the context */
+  uint64_t events;   /* device events recorded (dropped ones included) */
+  double window_s;   /* the trace's wall time */
+  double compute_s;  /* kernel launches */
+  double transfer_s; /* writes, reads, copies, fills, peer transfers */
 } hc_trace_usage_t;
 /* Usage of device index `device` in the current or last trace of ctx.
  * HC_ERR_NOT_FOUND when nothing was traced on ctx. A device without

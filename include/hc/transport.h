@@ -50,34 +50,38 @@ typedef struct hc_transport_ops {
   /* Sends to_lo (lo_bytes) to part-1 and to_hi (hi_bytes) to part+1, and
    * receives part-1's to_hi into from_lo and part+1's to_lo into from_hi
    * (sizes agree pairwise; a side without a neighbour passes 0 bytes). */
-  hc_status_t (*exchange)(hc_transport_t *t, uint32_t part, const void *to_lo, size_t lo_bytes, const void *to_hi,
-                          size_t hi_bytes, void *from_lo, void *from_hi, double *waited_s);
+  hc_status_t (*exchange)(hc_transport_t *t, uint32_t part, const void *to_lo,
+                          size_t lo_bytes, const void *to_hi, size_t hi_bytes,
+                          void *from_lo, void *from_hi, double *waited_s);
   /* values[0..n) (n <= HC_PART_REDUCE_MAX) reduced over the parts. */
-  hc_status_t (*allreduce)(hc_transport_t *t, uint32_t part, hc_reduce_op_t op, double *values, uint32_t n,
-                           double *waited_s);
+  hc_status_t (*allreduce)(hc_transport_t *t, uint32_t part, hc_reduce_op_t op,
+                           double *values, uint32_t n, double *waited_s);
   /* Every part's bytes (sizes may differ), concatenated in part order into
    * all; *total (may be NULL) gets the sum; HC_ERR_INVALID_ARG naming the
    * sizes when it exceeds capacity. */
-  hc_status_t (*allgather)(hc_transport_t *t, uint32_t part, const void *mine, size_t bytes, void *all,
-                           size_t capacity, size_t *total, double *waited_s);
+  hc_status_t (*allgather)(hc_transport_t *t, uint32_t part, const void *mine,
+                           size_t bytes, void *all, size_t capacity,
+                           size_t *total, double *waited_s);
   /* The same, but only part 0 receives (all and capacity matter there). */
-  hc_status_t (*gather)(hc_transport_t *t, uint32_t part, const void *mine, size_t bytes, void *all,
-                        size_t capacity, size_t *total, double *waited_s);
+  hc_status_t (*gather)(hc_transport_t *t, uint32_t part, const void *mine,
+                        size_t bytes, void *all, size_t capacity, size_t *total,
+                        double *waited_s);
   /* Every part gives the outcome of a step (*status, message of cap
    * bytes); every part gets back the one that decides it: the first part
    * in part order that failed by itself (not because another part
    * aborted), else the first failure, else the first HC_ERR_VERIFY, else
    * HC_OK; *from (may be NULL) gets the deciding part. */
-  hc_status_t (*agree)(hc_transport_t *t, uint32_t part, hc_status_t *status, char *message, size_t cap,
-                       uint32_t *from);
+  hc_status_t (*agree)(hc_transport_t *t, uint32_t part, hc_status_t *status,
+                       char *message, size_t cap, uint32_t *from);
   void (*abort)(hc_transport_t *t, uint32_t part);
   void (*destroy)(hc_transport_t *t);
   /* Optional (NULL: outputs are always gathered). Writes one file
    * together: part 0 creates or truncates path and writes head
    * (head_bytes; the other parts pass 0) at offset 0, and every part its
    * bytes at its offset. Every part returns the same status. */
-  hc_status_t (*write_file)(hc_transport_t *t, uint32_t part, const char *path, const void *head,
-                            size_t head_bytes, uint64_t offset, const void *data, size_t bytes);
+  hc_status_t (*write_file)(hc_transport_t *t, uint32_t part, const char *path,
+                            const void *head, size_t head_bytes,
+                            uint64_t offset, const void *data, size_t bytes);
 } hc_transport_ops_t;
 
 struct hc_transport {
@@ -87,7 +91,8 @@ struct hc_transport {
 /* out[i] = values[0][i] op values[1][i] op ... in part order (values is
  * nparts rows of n doubles); L2 takes each part's norm and gives the
  * whole's. The one combining rule of every transport. */
-void hc_reduce_combine(hc_reduce_op_t op, const double *values, uint32_t nparts, uint32_t n, double *out);
+void hc_reduce_combine(hc_reduce_op_t op, const double *values, uint32_t nparts,
+                       uint32_t n, double *out);
 
 /* After a split run over a transport: 1 when the output `port` was left
  * with its parts (too large to gather on part 0: HC_GATHER_MAX), so that
@@ -99,7 +104,8 @@ int hc_devset_output_in_parts(const hc_devset_t *set, const char *port);
  * same ports; every part returns the same status, and *written (may be
  * NULL) 0 when part 0 has no such output (nothing is written). The file
  * appears whole or not at all. */
-hc_status_t hc_devset_save_output(hc_devset_t *set, hc_job_t *job, const char *port, const char *path,
+hc_status_t hc_devset_save_output(hc_devset_t *set, hc_job_t *job,
+                                  const char *port, const char *path,
                                   int *written);
 
 /* Makes the set one part of a split run over t: this process runs part

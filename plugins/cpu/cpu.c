@@ -93,7 +93,10 @@ static hc_status_t cpu_mem_alloc(void *dev, size_t bytes, void **mem) {
   return HC_OK;
 }
 
-static void cpu_mem_free(void *dev, void *mem) { (void)dev; free(mem); }
+static void cpu_mem_free(void *dev, void *mem) {
+  (void)dev;
+  free(mem);
+}
 
 static hc_status_t cpu_mem_write(void *dev, void *mem, size_t off, const void *src, size_t n) {
   (void)dev;
@@ -131,7 +134,10 @@ static hc_status_t cpu_mem_fill(void *dev, void *mem, size_t off, const void *pa
   return HC_OK;
 }
 
-static void *cpu_mem_host_ptr(void *dev, void *mem) { (void)dev; return mem; }
+static void *cpu_mem_host_ptr(void *dev, void *mem) {
+  (void)dev;
+  return mem;
+}
 
 static hc_status_t cpu_mem_native(void *dev, void *mem, hc_native_mem_t *out) {
   (void)dev;
@@ -146,8 +152,7 @@ static hc_status_t cpu_mem_native(void *dev, void *mem, hc_native_mem_t *out) {
 static hc_status_t cpu_mem_wrap(void *dev, const hc_native_mem_t *native, size_t bytes, void **mem) {
   (void)dev;
   (void)bytes;
-  if (native->kind != HC_NATIVE_HOST)
-    return hc_error(HC_ERR_UNSUPPORTED, "cpu: only host memory can be used in place");
+  if (native->kind != HC_NATIVE_HOST) return hc_error(HC_ERR_UNSUPPORTED, "cpu: only host memory can be used in place");
   if ((uintptr_t)native->ptr % 64)
     return hc_error(HC_ERR_UNSUPPORTED, "cpu: host memory used in place must be 64-byte aligned");
   *mem = native->ptr;
@@ -167,9 +172,16 @@ static hc_status_t cpu_kernel_create_host(void *dev, hc_host_kernel_fn fn, void 
   return HC_OK;
 }
 
-static void cpu_kernel_release(void *dev, void *k) { (void)dev; free(k); }
+static void cpu_kernel_release(void *dev, void *k) {
+  (void)dev;
+  free(k);
+}
 
-static size_t cpu_kernel_max_group_size(void *dev, void *k) { (void)dev; (void)k; return (size_t)1 << 30; }
+static size_t cpu_kernel_max_group_size(void *dev, void *k) {
+  (void)dev;
+  (void)k;
+  return (size_t)1 << 30;
+}
 
 /* Default grouping: whole rows along the fast axes, the slowest axis cut
  * into about 4 chunks per thread (and the next one too when it is short),
@@ -196,14 +208,19 @@ static hc_status_t cpu_launch(void *dev, void *kernel, const hc_launch_t *l) {
   for (uint32_t i = 0; i < l->nargs; i++)
     args[i] = l->args[i].kind == HC_ARG_KIND_BUFFER ? l->args[i].mem : (void *)l->args[i].value;
   size_t local[3];
-  if (l->local[0] && l->local[1] && l->local[2]) memcpy(local, l->local, sizeof local);
-  else choose_groups(l->dims, l->global, hc_cpu_pool_size(d->pool), local);
+  if (l->local[0] && l->local[1] && l->local[2])
+    memcpy(local, l->local, sizeof local);
+  else
+    choose_groups(l->dims, l->global, hc_cpu_pool_size(d->pool), local);
   hc_cpu_pool_run(d->pool, k->fn, args, l->dims, l->global, local);
   return HC_OK;
 }
 
 /* Launches complete before they return: there is nothing to wait for. */
-static hc_status_t cpu_finish(void *dev) { (void)dev; return HC_OK; }
+static hc_status_t cpu_finish(void *dev) {
+  (void)dev;
+  return HC_OK;
+}
 
 static hc_status_t cpu_timer_begin(void *dev) {
   ((cpu_dev_t *)dev)->timer_start = hc_now();

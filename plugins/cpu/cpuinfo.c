@@ -85,7 +85,10 @@ void hc_cpu_describe(hc_device_info_t *in, unsigned threads) {
   cpuinfo_field("flags", flags, sizeof flags);
   int lanes32 = has_flag(flags, "avx512f") ? 16 : has_flag(flags, "avx2") ? 8 : has_flag(flags, "sse2") ? 4 : 1;
   int fma = has_flag(flags, "fma");
-  snprintf(in->arch, sizeof in->arch, "%s", has_flag(flags, "avx512f") ? "x86-64-avx512" : has_flag(flags, "avx2") ? "x86-64-avx2" : "host");
+  snprintf(in->arch, sizeof in->arch, "%s",
+           has_flag(flags, "avx512f") ? "x86-64-avx512"
+           : has_flag(flags, "avx2")  ? "x86-64-avx2"
+                                      : "host");
   in->languages = HC_LANG_BIT(HC_LANG_HOST);
   in->compute_units = threads;
   in->fp64 = 1;

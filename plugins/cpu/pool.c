@@ -138,8 +138,8 @@ void hc_cpu_pool_destroy(hc_cpu_pool_t *p) {
 
 unsigned hc_cpu_pool_size(const hc_cpu_pool_t *p) { return p ? p->n : 0; }
 
-void hc_cpu_pool_run(hc_cpu_pool_t *p, hc_host_kernel_fn fn, void *const *args, unsigned dims,
-                     const size_t global[3], const size_t local[3]) {
+void hc_cpu_pool_run(hc_cpu_pool_t *p, hc_host_kernel_fn fn, void *const *args, unsigned dims, const size_t global[3],
+                     const size_t local[3]) {
   launch_t *j = &p->job;
   j->fn = fn;
   j->args = args;

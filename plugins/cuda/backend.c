@@ -33,8 +33,10 @@ static void discover(cuda_state_t *s) {
   int n = 0;
   r = s->cu.cuDeviceGetCount(&n);
   if (r != CUDA_SUCCESS || n <= 0) {
-    if (r != CUDA_SUCCESS) hc_cu_describe(&s->cu, r, desc, sizeof desc);
-    else snprintf(desc, sizeof desc, "0 devices");
+    if (r != CUDA_SUCCESS)
+      hc_cu_describe(&s->cu, r, desc, sizeof desc);
+    else
+      snprintf(desc, sizeof desc, "0 devices");
     snprintf(s->status, sizeof s->status, "driver found, no device (cuDeviceGetCount: %s)", desc);
     return;
   }

@@ -25,15 +25,15 @@ int hc_cu_load(hc_cu_api_t *api, char *why, size_t why_size) {
   void *sym;
   /* dlsym returns void*; the cast to a function pointer is what POSIX
    * specifies for it. */
-#define HC_CU_BIND_(name)                                                      \
-  sym = dlsym(lib, HC_CU_STR(name));                                           \
-  if (!sym && !missing) missing = HC_CU_STR(name);                             \
+#define HC_CU_BIND_(name)                          \
+  sym = dlsym(lib, HC_CU_STR(name));               \
+  if (!sym && !missing) missing = HC_CU_STR(name); \
   *(void **)&api->name = sym;
 #define HC_CU_BIND_O_(name) *(void **)&api->name = dlsym(lib, HC_CU_STR(name));
-#define HC_CU_BIND_F_(name, old)                                               \
-  sym = dlsym(lib, HC_CU_STR(name));                                           \
-  if (!sym) sym = dlsym(lib, old);                                             \
-  if (!sym && !missing) missing = HC_CU_STR(name);                             \
+#define HC_CU_BIND_F_(name, old)                   \
+  sym = dlsym(lib, HC_CU_STR(name));               \
+  if (!sym) sym = dlsym(lib, old);                 \
+  if (!sym && !missing) missing = HC_CU_STR(name); \
   *(void **)&api->name = sym;
   HC_CU_FUNCS(HC_CU_BIND_, HC_CU_BIND_O_, HC_CU_BIND_F_)
 #undef HC_CU_BIND_
@@ -42,8 +42,8 @@ int hc_cu_load(hc_cu_api_t *api, char *why, size_t why_size) {
   if (missing) {
     int v = 0;
     if (api->cuDriverGetVersion) api->cuDriverGetVersion(&v);
-    snprintf(why, why_size, "%s lacks %s (driver API %d.%d; the plugin needs 12.0 or newer)", path,
-             missing, v / 1000, v % 1000 / 10);
+    snprintf(why, why_size, "%s lacks %s (driver API %d.%d; the plugin needs 12.0 or newer)", path, missing, v / 1000,
+             v % 1000 / 10);
     /* Keep the library loaded (see the header) but offer no entry points. */
     memset(api, 0, sizeof *api);
     return -2;
@@ -75,9 +75,12 @@ void hc_cu_describe(const hc_cu_api_t *api, CUresult r, char *out, size_t n) {
       name = known[i].name;
       text = known[i].text;
     }
-  if (name && text) snprintf(out, n, "%s: %s", name, text);
-  else if (name) snprintf(out, n, "%s", name);
-  else snprintf(out, n, "CUDA error %d", (int)r);
+  if (name && text)
+    snprintf(out, n, "%s: %s", name, text);
+  else if (name)
+    snprintf(out, n, "%s", name);
+  else
+    snprintf(out, n, "CUDA error %d", (int)r);
 }
 
 hc_status_t hc_cu_fail(const hc_cu_api_t *api, hc_status_t status, CUresult r, const char *fmt, ...) {

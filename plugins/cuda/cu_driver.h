@@ -18,56 +18,56 @@
 
 /* X(name): required. O(name): optional (NULL when the driver is older);
  * F(name, "older symbol"): required, with a same-signature fallback. */
-#define HC_CU_FUNCS(X, O, F)                                                   \
-  X(cuInit)                                                                    \
-  X(cuDriverGetVersion)                                                        \
-  X(cuGetErrorName)                                                            \
-  X(cuGetErrorString)                                                          \
-  X(cuDeviceGetCount)                                                          \
-  X(cuDeviceGet)                                                               \
-  X(cuDeviceGetName)                                                           \
-  X(cuDeviceGetAttribute)                                                      \
-  X(cuDeviceTotalMem)                                                          \
-  X(cuDeviceCanAccessPeer)                                                     \
-  X(cuDevicePrimaryCtxRetain)                                                  \
-  X(cuDevicePrimaryCtxRelease)                                                 \
-  X(cuCtxSetCurrent)                                                           \
-  X(cuCtxGetCurrent)                                                           \
-  X(cuCtxSynchronize)                                                          \
-  X(cuCtxEnablePeerAccess)                                                     \
-  X(cuStreamCreate)                                                            \
-  X(cuStreamDestroy)                                                           \
-  X(cuStreamSynchronize)                                                       \
-  X(cuEventCreate)                                                             \
-  X(cuEventDestroy)                                                            \
-  X(cuEventRecord)                                                             \
-  X(cuEventSynchronize)                                                        \
-  F(cuEventElapsedTime, "cuEventElapsedTime")                                  \
-  X(cuMemAlloc)                                                                \
-  X(cuMemFree)                                                                 \
-  X(cuMemGetInfo)                                                              \
-  X(cuMemHostAlloc)                                                            \
-  X(cuMemFreeHost)                                                             \
-  X(cuPointerGetAttribute)                                                     \
-  X(cuMemcpyHtoD)                                                              \
-  X(cuMemcpyDtoH)                                                              \
-  X(cuMemcpyDtoD)                                                              \
-  X(cuMemcpyHtoDAsync)                                                         \
-  X(cuMemcpyDtoHAsync)                                                         \
-  X(cuMemcpyDtoDAsync)                                                         \
-  X(cuMemcpyPeerAsync)                                                         \
-  X(cuMemsetD8Async)                                                           \
-  X(cuMemsetD16Async)                                                          \
-  X(cuMemsetD32Async)                                                          \
-  X(cuMemsetD2D32Async)                                                        \
-  X(cuModuleLoadData)                                                          \
-  X(cuModuleUnload)                                                            \
-  X(cuModuleGetFunction)                                                       \
-  X(cuFuncGetAttribute)                                                        \
-  X(cuLaunchKernel)                                                            \
-  O(cuFuncGetParamInfo)         /* 12.4: argument checks at launch */         \
-  O(cuFuncGetName)              /* 12.3: names in "kernel not found" */       \
-  O(cuModuleGetFunctionCount)   /* 12.4 */                                    \
+#define HC_CU_FUNCS(X, O, F)                                            \
+  X(cuInit)                                                             \
+  X(cuDriverGetVersion)                                                 \
+  X(cuGetErrorName)                                                     \
+  X(cuGetErrorString)                                                   \
+  X(cuDeviceGetCount)                                                   \
+  X(cuDeviceGet)                                                        \
+  X(cuDeviceGetName)                                                    \
+  X(cuDeviceGetAttribute)                                               \
+  X(cuDeviceTotalMem)                                                   \
+  X(cuDeviceCanAccessPeer)                                              \
+  X(cuDevicePrimaryCtxRetain)                                           \
+  X(cuDevicePrimaryCtxRelease)                                          \
+  X(cuCtxSetCurrent)                                                    \
+  X(cuCtxGetCurrent)                                                    \
+  X(cuCtxSynchronize)                                                   \
+  X(cuCtxEnablePeerAccess)                                              \
+  X(cuStreamCreate)                                                     \
+  X(cuStreamDestroy)                                                    \
+  X(cuStreamSynchronize)                                                \
+  X(cuEventCreate)                                                      \
+  X(cuEventDestroy)                                                     \
+  X(cuEventRecord)                                                      \
+  X(cuEventSynchronize)                                                 \
+  F(cuEventElapsedTime, "cuEventElapsedTime")                           \
+  X(cuMemAlloc)                                                         \
+  X(cuMemFree)                                                          \
+  X(cuMemGetInfo)                                                       \
+  X(cuMemHostAlloc)                                                     \
+  X(cuMemFreeHost)                                                      \
+  X(cuPointerGetAttribute)                                              \
+  X(cuMemcpyHtoD)                                                       \
+  X(cuMemcpyDtoH)                                                       \
+  X(cuMemcpyDtoD)                                                       \
+  X(cuMemcpyHtoDAsync)                                                  \
+  X(cuMemcpyDtoHAsync)                                                  \
+  X(cuMemcpyDtoDAsync)                                                  \
+  X(cuMemcpyPeerAsync)                                                  \
+  X(cuMemsetD8Async)                                                    \
+  X(cuMemsetD16Async)                                                   \
+  X(cuMemsetD32Async)                                                   \
+  X(cuMemsetD2D32Async)                                                 \
+  X(cuModuleLoadData)                                                   \
+  X(cuModuleUnload)                                                     \
+  X(cuModuleGetFunction)                                                \
+  X(cuFuncGetAttribute)                                                 \
+  X(cuLaunchKernel)                                                     \
+  O(cuFuncGetParamInfo)         /* 12.4: argument checks at launch */   \
+  O(cuFuncGetName)              /* 12.3: names in "kernel not found" */ \
+  O(cuModuleGetFunctionCount)   /* 12.4 */                              \
   O(cuModuleEnumerateFunctions) /* 12.4 */
 
 /* Expands the argument first, so cuMemAlloc becomes "cuMemAlloc_v2". */
@@ -75,7 +75,7 @@
 #define HC_CU_STR(x) HC_CU_STR_(x)
 
 typedef struct hc_cu_api {
-  void *lib; /* dlopen handle of libcuda */
+  void *lib;      /* dlopen handle of libcuda */
   char path[512]; /* what was opened (HC_CUDA_DRIVER, default libcuda.so.1) */
 #define HC_CU_MEMBER_(name) __typeof__(name) *name;
 #define HC_CU_MEMBER_F_(name, old) HC_CU_MEMBER_(name)
@@ -100,8 +100,7 @@ void hc_cu_describe(const hc_cu_api_t *api, CUresult r, char *out, size_t n);
 /* Sets the last error to "<what>: <CUresult name>: <CUresult string>" and
  * returns status; CUDA_ERROR_OUT_OF_MEMORY always maps to
  * HC_ERR_DEVICE_MEMORY. */
-hc_status_t hc_cu_fail(const hc_cu_api_t *api, hc_status_t status, CUresult r,
-                       const char *fmt, ...)
+hc_status_t hc_cu_fail(const hc_cu_api_t *api, hc_status_t status, CUresult r, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 #endif

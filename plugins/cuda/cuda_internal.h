@@ -17,7 +17,7 @@ _Static_assert(sizeof(void *) == sizeof(CUdeviceptr), "CUdeviceptr must fit a po
 
 typedef struct cuda_slot {
   CUdevice dev;
-  int cc;                 /* 90 for sm_90 */
+  int cc; /* 90 for sm_90 */
   hc_device_info_t info;
 } cuda_slot_t;
 
@@ -25,11 +25,11 @@ typedef struct cuda_slot {
 typedef struct cuda_state {
   hc_context_t *ctx;
   hc_cu_api_t cu;
-  int driver_version;     /* cuDriverGetVersion: 13000 */
+  int driver_version; /* cuDriverGetVersion: 13000 */
   hc_nvrtc_t nvrtc;
   int have_nvrtc;
   char nvrtc_why[512];
-  char status[512];       /* why there is no device; "" when there are */
+  char status[512]; /* why there is no device; "" when there are */
   uint32_t ndevices;
   cuda_slot_t *slots;
 } cuda_state_t;
@@ -38,21 +38,21 @@ typedef struct cuda_state {
 
 typedef struct cuda_dev {
   cuda_state_t *s;
-  const hc_cu_api_t *cu;  /* &s->cu, one indirection less on hot paths */
+  const hc_cu_api_t *cu; /* &s->cu, one indirection less on hot paths */
   uint32_t index;
   int cc;
   CUdevice dev;
-  CUcontext ctx;          /* the device's primary context (retained) */
-  CUstream stream;        /* non-blocking: never waits on the legacy stream */
+  CUcontext ctx;   /* the device's primary context (retained) */
+  CUstream stream; /* non-blocking: never waits on the legacy stream */
   CUevent timer[2];
   /* Pinned bounce buffers for large pageable transfers (memory.c). */
-  size_t stage_min;       /* transfers this large are staged; 0: never */
+  size_t stage_min; /* transfers this large are staged; 0: never */
   size_t stage_chunk;
-  char *stage;            /* HC_CUDA_STAGE_SLOTS * stage_chunk, lazily */
+  char *stage; /* HC_CUDA_STAGE_SLOTS * stage_chunk, lazily */
   CUevent stage_done[HC_CUDA_STAGE_SLOTS];
   unsigned stage_threads; /* host threads copying to and from stage */
   hc_cuda_copier_t *copier;
-  uint64_t peers;         /* bit i: access to cuda:i enabled or tried */
+  uint64_t peers; /* bit i: access to cuda:i enabled or tried */
   /* Traced commands (trace.c): the reference event, its host time, and
    * the records not yet read. */
   CUevent trace_ref;
@@ -66,18 +66,16 @@ static inline hc_status_t cuda_use(cuda_dev_t *d) {
   CUcontext cur = NULL;
   if (d->cu->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == d->ctx) return HC_OK;
   CUresult r = d->cu->cuCtxSetCurrent(d->ctx);
-  return r == CUDA_SUCCESS ? HC_OK
-                           : hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuda:%u: cuCtxSetCurrent", d->index);
+  return r == CUDA_SUCCESS ? HC_OK : hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuda:%u: cuCtxSetCurrent", d->index);
 }
 
 /* devinfo.c: the capability record of one device. */
-hc_status_t cuda_describe(const hc_cu_api_t *cu, CUdevice dev, int driver_version,
-                          hc_device_info_t *info, int *cc);
+hc_status_t cuda_describe(const hc_cu_api_t *cu, CUdevice dev, int driver_version, hc_device_info_t *info, int *cc);
 /* FP32 and FP64 lanes per SM of a compute capability (0: unknown). */
 void cuda_lanes_per_sm(int cc, int *fp32, int *fp64);
 
 /* memory.c */
-void cuda_memory_setup(cuda_dev_t *d);   /* staging policy from the env */
+void cuda_memory_setup(cuda_dev_t *d); /* staging policy from the env */
 void cuda_memory_teardown(cuda_dev_t *d);
 hc_status_t cuda_mem_alloc(void *dev, size_t bytes, void **mem);
 void cuda_mem_free(void *dev, void *mem);
@@ -89,12 +87,10 @@ hc_status_t cuda_mem_write(void *dev, void *mem, size_t off, const void *src, si
 hc_status_t cuda_mem_read(void *dev, void *mem, size_t off, void *dst, size_t n);
 hc_status_t cuda_mem_copy(void *dev, void *dst, size_t doff, void *src, size_t soff, size_t n);
 hc_status_t cuda_mem_fill(void *dev, void *mem, size_t off, const void *pat, size_t psize, size_t n);
-hc_status_t cuda_peer_copy(void *ddev, void *dst, size_t doff, void *sdev, void *src, size_t soff,
-                           size_t n);
+hc_status_t cuda_peer_copy(void *ddev, void *dst, size_t doff, void *sdev, void *src, size_t soff, size_t n);
 
 /* program.c */
-hc_status_t cuda_program_build(void *dev, hc_language_t lang, const char *source,
-                               const char *options, void **program);
+hc_status_t cuda_program_build(void *dev, hc_language_t lang, const char *source, const char *options, void **program);
 void cuda_program_release(void *dev, void *program);
 hc_status_t cuda_kernel_create(void *dev, void *program, const char *name, void **kernel);
 void cuda_kernel_release(void *dev, void *kernel);

@@ -11,10 +11,9 @@
 static const struct {
   int cc, fp32, fp64;
 } lanes[] = {
-    {30, 192, 8},  {32, 192, 8},  {35, 192, 64}, {37, 192, 64}, {50, 128, 4},  {52, 128, 4},
-    {53, 128, 4},  {60, 64, 32},  {61, 128, 4},  {62, 128, 4},  {70, 64, 32},  {75, 64, 2},
-    {80, 64, 32},  {86, 128, 2},  {87, 128, 2},  {89, 128, 2},  {90, 128, 64}, {100, 128, 64},
-    {120, 128, 2}, {121, 128, 2},
+    {30, 192, 8}, {32, 192, 8}, {35, 192, 64}, {37, 192, 64},  {50, 128, 4},  {52, 128, 4},  {53, 128, 4},
+    {60, 64, 32}, {61, 128, 4}, {62, 128, 4},  {70, 64, 32},   {75, 64, 2},   {80, 64, 32},  {86, 128, 2},
+    {87, 128, 2}, {89, 128, 2}, {90, 128, 64}, {100, 128, 64}, {120, 128, 2}, {121, 128, 2},
 };
 
 void cuda_lanes_per_sm(int cc, int *fp32, int *fp64) {
@@ -33,8 +32,7 @@ static int attr(const hc_cu_api_t *cu, CUdevice dev, CUdevice_attribute a) {
   return cu->cuDeviceGetAttribute(&v, a, dev) == CUDA_SUCCESS && v > 0 ? v : 0;
 }
 
-hc_status_t cuda_describe(const hc_cu_api_t *cu, CUdevice dev, int driver_version,
-                          hc_device_info_t *info, int *cc) {
+hc_status_t cuda_describe(const hc_cu_api_t *cu, CUdevice dev, int driver_version, hc_device_info_t *info, int *cc) {
   memset(info, 0, sizeof *info);
   info->size = sizeof *info;
   info->type = HC_DEVICE_GPU;

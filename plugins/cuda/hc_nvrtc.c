@@ -17,9 +17,8 @@
 /* Our prototypes must be the toolkit's: checked here, at compile time. The
  * build without nvrtc.h passes the result as int: same size, checked too. */
 _Static_assert(sizeof(nvrtcResult) == sizeof(int), "nvrtcResult is not int-sized");
-#define HC_NVRTC_CHECK_(ret, name, args)                                       \
-  _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret(*) args), \
-                 #name " differs from nvrtc.h");
+#define HC_NVRTC_CHECK_(ret, name, args) \
+  _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret(*) args), #name " differs from nvrtc.h");
 HC_NVRTC_FUNCS(HC_NVRTC_CHECK_, HC_NVRTC_CHECK_)
 #undef HC_NVRTC_CHECK_
 #endif
@@ -29,8 +28,8 @@ static void *try_open(hc_nvrtc_t *n, const char *path) {
   if (!lib) return NULL;
   memset(n, 0, sizeof *n);
   int ok = 1;
-#define HC_NVRTC_BIND_(ret, name, args)                                        \
-  *(void **)&n->name = dlsym(lib, #name);                                      \
+#define HC_NVRTC_BIND_(ret, name, args)   \
+  *(void **)&n->name = dlsym(lib, #name); \
   if (!n->name) ok = 0;
 #define HC_NVRTC_BIND_O_(ret, name, args) *(void **)&n->name = dlsym(lib, #name);
   HC_NVRTC_FUNCS(HC_NVRTC_BIND_, HC_NVRTC_BIND_O_)
@@ -44,9 +43,8 @@ static void *try_open(hc_nvrtc_t *n, const char *path) {
   n->lib = lib;
   snprintf(n->path, sizeof n->path, "%.*s", (int)sizeof n->path - 1, path);
   int count = 0;
-  if (n->nvrtcGetNumSupportedArchs && n->nvrtcGetSupportedArchs &&
-      n->nvrtcGetNumSupportedArchs(&count) == 0 && count > 0 && count <= 64 &&
-      n->nvrtcGetSupportedArchs(n->archs) == 0)
+  if (n->nvrtcGetNumSupportedArchs && n->nvrtcGetSupportedArchs && n->nvrtcGetNumSupportedArchs(&count) == 0 &&
+      count > 0 && count <= 64 && n->nvrtcGetSupportedArchs(n->archs) == 0)
     n->narchs = count;
   return lib;
 }
@@ -56,7 +54,8 @@ int hc_nvrtc_load(hc_nvrtc_t *n, int max_major, char *why, size_t why_size) {
   int nc = 0;
   const char *env = NULL;
   hc_config_str("HC_NVRTC", &env);
-  if (env) snprintf(cands[nc++], sizeof cands[0], "%s", env);
+  if (env)
+    snprintf(cands[nc++], sizeof cands[0], "%s", env);
   else {
     snprintf(cands[nc++], sizeof cands[0], "libnvrtc.so.13");
     snprintf(cands[nc++], sizeof cands[0], "libnvrtc.so.12");
@@ -101,9 +100,12 @@ static char **split_options(const char *opts, int reserve, int *argc) {
     argv[n++] = w;
     char quote = 0;
     for (; *p && (quote || !isspace((unsigned char)*p)); p++) {
-      if (!quote && (*p == '"' || *p == '\'')) quote = *p;
-      else if (quote && *p == quote) quote = 0;
-      else *w++ = *p;
+      if (!quote && (*p == '"' || *p == '\''))
+        quote = *p;
+      else if (quote && *p == quote)
+        quote = 0;
+      else
+        *w++ = *p;
     }
     *w++ = '\0';
   }
@@ -143,9 +145,12 @@ static char *take_defines(char **argv, int first, int *argc) {
     }
     if (!*name) continue;
     const char *eq = strchr(name, '=');
-    if (undef) w += sprintf(w, "#undef %s\n", name);
-    else if (eq) w += sprintf(w, "#define %.*s %s\n", (int)(eq - name), name, eq + 1);
-    else w += sprintf(w, "#define %s 1\n", name); /* -DNAME means 1, as in cc */
+    if (undef)
+      w += sprintf(w, "#undef %s\n", name);
+    else if (eq)
+      w += sprintf(w, "#define %.*s %s\n", (int)(eq - name), name, eq + 1);
+    else
+      w += sprintf(w, "#define %s 1\n", name); /* -DNAME means 1, as in cc */
   }
   argv[keep] = NULL;
   *argc = keep;
@@ -179,8 +184,8 @@ static char *get_log(const hc_nvrtc_t *n, hc_nvrtc_prog_t prog) {
   return log;
 }
 
-hc_status_t hc_nvrtc_compile(const hc_nvrtc_t *n, int cc, const char *source, const char *options,
-                             void **image, size_t *size, int *is_ptx, char **log) {
+hc_status_t hc_nvrtc_compile(const hc_nvrtc_t *n, int cc, const char *source, const char *options, void **image,
+                             size_t *size, int *is_ptx, char **log) {
   *image = NULL;
   *size = 0;
   *is_ptx = 0;
@@ -189,8 +194,8 @@ hc_status_t hc_nvrtc_compile(const hc_nvrtc_t *n, int cc, const char *source, co
   int ptx = 0;
   int target = choose_target(n, cc, &ptx);
   if (!target)
-    return hc_error(HC_ERR_BUILD, "NVRTC %d.%d (%s) cannot compile for sm_%d (it supports sm_%d to sm_%d)",
-                    n->major, n->minor, n->path, cc, n->archs[0], n->archs[n->narchs - 1]);
+    return hc_error(HC_ERR_BUILD, "NVRTC %d.%d (%s) cannot compile for sm_%d (it supports sm_%d to sm_%d)", n->major,
+                    n->minor, n->path, cc, n->archs[0], n->archs[n->narchs - 1]);
   char arch[64];
   snprintf(arch, sizeof arch, "--gpu-architecture=%s_%d", ptx ? "compute" : "sm", target);
   int argc = 0;
@@ -226,8 +231,9 @@ hc_status_t hc_nvrtc_compile(const hc_nvrtc_t *n, int cc, const char *source, co
     size_t sz = 0;
     r = ptx ? n->nvrtcGetPTXSize(prog, &sz) : n->nvrtcGetCUBINSize(prog, &sz);
     char *img = r == 0 && sz ? malloc(sz) : NULL;
-    if (!img) st = hc_error(HC_ERR_BUILD, "NVRTC produced no %s: %s", ptx ? "PTX" : "CUBIN",
-                            r ? n->nvrtcGetErrorString(r) : "empty or out of memory");
+    if (!img)
+      st = hc_error(HC_ERR_BUILD, "NVRTC produced no %s: %s", ptx ? "PTX" : "CUBIN",
+                    r ? n->nvrtcGetErrorString(r) : "empty or out of memory");
     else if ((r = ptx ? n->nvrtcGetPTX(prog, img) : n->nvrtcGetCUBIN(prog, img)) != 0) {
       free(img);
       st = hc_error(HC_ERR_BUILD, "NVRTC: reading the %s: %s", ptx ? "PTX" : "CUBIN", n->nvrtcGetErrorString(r));
@@ -238,7 +244,9 @@ hc_status_t hc_nvrtc_compile(const hc_nvrtc_t *n, int cc, const char *source, co
     }
   }
   n->nvrtcDestroyProgram(&prog);
-  if (log) *log = text;
-  else free(text);
+  if (log)
+    *log = text;
+  else
+    free(text);
   return st;
 }

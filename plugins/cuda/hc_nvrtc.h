@@ -21,26 +21,24 @@ typedef nvrtcProgram hc_nvrtc_prog_t;
 typedef nvrtcResult hc_nvrtc_result_t;
 #else
 typedef struct _nvrtcProgram *hc_nvrtc_prog_t; /* nvrtcProgram */
-typedef int hc_nvrtc_result_t;                  /* nvrtcResult (an enum) */
+typedef int hc_nvrtc_result_t;                 /* nvrtcResult (an enum) */
 #endif
 
 /* X(return type, name, parameters). O: optional (NVRTC 11.2+ for archs). */
-#define HC_NVRTC_FUNCS(X, O)                                                   \
-  X(const char *, nvrtcGetErrorString, (hc_nvrtc_result_t))                    \
-  X(hc_nvrtc_result_t, nvrtcVersion, (int *, int *))                           \
-  X(hc_nvrtc_result_t, nvrtcCreateProgram,                                     \
-    (hc_nvrtc_prog_t *, const char *, const char *, int, const char *const *,  \
-     const char *const *))                                                     \
-  X(hc_nvrtc_result_t, nvrtcDestroyProgram, (hc_nvrtc_prog_t *))               \
-  X(hc_nvrtc_result_t, nvrtcCompileProgram,                                    \
-    (hc_nvrtc_prog_t, int, const char *const *))                               \
-  X(hc_nvrtc_result_t, nvrtcGetProgramLogSize, (hc_nvrtc_prog_t, size_t *))    \
-  X(hc_nvrtc_result_t, nvrtcGetProgramLog, (hc_nvrtc_prog_t, char *))          \
-  X(hc_nvrtc_result_t, nvrtcGetCUBINSize, (hc_nvrtc_prog_t, size_t *))         \
-  X(hc_nvrtc_result_t, nvrtcGetCUBIN, (hc_nvrtc_prog_t, char *))               \
-  X(hc_nvrtc_result_t, nvrtcGetPTXSize, (hc_nvrtc_prog_t, size_t *))           \
-  X(hc_nvrtc_result_t, nvrtcGetPTX, (hc_nvrtc_prog_t, char *))                 \
-  O(hc_nvrtc_result_t, nvrtcGetNumSupportedArchs, (int *))                     \
+#define HC_NVRTC_FUNCS(X, O)                                                                        \
+  X(const char *, nvrtcGetErrorString, (hc_nvrtc_result_t))                                         \
+  X(hc_nvrtc_result_t, nvrtcVersion, (int *, int *))                                                \
+  X(hc_nvrtc_result_t, nvrtcCreateProgram,                                                          \
+    (hc_nvrtc_prog_t *, const char *, const char *, int, const char *const *, const char *const *)) \
+  X(hc_nvrtc_result_t, nvrtcDestroyProgram, (hc_nvrtc_prog_t *))                                    \
+  X(hc_nvrtc_result_t, nvrtcCompileProgram, (hc_nvrtc_prog_t, int, const char *const *))            \
+  X(hc_nvrtc_result_t, nvrtcGetProgramLogSize, (hc_nvrtc_prog_t, size_t *))                         \
+  X(hc_nvrtc_result_t, nvrtcGetProgramLog, (hc_nvrtc_prog_t, char *))                               \
+  X(hc_nvrtc_result_t, nvrtcGetCUBINSize, (hc_nvrtc_prog_t, size_t *))                              \
+  X(hc_nvrtc_result_t, nvrtcGetCUBIN, (hc_nvrtc_prog_t, char *))                                    \
+  X(hc_nvrtc_result_t, nvrtcGetPTXSize, (hc_nvrtc_prog_t, size_t *))                                \
+  X(hc_nvrtc_result_t, nvrtcGetPTX, (hc_nvrtc_prog_t, char *))                                      \
+  O(hc_nvrtc_result_t, nvrtcGetNumSupportedArchs, (int *))                                          \
   O(hc_nvrtc_result_t, nvrtcGetSupportedArchs, (int *))
 
 typedef struct hc_nvrtc {
@@ -72,8 +70,7 @@ int hc_nvrtc_load(hc_nvrtc_t *n, int max_major, char *why, size_t why_size);
  * knows (*is_ptx = 1; the driver compiles it at load). *log (optional;
  * malloc'd) receives the compiler's messages. On failure: HC_ERR_BUILD with
  * the NVRTC log in the last-error message. */
-hc_status_t hc_nvrtc_compile(const hc_nvrtc_t *n, int cc, const char *source,
-                             const char *options, void **image, size_t *size,
-                             int *is_ptx, char **log);
+hc_status_t hc_nvrtc_compile(const hc_nvrtc_t *n, int cc, const char *source, const char *options, void **image,
+                             size_t *size, int *is_ptx, char **log);
 
 #endif

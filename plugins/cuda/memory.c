@@ -69,8 +69,7 @@ static int stage_ready(cuda_dev_t *d) {
   if (r != CUDA_SUCCESS) {
     char desc[256];
     hc_cu_describe(cu, r, desc, sizeof desc);
-    hc_log(d->s->ctx, HC_LOG_WARN, "cuda:%u: no pinned staging buffers (%s): transfers go direct", d->index,
-           desc);
+    hc_log(d->s->ctx, HC_LOG_WARN, "cuda:%u: no pinned staging buffers (%s): transfers go direct", d->index, desc);
     cuda_memory_teardown(d);
     memset(d->stage_done, 0, sizeof d->stage_done);
     d->stage_min = 0;
@@ -158,7 +157,8 @@ hc_status_t cuda_mem_wrap(void *dev, const hc_native_mem_t *native, size_t bytes
 /* Waits for the stream; the error names the operation that queued work. */
 static hc_status_t stream_sync(cuda_dev_t *d, const char *what) {
   CUresult r = d->cu->cuStreamSynchronize(d->stream);
-  return r == CUDA_SUCCESS ? HC_OK : hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuda:%u: %s (cuStreamSynchronize)", d->index, what);
+  return r == CUDA_SUCCESS ? HC_OK
+                           : hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuda:%u: %s (cuStreamSynchronize)", d->index, what);
 }
 
 static hc_status_t staged_write(cuda_dev_t *d, CUdeviceptr dst, const char *src, size_t n) {
@@ -181,7 +181,8 @@ static hc_status_t staged_write(cuda_dev_t *d, CUdeviceptr dst, const char *src,
     if (r == CUDA_SUCCESS) r = cu->cuEventRecord(d->stage_done[slot], d->stream);
   }
   hc_status_t st = stream_sync(d, "host-to-device copy");
-  if (r != CUDA_SUCCESS) return hc_cu_fail(cu, HC_ERR_DEVICE, r, "cuda:%u: staged write of %zu bytes: %s", d->index, n, what);
+  if (r != CUDA_SUCCESS)
+    return hc_cu_fail(cu, HC_ERR_DEVICE, r, "cuda:%u: staged write of %zu bytes: %s", d->index, n, what);
   return st;
 }
 
@@ -190,11 +191,11 @@ static hc_status_t staged_read(cuda_dev_t *d, char *dst, CUdeviceptr src, size_t
   size_t chunk = d->stage_chunk, nchunks = (n + chunk - 1) / chunk;
   CUresult r = CUDA_SUCCESS;
   const char *what = "cuMemcpyDtoHAsync";
-#define HC_ISSUE_(i)                                                           \
-  do {                                                                         \
-    size_t o_ = (i) * chunk, l_ = n - o_ < chunk ? n - o_ : chunk;             \
-    unsigned s_ = (unsigned)((i) % HC_CUDA_STAGE_SLOTS);                       \
-    r = cu->cuMemcpyDtoHAsync(d->stage + s_ * chunk, src + o_, l_, d->stream); \
+#define HC_ISSUE_(i)                                                            \
+  do {                                                                          \
+    size_t o_ = (i)*chunk, l_ = n - o_ < chunk ? n - o_ : chunk;                \
+    unsigned s_ = (unsigned)((i) % HC_CUDA_STAGE_SLOTS);                        \
+    r = cu->cuMemcpyDtoHAsync(d->stage + s_ * chunk, src + o_, l_, d->stream);  \
     if (r == CUDA_SUCCESS) r = cu->cuEventRecord(d->stage_done[s_], d->stream); \
   } while (0)
   for (size_t i = 0; i < nchunks && i < HC_CUDA_STAGE_SLOTS && r == CUDA_SUCCESS; i++) HC_ISSUE_(i);
@@ -210,7 +211,8 @@ static hc_status_t staged_read(cuda_dev_t *d, char *dst, CUdeviceptr src, size_t
   }
 #undef HC_ISSUE_
   hc_status_t st = stream_sync(d, "device-to-host copy");
-  if (r != CUDA_SUCCESS) return hc_cu_fail(cu, HC_ERR_DEVICE, r, "cuda:%u: staged read of %zu bytes: %s", d->index, n, what);
+  if (r != CUDA_SUCCESS)
+    return hc_cu_fail(cu, HC_ERR_DEVICE, r, "cuda:%u: staged read of %zu bytes: %s", d->index, n, what);
   return st;
 }
 
@@ -222,7 +224,8 @@ hc_status_t cuda_mem_write(void *dev, void *mem, size_t off, const void *src, si
   if (use_staging(d, n, src)) return staged_write(d, dst, src, n);
   /* Queued on the stream, so ordered after the kernels before it. */
   CUresult r = d->cu->cuMemcpyHtoDAsync(dst, src, n, d->stream);
-  if (r != CUDA_SUCCESS) return hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuda:%u: cuMemcpyHtoDAsync of %zu bytes", d->index, n);
+  if (r != CUDA_SUCCESS)
+    return hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuda:%u: cuMemcpyHtoDAsync of %zu bytes", d->index, n);
   return stream_sync(d, "host-to-device copy");
 }
 
@@ -233,7 +236,8 @@ hc_status_t cuda_mem_read(void *dev, void *mem, size_t off, void *dst, size_t n)
   CUdeviceptr src = HC_CUDA_PTR(mem) + off;
   if (use_staging(d, n, dst)) return staged_read(d, dst, src, n);
   CUresult r = d->cu->cuMemcpyDtoHAsync(dst, src, n, d->stream);
-  if (r != CUDA_SUCCESS) return hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuda:%u: cuMemcpyDtoHAsync of %zu bytes", d->index, n);
+  if (r != CUDA_SUCCESS)
+    return hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuda:%u: cuMemcpyDtoHAsync of %zu bytes", d->index, n);
   return stream_sync(d, "device-to-host copy");
 }
 
@@ -266,7 +270,8 @@ hc_status_t cuda_mem_copy(void *dev, void *dstm, size_t doff, void *srcm, size_t
   } else {
     r = cu->cuMemcpyDtoDAsync(dst, src, n, d->stream);
   }
-  if (r != CUDA_SUCCESS) return hc_cu_fail(cu, HC_ERR_DEVICE, r, "cuda:%u: cuMemcpyDtoDAsync of %zu bytes", d->index, n);
+  if (r != CUDA_SUCCESS)
+    return hc_cu_fail(cu, HC_ERR_DEVICE, r, "cuda:%u: cuMemcpyDtoDAsync of %zu bytes", d->index, n);
   return HC_OK;
 }
 
@@ -332,6 +337,7 @@ hc_status_t cuda_peer_copy(void *ddev, void *dstm, size_t doff, void *sdev, void
   }
   r = cu->cuMemcpyPeerAsync(HC_CUDA_PTR(dstm) + doff, dd->ctx, HC_CUDA_PTR(srcm) + soff, sd->ctx, n, dd->stream);
   if (r != CUDA_SUCCESS)
-    return hc_cu_fail(cu, HC_ERR_DEVICE, r, "cuda:%u <- cuda:%u: cuMemcpyPeerAsync of %zu bytes", dd->index, sd->index, n);
+    return hc_cu_fail(cu, HC_ERR_DEVICE, r, "cuda:%u <- cuda:%u: cuMemcpyPeerAsync of %zu bytes", dd->index, sd->index,
+                      n);
   return stream_sync(dd, "peer copy");
 }

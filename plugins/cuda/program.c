@@ -22,8 +22,7 @@ static void cache_key(const cuda_dev_t *d, const char *source, const char *optio
   hc_cache_key(key, 6, parts, NULL);
 }
 
-hc_status_t cuda_program_build(void *dev, hc_language_t lang, const char *source, const char *options,
-                               void **program) {
+hc_status_t cuda_program_build(void *dev, hc_language_t lang, const char *source, const char *options, void **program) {
   cuda_dev_t *d = dev;
   cuda_state_t *s = d->s;
   const hc_cu_api_t *cu = d->cu;
@@ -64,8 +63,8 @@ hc_status_t cuda_program_build(void *dev, hc_language_t lang, const char *source
   CUresult r = cu->cuModuleLoadData(&mod, image);
   if (r != CUDA_SUCCESS) {
     free(image);
-    return hc_cu_fail(cu, HC_ERR_BUILD, r, "cuModuleLoadData (%s for sm_%d from NVRTC %d.%d)",
-                      is_ptx ? "PTX" : "CUBIN", d->cc, s->nvrtc.major, s->nvrtc.minor);
+    return hc_cu_fail(cu, HC_ERR_BUILD, r, "cuModuleLoadData (%s for sm_%d from NVRTC %d.%d)", is_ptx ? "PTX" : "CUBIN",
+                      d->cc, s->nvrtc.major, s->nvrtc.minor);
   }
   if (hc_cache_enabled() && hc_cache_store("cuda", key, image, size) != HC_OK)
     hc_log(s->ctx, HC_LOG_DEBUG, "cuda:%u: kernel cache: %s", d->index, hc_last_error());
@@ -82,7 +81,7 @@ void cuda_program_release(void *dev, void *program) {
 typedef struct cuda_kernel {
   CUfunction fn;
   unsigned max_threads;
-  int nparams;                          /* -1: unknown (driver < 12.4) */
+  int nparams; /* -1: unknown (driver < 12.4) */
   unsigned short psize[HC_MAX_KERNEL_ARGS];
   char name[128];
 } cuda_kernel_t;
@@ -145,9 +144,15 @@ hc_status_t cuda_kernel_create(void *dev, void *program, const char *name, void 
   return HC_OK;
 }
 
-void cuda_kernel_release(void *dev, void *kernel) { (void)dev; free(kernel); }
+void cuda_kernel_release(void *dev, void *kernel) {
+  (void)dev;
+  free(kernel);
+}
 
-size_t cuda_kernel_max_group_size(void *dev, void *kernel) { (void)dev; return ((cuda_kernel_t *)kernel)->max_threads; }
+size_t cuda_kernel_max_group_size(void *dev, void *kernel) {
+  (void)dev;
+  return ((cuda_kernel_t *)kernel)->max_threads;
+}
 
 /* The block for an unspecified local size: 256 threads (1-D), 32x8 (2-D),
  * 32x4x2 (3-D). Threads of a slow axis shorter than the block move to axis
@@ -169,8 +174,10 @@ static void choose_block(uint32_t dims, const size_t *g, unsigned maxt, unsigned
   }
   while ((size_t)b[0] * b[1] * b[2] > maxt) {
     unsigned *slow = b[1] >= b[2] ? &b[1] : &b[2];
-    if (*slow > 1) *slow /= 2;
-    else b[0] /= 2;
+    if (*slow > 1)
+      *slow /= 2;
+    else
+      b[0] /= 2;
   }
 }
 
@@ -188,8 +195,9 @@ hc_status_t cuda_launch(void *dev, void *kernel, const hc_launch_t *l) {
     int buf = a->kind == HC_ARG_KIND_BUFFER;
     size_t have = buf ? sizeof(CUdeviceptr) : a->size;
     if (k->nparams >= 0 && have != k->psize[i])
-      return hc_error(HC_ERR_INVALID_ARG, "cuda:%u: kernel '%s' argument %u: the kernel takes %u bytes, given %s of %zu",
-                      d->index, k->name, i, k->psize[i], buf ? "a buffer" : "a scalar", have);
+      return hc_error(HC_ERR_INVALID_ARG,
+                      "cuda:%u: kernel '%s' argument %u: the kernel takes %u bytes, given %s of %zu", d->index, k->name,
+                      i, k->psize[i], buf ? "a buffer" : "a scalar", have);
     /* A buffer's handle is its device address: pass where it is stored. */
     params[i] = buf ? (void *)&a->mem : (void *)a->value;
   }
@@ -197,8 +205,8 @@ hc_status_t cuda_launch(void *dev, void *kernel, const hc_launch_t *l) {
   if (l->local[0] && l->local[1] && l->local[2]) {
     for (int a = 0; a < 3; a++) b[a] = l->local[a] > 1024 ? 1025 : (unsigned)l->local[a];
     if ((size_t)b[0] * b[1] * b[2] > k->max_threads)
-      return hc_error(HC_ERR_LAUNCH, "cuda:%u: kernel '%s': group %zux%zux%zu exceeds its limit of %u threads", d->index,
-                      k->name, l->local[0], l->local[1], l->local[2], k->max_threads);
+      return hc_error(HC_ERR_LAUNCH, "cuda:%u: kernel '%s': group %zux%zux%zu exceeds its limit of %u threads",
+                      d->index, k->name, l->local[0], l->local[1], l->local[2], k->max_threads);
   } else {
     choose_block(l->dims, l->global, k->max_threads, b);
   }

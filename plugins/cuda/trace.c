@@ -51,7 +51,9 @@ static int map_clock(cuda_dev_t *d) {
 void *cuda_trace_command_begin(void *dev) {
   cuda_dev_t *d = dev;
   if (cuda_use(d) != HC_OK) return NULL;
-  if ((!d->trace_ref || (__atomic_load_n(&d->trace_outstanding, __ATOMIC_RELAXED) == 0 && hc_now() - d->trace_ref_host > 1.0)) && !map_clock(d))
+  if ((!d->trace_ref ||
+       (__atomic_load_n(&d->trace_outstanding, __ATOMIC_RELAXED) == 0 && hc_now() - d->trace_ref_host > 1.0)) &&
+      !map_clock(d))
     return NULL; /* the core times the command on the host */
   cuda_trace_rec_t *r = calloc(1, sizeof *r);
   if (!r) return NULL;

@@ -29,9 +29,9 @@ typedef struct {
   hc_transport_t base;
   MPI_Comm data, ctl;
   int rank, size;
-  int aborted;     /* 0; 1: this rank aborted; 2: another rank did */
-  int unfinished;  /* an abort left a collective of `data` unfinished */
-  int abort_flag;  /* the abort message's payload */
+  int aborted;    /* 0; 1: this rank aborted; 2: another rank did */
+  int unfinished; /* an abort left a collective of `data` unfinished */
+  int abort_flag; /* the abort message's payload */
   MPI_Request abort_recv;
   MPI_Request *abort_sends; /* size of them, MPI_REQUEST_NULL where none */
 } mpi_t;
@@ -78,8 +78,7 @@ static int test_all(int n, MPI_Request *reqs, MPI_Status *statuses, int *done) {
 /* Waits for reqs; with watch, stops at an abort (the operation is then
  * left unfinished: only cancelled receives are ever reused). Polls, and
  * yields the core between polls, so that ranks sharing cores progress. */
-static hc_status_t wait_all(mpi_t *t, int n, MPI_Request *reqs, MPI_Status *statuses, int watch,
-                            double *waited_s) {
+static hc_status_t wait_all(mpi_t *t, int n, MPI_Request *reqs, MPI_Status *statuses, int watch, double *waited_s) {
   double t0 = MPI_Wtime();
   hc_status_t st = HC_OK;
   for (;;) {
@@ -132,8 +131,8 @@ static hc_status_t m_barrier(hc_transport_t *tr, uint32_t part, double *waited_s
   return rc != MPI_SUCCESS ? mpi_error(rc, "barrier") : wait_all(t, 1, &r, NULL, 1, waited_s);
 }
 
-static hc_status_t m_exchange(hc_transport_t *tr, uint32_t part, const void *to_lo, size_t lo_bytes,
-                              const void *to_hi, size_t hi_bytes, void *from_lo, void *from_hi, double *waited_s) {
+static hc_status_t m_exchange(hc_transport_t *tr, uint32_t part, const void *to_lo, size_t lo_bytes, const void *to_hi,
+                              size_t hi_bytes, void *from_lo, void *from_hi, double *waited_s) {
   (void)part;
   mpi_t *t = (mpi_t *)tr;
   if (abort_seen(t)) return aborted_error();
@@ -355,8 +354,7 @@ static hc_status_t m_write_file(hc_transport_t *tr, uint32_t part, const char *p
     rc2 = MPI_File_write_at_all(fh, (MPI_Offset)(offset + blocks * BLOCK), (const char *)data + blocks * BLOCK,
                                 (int)rest, MPI_BYTE, MPI_STATUS_IGNORE);
   }
-  if (st == HC_OK && (rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS))
-    st = mpi_error(rc1 != MPI_SUCCESS ? rc1 : rc2, path);
+  if (st == HC_OK && (rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS)) st = mpi_error(rc1 != MPI_SUCCESS ? rc1 : rc2, path);
   MPI_Type_free(&block);
   if ((rc = MPI_File_close(&fh)) != MPI_SUCCESS && st == HC_OK) st = mpi_error(rc, path);
   return st;

@@ -113,8 +113,7 @@ static void describe_nvidia(cl_device_id d, hc_device_info_t *in) {
   in->cc_minor = minor;
   snprintf(in->arch, sizeof in->arch, "sm_%u%u", major, minor);
   /* 2 flops (an FMA) per lane per clock. */
-  in->peak_fp32_gflops =
-      2.0 * in->compute_units * nv_cores_per_sm(major, minor) * (double)in->clock_mhz / 1000.0;
+  in->peak_fp32_gflops = 2.0 * in->compute_units * nv_cores_per_sm(major, minor) * (double)in->clock_mhz / 1000.0;
   if (in->fp64) in->peak_fp64_gflops = in->peak_fp32_gflops * nv_fp64_ratio(major, minor);
 }
 
@@ -182,11 +181,14 @@ static void describe(ocl_devslot_t *slot, const char *platform_name) {
   /* Per-axis limits of a work-group (NVIDIA: 1024 x 1024 x 64). */
   size_t items[3] = {0, 0, 0};
   if (clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL) != CL_SUCCESS) items[0] = 0;
-  for (int i = 0; i < 3; i++) slot->max_items[i] = items[i] ? items[i] : (in->max_work_group_size ? in->max_work_group_size : 1);
+  for (int i = 0; i < 3; i++)
+    slot->max_items[i] = items[i] ? items[i] : (in->max_work_group_size ? in->max_work_group_size : 1);
 
   in->preferred_group_multiple = (uint32_t)DEV_SIZE(d, OCL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE);
-  if (has_extension(d, "cl_nv_device_attribute_query")) describe_nvidia(d, in);
-  else if (has_extension(d, "cl_amd_device_attribute_query")) describe_amd(d, in);
+  if (has_extension(d, "cl_nv_device_attribute_query"))
+    describe_nvidia(d, in);
+  else if (has_extension(d, "cl_amd_device_attribute_query"))
+    describe_amd(d, in);
   if (!in->preferred_group_multiple && in->languages)
     in->preferred_group_multiple = (uint32_t)multiple_from_kernel(slot->platform, d);
   if (!in->preferred_group_multiple) in->preferred_group_multiple = 1;
@@ -211,8 +213,10 @@ static int dir_usable(const char *dir) {
     }
     char *slash = strrchr(buf, '/');
     if (!slash) return 0;
-    if (slash == buf) slash[1] = '\0';
-    else *slash = '\0';
+    if (slash == buf)
+      slash[1] = '\0';
+    else
+      *slash = '\0';
   }
 }
 
@@ -225,9 +229,12 @@ static int dir_usable(const char *dir) {
 static void append_causes(char *why, size_t n) {
   char dir[4096] = "";
   const char *pocl = getenv("POCL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  if (pocl && *pocl) snprintf(dir, sizeof dir, "%s", pocl);
-  else if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/pocl", xdg);
-  else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/pocl", home);
+  if (pocl && *pocl)
+    snprintf(dir, sizeof dir, "%s", pocl);
+  else if (xdg && *xdg)
+    snprintf(dir, sizeof dir, "%s/pocl", xdg);
+  else if (home && *home)
+    snprintf(dir, sizeof dir, "%s/.cache/pocl", home);
   size_t len = strlen(why);
   if (!dir[0])
     snprintf(why + len, n - len, "; HOME is not set, so PoCL has no cache directory (set POCL_CACHE_DIR)");
@@ -311,8 +318,7 @@ static hc_status_t enumerate_platforms(ocl_state_t *s) {
   free(plats);
   if (s->nslots == 0) {
     if (nwanted == 0)
-      snprintf(s->why, sizeof s->why, "HC_OPENCL_PLATFORM=%s matches none of the OpenCL platforms (%s)",
-               filter, seen);
+      snprintf(s->why, sizeof s->why, "HC_OPENCL_PLATFORM=%s matches none of the OpenCL platforms (%s)", filter, seen);
     else {
       snprintf(s->why, sizeof s->why, "OpenCL platform(s) without devices: %s", empty);
       append_causes(s->why, sizeof s->why);

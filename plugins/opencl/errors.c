@@ -8,9 +8,8 @@
 
 const char *ocl_err_name(cl_int err) {
   switch (err) {
-#define OCL_ERR_CASE_(name, value)                                             \
-  case value:                                                                  \
-    return #name;
+#define OCL_ERR_CASE_(name, value) \
+  case value: return #name;
     OCL_ERROR_LIST(OCL_ERR_CASE_)
 #undef OCL_ERR_CASE_
   }

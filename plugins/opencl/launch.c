@@ -20,8 +20,7 @@ static void choose_local(const ocl_dev_t *d, const ocl_kernel_t *k, uint32_t dim
   /* Give what short axes left over to the others, fastest first (a 2-D
    * range of one row still gets wide groups). */
   for (uint32_t a = 0; a < dims; a++)
-    while (local[a] < global[a] && local[0] * local[1] * local[2] * 2 <= want &&
-           local[a] * 2 <= d->slot->max_items[a])
+    while (local[a] < global[a] && local[0] * local[1] * local[2] * 2 <= want && local[a] * 2 <= d->slot->max_items[a])
       local[a] *= 2;
   for (uint32_t a = 0; a < dims; a++)
     while (local[a] > 1 && local[a] > d->slot->max_items[a]) local[a] /= 2;
@@ -72,8 +71,8 @@ hc_status_t ocl_launch(void *dev, void *kernel, const hc_launch_t *l) {
     k->scalar_size[i] = 0;
     cl_int err = buf ? clSetKernelArg(k->k, i, sizeof(cl_mem), &a->mem) : clSetKernelArg(k->k, i, a->size, a->value);
     if (err != CL_SUCCESS)
-      return ocl_fail(err, HC_ERR_INVALID_ARG, "clSetKernelArg", "kernel '%s' argument %u: %s of %u bytes", k->name,
-                      i, buf ? "buffer" : "scalar", buf ? (unsigned)sizeof(cl_mem) : a->size);
+      return ocl_fail(err, HC_ERR_INVALID_ARG, "clSetKernelArg", "kernel '%s' argument %u: %s of %u bytes", k->name, i,
+                      buf ? "buffer" : "scalar", buf ? (unsigned)sizeof(cl_mem) : a->size);
     if (!buf && a->size <= sizeof k->scalar[i]) {
       memcpy(k->scalar[i], a->value, a->size);
       k->scalar_size[i] = (uint8_t)a->size;
@@ -112,8 +111,10 @@ void ocl_event_track(ocl_dev_t *d, cl_event ev) {
     *d->trace_slot = ev;
     d->trace_slot = NULL;
   }
-  if (d->timing && !d->first) d->first = ev;
-  else clReleaseEvent(ev);
+  if (d->timing && !d->first)
+    d->first = ev;
+  else
+    clReleaseEvent(ev);
 }
 
 void ocl_timer_reset(ocl_dev_t *d) {

@@ -19,8 +19,7 @@ static cl_int make_resident(ocl_dev_t *d, cl_mem m, const char **call) {
   err = clWaitForEvents(1, &ev);
   if (err != CL_SUCCESS) {
     cl_int status = CL_SUCCESS;
-    if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) == CL_SUCCESS &&
-        status < 0)
+    if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) == CL_SUCCESS && status < 0)
       err = status; /* the command's own error, not "an event failed" */
   }
   clReleaseEvent(ev);
@@ -37,23 +36,24 @@ hc_status_t ocl_mem_alloc(void *dev, size_t bytes, void **mem) {
   if (d->slot->info.type == HC_DEVICE_CPU) {
     void *probe = malloc(bytes ? bytes : 1);
     if (!probe)
-      return hc_error(HC_ERR_DEVICE_MEMORY, "opencl: out of device memory: %zu bytes on %s (its memory is the host's, "
-                      "which cannot supply them)", bytes, d->slot->info.name);
+      return hc_error(HC_ERR_DEVICE_MEMORY,
+                      "opencl: out of device memory: %zu bytes on %s (its memory is the host's, "
+                      "which cannot supply them)",
+                      bytes, d->slot->info.name);
     free(probe);
   }
   cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
   if (!m || err != CL_SUCCESS)
-    return ocl_fail(err, err == CL_OUT_OF_HOST_MEMORY ? HC_ERR_NO_MEMORY : HC_ERR_DEVICE_MEMORY,
-                    "clCreateBuffer", "%zu bytes on %s", bytes, d->slot->info.name);
+    return ocl_fail(err, err == CL_OUT_OF_HOST_MEMORY ? HC_ERR_NO_MEMORY : HC_ERR_DEVICE_MEMORY, "clCreateBuffer",
+                    "%zu bytes on %s", bytes, d->slot->info.name);
   const char *call = NULL;
   err = make_resident(d, m, &call);
   if (err != CL_SUCCESS) {
     clReleaseMemObject(m);
     /* Whatever the driver calls it (CL_OUT_OF_RESOURCES on NVIDIA), a
      * buffer that cannot be placed is a device memory failure. */
-    return ocl_fail(err, err == CL_OUT_OF_HOST_MEMORY ? HC_ERR_NO_MEMORY : HC_ERR_DEVICE_MEMORY,
-                    call, "placing a new buffer of %zu bytes on %s: out of device memory", bytes,
-                    d->slot->info.name);
+    return ocl_fail(err, err == CL_OUT_OF_HOST_MEMORY ? HC_ERR_NO_MEMORY : HC_ERR_DEVICE_MEMORY, call,
+                    "placing a new buffer of %zu bytes on %s: out of device memory", bytes, d->slot->info.name);
   }
   *mem = m;
   return HC_OK;
@@ -99,8 +99,7 @@ hc_status_t ocl_mem_write(void *dev, void *mem, size_t off, const void *src, siz
   ocl_dev_t *d = dev;
   cl_event ev;
   cl_int err = clEnqueueWriteBuffer(d->queue, (cl_mem)mem, CL_TRUE, off, n, src, 0, NULL, ocl_event_slot(d, &ev));
-  if (err != CL_SUCCESS)
-    return ocl_fail(err, HC_ERR_DEVICE, "clEnqueueWriteBuffer", "%zu bytes at offset %zu", n, off);
+  if (err != CL_SUCCESS) return ocl_fail(err, HC_ERR_DEVICE, "clEnqueueWriteBuffer", "%zu bytes at offset %zu", n, off);
   ocl_event_track(d, ev);
   return HC_OK;
 }
@@ -109,8 +108,7 @@ hc_status_t ocl_mem_read(void *dev, void *mem, size_t off, void *dst, size_t n) 
   ocl_dev_t *d = dev;
   cl_event ev;
   cl_int err = clEnqueueReadBuffer(d->queue, (cl_mem)mem, CL_TRUE, off, n, dst, 0, NULL, ocl_event_slot(d, &ev));
-  if (err != CL_SUCCESS)
-    return ocl_fail(err, HC_ERR_DEVICE, "clEnqueueReadBuffer", "%zu bytes at offset %zu", n, off);
+  if (err != CL_SUCCESS) return ocl_fail(err, HC_ERR_DEVICE, "clEnqueueReadBuffer", "%zu bytes at offset %zu", n, off);
   ocl_event_track(d, ev);
   return HC_OK;
 }
@@ -118,11 +116,10 @@ hc_status_t ocl_mem_read(void *dev, void *mem, size_t off, void *dst, size_t n) 
 hc_status_t ocl_mem_copy(void *dev, void *dst, size_t doff, void *src, size_t soff, size_t n) {
   ocl_dev_t *d = dev;
   cl_event ev;
-  cl_int err = clEnqueueCopyBuffer(d->queue, (cl_mem)src, (cl_mem)dst, soff, doff, n, 0, NULL,
-                                   ocl_event_slot(d, &ev));
+  cl_int err = clEnqueueCopyBuffer(d->queue, (cl_mem)src, (cl_mem)dst, soff, doff, n, 0, NULL, ocl_event_slot(d, &ev));
   if (err != CL_SUCCESS)
-    return ocl_fail(err, HC_ERR_DEVICE, "clEnqueueCopyBuffer", "%zu bytes from offset %zu to offset %zu%s", n,
-                    soff, doff, err == CL_MEM_COPY_OVERLAP ? ": the ranges overlap in one buffer" : "");
+    return ocl_fail(err, HC_ERR_DEVICE, "clEnqueueCopyBuffer", "%zu bytes from offset %zu to offset %zu%s", n, soff,
+                    doff, err == CL_MEM_COPY_OVERLAP ? ": the ranges overlap in one buffer" : "");
   ocl_event_track(d, ev);
   return HC_OK;
 }
@@ -133,8 +130,8 @@ hc_status_t ocl_mem_fill(void *dev, void *mem, size_t off, const void *pat, size
   /* The pattern is copied at enqueue time: the caller's may go away. */
   cl_int err = clEnqueueFillBuffer(d->queue, (cl_mem)mem, pat, psize, off, n, 0, NULL, ocl_event_slot(d, &ev));
   if (err != CL_SUCCESS)
-    return ocl_fail(err, HC_ERR_DEVICE, "clEnqueueFillBuffer", "%zu bytes at offset %zu, pattern of %zu bytes", n,
-                    off, psize);
+    return ocl_fail(err, HC_ERR_DEVICE, "clEnqueueFillBuffer", "%zu bytes at offset %zu, pattern of %zu bytes", n, off,
+                    psize);
   ocl_event_track(d, ev);
   return HC_OK;
 }

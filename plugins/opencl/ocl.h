@@ -50,10 +50,10 @@ typedef struct ocl_dev {
 #define OCL_NARGS_UNKNOWN ((cl_uint)-1)
 typedef struct ocl_kernel {
   cl_kernel k;
-  cl_uint nargs;      /* CL_KERNEL_NUM_ARGS, or OCL_NARGS_UNKNOWN */
-  size_t max_group;   /* CL_KERNEL_WORK_GROUP_SIZE */
-  size_t multiple;    /* CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE */
-  size_t reqd[3];     /* reqd_work_group_size, all 0 when not declared */
+  cl_uint nargs;    /* CL_KERNEL_NUM_ARGS, or OCL_NARGS_UNKNOWN */
+  size_t max_group; /* CL_KERNEL_WORK_GROUP_SIZE */
+  size_t multiple;  /* CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE */
+  size_t reqd[3];   /* reqd_work_group_size, all 0 when not declared */
   char name[64];
   /* Scalar arguments as last set (size 0: not a scalar, or unknown): an
    * unchanged one is not set again. Buffers are always set, since a freed
@@ -96,8 +96,7 @@ hc_status_t ocl_mem_read(void *dev, void *mem, size_t off, void *dst, size_t n);
 hc_status_t ocl_mem_copy(void *dev, void *dst, size_t doff, void *src, size_t soff, size_t n);
 hc_status_t ocl_mem_fill(void *dev, void *mem, size_t off, const void *pat, size_t psize, size_t n);
 
-hc_status_t ocl_program_build(void *dev, hc_language_t lang, const char *source,
-                              const char *options, void **program);
+hc_status_t ocl_program_build(void *dev, hc_language_t lang, const char *source, const char *options, void **program);
 void ocl_program_release(void *dev, void *program);
 hc_status_t ocl_kernel_create(void *dev, void *program, const char *name, void **kernel);
 void ocl_kernel_release(void *dev, void *kernel);

@@ -47,7 +47,8 @@ static hc_status_t ocl_device_info(void *state, uint32_t index, hc_device_info_t
 /* Asynchronous errors the driver reports outside any call (NVIDIA's
  * "CL_OUT_OF_RESOURCES error executing kernel"): into the debug log. */
 static void CL_CALLBACK notify(const char *errinfo, const void *priv, size_t cb, void *user) {
-  (void)priv; (void)cb;
+  (void)priv;
+  (void)cb;
   ocl_dev_t *d = user;
   hc_log(d->state->ctx, HC_LOG_DEBUG, "opencl: %s: %s", d->slot->info.name, errinfo);
 }

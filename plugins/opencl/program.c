@@ -56,16 +56,14 @@ static void store_binary(ocl_dev_t *d, cl_program p, const char *key) {
   free(entry);
 }
 
-hc_status_t ocl_program_build(void *dev, hc_language_t lang, const char *source, const char *options,
-                              void **program) {
+hc_status_t ocl_program_build(void *dev, hc_language_t lang, const char *source, const char *options, void **program) {
   ocl_dev_t *d = dev;
   if (lang != HC_LANG_OPENCL_C)
     return hc_error(HC_ERR_UNSUPPORTED, "opencl: cannot build %s kernels (only opencl-c)", hc_language_name(lang));
   if (!options) options = "";
   const hc_device_info_t *in = &d->slot->info;
   char key[33];
-  const void *parts[] = {CACHE_FORMAT, source, options, in->name, in->driver, in->platform,
-                         d->slot->platform_version};
+  const void *parts[] = {CACHE_FORMAT, source, options, in->name, in->driver, in->platform, d->slot->platform_version};
   hc_cache_key(key, (uint32_t)(sizeof parts / sizeof parts[0]), parts, NULL);
 
   void *entry = NULL;
@@ -74,8 +72,7 @@ hc_status_t ocl_program_build(void *dev, hc_language_t lang, const char *source,
   if (cst == HC_ERR_IO) hc_log(d->state->ctx, HC_LOG_WARN, "opencl: %s", hc_last_error());
   if (cst == HC_OK) {
     int tagged = size > sizeof BIN_TAG && !memcmp(entry, BIN_TAG, sizeof BIN_TAG);
-    cl_program p =
-        tagged ? from_binary(d, (const char *)entry + sizeof BIN_TAG, size - sizeof BIN_TAG, options) : NULL;
+    cl_program p = tagged ? from_binary(d, (const char *)entry + sizeof BIN_TAG, size - sizeof BIN_TAG, options) : NULL;
     free(entry);
     if (p) {
       hc_log(d->state->ctx, HC_LOG_DEBUG, "opencl: program %s from the kernel cache", key);
@@ -141,7 +138,8 @@ hc_status_t ocl_kernel_create(void *dev, void *program, const char *name, void *
     if (err == CL_INVALID_KERNEL_NAME) {
       char names[512];
       kernel_names(p, names, sizeof names);
-      return hc_error(HC_ERR_NOT_FOUND, "opencl: clCreateKernel failed: %s (no kernel named '%s' in the program; it has: %s)",
+      return hc_error(HC_ERR_NOT_FOUND,
+                      "opencl: clCreateKernel failed: %s (no kernel named '%s' in the program; it has: %s)",
                       ocl_err_name(err), name, names[0] ? names : "none");
     }
     return ocl_fail(err, HC_ERR_BUILD, "clCreateKernel", "kernel '%s'", name);
@@ -161,12 +159,11 @@ hc_status_t ocl_kernel_create(void *dev, void *program, const char *name, void *
           CL_SUCCESS ||
       !ok->max_group)
     ok->max_group = d->slot->info.max_work_group_size ? d->slot->info.max_work_group_size : 1;
-  if (clGetKernelWorkGroupInfo(k, id, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof ok->multiple,
-                               &ok->multiple, NULL) != CL_SUCCESS ||
+  if (clGetKernelWorkGroupInfo(k, id, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof ok->multiple, &ok->multiple,
+                               NULL) != CL_SUCCESS ||
       !ok->multiple)
     ok->multiple = d->slot->info.preferred_group_multiple ? d->slot->info.preferred_group_multiple : 1;
-  if (clGetKernelWorkGroupInfo(k, id, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof ok->reqd, ok->reqd, NULL) !=
-      CL_SUCCESS)
+  if (clGetKernelWorkGroupInfo(k, id, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof ok->reqd, ok->reqd, NULL) != CL_SUCCESS)
     ok->reqd[0] = ok->reqd[1] = ok->reqd[2] = 0;
   /* A kernel compiled for reqd_work_group_size runs groups of that size.
    * NVIDIA's OpenCL reports 256 items for every kernel,
@@ -186,4 +183,7 @@ void ocl_kernel_release(void *dev, void *kernel) {
   free(k);
 }
 
-size_t ocl_kernel_max_group_size(void *dev, void *kernel) { (void)dev; return ((ocl_kernel_t *)kernel)->max_group; }
+size_t ocl_kernel_max_group_size(void *dev, void *kernel) {
+  (void)dev;
+  return ((ocl_kernel_t *)kernel)->max_group;
+}

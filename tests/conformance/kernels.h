@@ -13,7 +13,7 @@
 static inline uint32_t conf_index_value(uint32_t x, uint32_t y, uint32_t z) {
   return 1u + x + y * 1024u + z * 1048576u;
 }
-#define CONF_BAD 0xBADBADu      /* the kernel saw inconsistent built-ins */
+#define CONF_BAD 0xBADBADu /* the kernel saw inconsistent built-ins */
 #define CONF_SENTINEL 0xDEADBEEFu
 
 static const char conf_source[] =

@@ -48,15 +48,15 @@ static void *xmalloc(size_t n) {
 }
 
 /* Asserts two byte ranges are equal, naming the first difference. */
-#define ASSERT_SAME(got, want, n, what)                                                                \
-  do {                                                                                                 \
-    const unsigned char *g_ = (const unsigned char *)(got), *w_ = (const unsigned char *)(want);       \
-    size_t i_ = 0, n_ = (n);                                                                           \
-    while (i_ < n_ && g_[i_] == w_[i_]) i_++;                                                          \
-    if (i_ < n_)                                                                                       \
-      fprintf(stderr, "%s:%d: %s: byte %zu of %zu is 0x%02x, expected 0x%02x\n", __FILE__, __LINE__,   \
-              (what), i_, n_, g_[i_], w_[i_]);                                                         \
-    CU_ASSERT_EQUAL(i_, n_);                                                                           \
+#define ASSERT_SAME(got, want, n, what)                                                                              \
+  do {                                                                                                               \
+    const unsigned char *g_ = (const unsigned char *)(got), *w_ = (const unsigned char *)(want);                     \
+    size_t i_ = 0, n_ = (n);                                                                                         \
+    while (i_ < n_ && g_[i_] == w_[i_]) i_++;                                                                        \
+    if (i_ < n_)                                                                                                     \
+      fprintf(stderr, "%s:%d: %s: byte %zu of %zu is 0x%02x, expected 0x%02x\n", __FILE__, __LINE__, (what), i_, n_, \
+              g_[i_], w_[i_]);                                                                                       \
+    CU_ASSERT_EQUAL(i_, n_);                                                                                         \
   } while (0)
 
 static hc_buffer_t *new_buffer(size_t n) {
@@ -204,7 +204,7 @@ static void check_index_launch(hc_kernel_t *k, uint32_t dims, int32_t nx, int32_
   TH_ASSERT_OK(hc_buffer_fill(b, 0, &sentinel, 4, (count + guard) * 4));
   int32_t lx = local ? (int32_t)local[0] : 0, ly = local && dims > 1 ? (int32_t)local[1] : 1,
           lz = local && dims > 2 ? (int32_t)local[2] : 1;
-  hc_arg_t args[] = {HC_ARG_BUF(b), HC_ARG_VAL(nx), HC_ARG_VAL(ny), HC_ARG_VAL(nz),
+  hc_arg_t args[] = {HC_ARG_BUF(b),  HC_ARG_VAL(nx), HC_ARG_VAL(ny), HC_ARG_VAL(nz),
                      HC_ARG_VAL(lx), HC_ARG_VAL(ly), HC_ARG_VAL(lz)};
   size_t global[3] = {(size_t)nx, (size_t)ny, (size_t)nz};
   TH_ASSERT_OK(hc_kernel_launch(k, dims, global, local, 7, args));
@@ -219,7 +219,9 @@ static void check_index_launch(hc_kernel_t *k, uint32_t dims, int32_t nx, int32_
         if (got != want && bad++ < 3)
           fprintf(stderr, "%uD %dx%dx%d local %s: item (%d,%d,%d) holds 0x%x, expected 0x%x%s\n", dims, nx, ny, nz,
                   local ? "given" : "chosen", x, y, z, got, want,
-                  got == CONF_BAD ? " (index built-ins disagree)" : got == CONF_SENTINEL ? " (never written)" : "");
+                  got == CONF_BAD        ? " (index built-ins disagree)"
+                  : got == CONF_SENTINEL ? " (never written)"
+                                         : "");
       }
   for (size_t i = count; i < count + guard; i++)
     if (out[i] != CONF_SENTINEL && bad++ < 6)
@@ -456,7 +458,8 @@ static void test_timers(void) {
   TH_ASSERT_OK(hc_kernel_launch(k, 1, &global, NULL, 3, args));
   TH_ASSERT_OK(hc_device_timer_end(g_dev, &secs));
   double wall = hc_now() - w0;
-  if (!(secs > 0 && secs < wall - 0.15)) fprintf(stderr, "span %.6f s in %.6f s of wall time (0.2 s asleep)\n", secs, wall);
+  if (!(secs > 0 && secs < wall - 0.15))
+    fprintf(stderr, "span %.6f s in %.6f s of wall time (0.2 s asleep)\n", secs, wall);
   CU_ASSERT(secs > 0 && secs < wall - 0.15);
   /* Every command between the span's first and its end counts, not only
    * launches: a span of a large write alone, and one of write + launch +
@@ -528,7 +531,8 @@ static void test_timer_span_is_the_threads(void) {
   TH_ASSERT_OK(hc_kernel_launch(k, 1, &global, NULL, 3, args));
   TH_ASSERT_OK(hc_device_timer_end(g_dev, &secs));
   double wall = hc_now() - w0;
-  if (!(secs > 0 && secs < wall - 0.15)) fprintf(stderr, "span %.6f s in %.6f s of wall time (0.2 s asleep)\n", secs, wall);
+  if (!(secs > 0 && secs < wall - 0.15))
+    fprintf(stderr, "span %.6f s in %.6f s of wall time (0.2 s asleep)\n", secs, wall);
   CU_ASSERT(secs > 0 && secs < wall - 0.15);
   free(o.host);
   hc_buffer_destroy(o.b);
@@ -538,13 +542,13 @@ static void test_timer_span_is_the_threads(void) {
 
 /* ------------------------------------------------------------ errors */
 
-#define ASSERT_STATUS(expr, want)                                                                      \
-  do {                                                                                                 \
-    hc_status_t st_ = (expr);                                                                          \
-    if (st_ != (want))                                                                                 \
-      fprintf(stderr, "%s:%d: %s -> %s (%s), expected %s\n", __FILE__, __LINE__, #expr,               \
-              hc_status_name(st_), hc_last_error(), hc_status_name(want));                             \
-    CU_ASSERT_EQUAL(st_, (want));                                                                      \
+#define ASSERT_STATUS(expr, want)                                                                            \
+  do {                                                                                                       \
+    hc_status_t st_ = (expr);                                                                                \
+    if (st_ != (want))                                                                                       \
+      fprintf(stderr, "%s:%d: %s -> %s (%s), expected %s\n", __FILE__, __LINE__, #expr, hc_status_name(st_), \
+              hc_last_error(), hc_status_name(want));                                                        \
+    CU_ASSERT_EQUAL(st_, (want));                                                                            \
   } while (0)
 
 /* The device still allocates, transfers and launches after an error. */
@@ -592,7 +596,7 @@ static void test_error_dims(void) {
   hc_kernel_t *k = new_kernel("conf_index", conf_host_index);
   hc_buffer_t *b = new_buffer(64);
   int32_t one = 1, zero = 0;
-  hc_arg_t args[] = {HC_ARG_BUF(b), HC_ARG_VAL(one), HC_ARG_VAL(one), HC_ARG_VAL(one),
+  hc_arg_t args[] = {HC_ARG_BUF(b),    HC_ARG_VAL(one),  HC_ARG_VAL(one), HC_ARG_VAL(one),
                      HC_ARG_VAL(zero), HC_ARG_VAL(zero), HC_ARG_VAL(zero)};
   size_t global[4] = {1, 1, 1, 1};
   ASSERT_STATUS(hc_kernel_launch(k, 0, global, NULL, 7, args), HC_ERR_INVALID_ARG);
@@ -613,7 +617,7 @@ static void test_error_group_too_large(void) {
   }
   hc_buffer_t *b = new_buffer(4 * 4096);
   int32_t n = 4096, one = 1, zero = 0;
-  hc_arg_t args[] = {HC_ARG_BUF(b), HC_ARG_VAL(n), HC_ARG_VAL(one), HC_ARG_VAL(one),
+  hc_arg_t args[] = {HC_ARG_BUF(b),    HC_ARG_VAL(n),    HC_ARG_VAL(one), HC_ARG_VAL(one),
                      HC_ARG_VAL(zero), HC_ARG_VAL(zero), HC_ARG_VAL(zero)};
   size_t global[3] = {4096, 1, 1}, local[3] = {max * 2, 1, 1};
   hc_status_t st = hc_kernel_launch(k, 1, global, local, 7, args);
@@ -630,10 +634,9 @@ static void test_error_build(void) {
     th_skip("compile errors: the device takes host kernels only");
     return;
   }
-  static const char bad_src[] =
-      "HC_KERNEL void conf_broken(HC_GLOBAL float *o) {\n"
-      "  o[0] = conf_undefined_symbol_xyz * 2.0f;\n"
-      "}\n";
+  static const char bad_src[] = "HC_KERNEL void conf_broken(HC_GLOBAL float *o) {\n"
+                                "  o[0] = conf_undefined_symbol_xyz * 2.0f;\n"
+                                "}\n";
   hc_kernel_desc_t desc = {sizeof desc, "conf_broken", bad_src, NULL, NULL};
   hc_kernel_t *k = NULL;
   ASSERT_STATUS(hc_kernel_create(g_dev, &desc, &k), HC_ERR_BUILD);
@@ -733,8 +736,8 @@ static void test_cross_device(void) {
   /* A kernel never takes another device's buffer. */
   hc_kernel_t *k = new_kernel("conf_index", conf_host_index);
   int32_t one = 1, zero = 0;
-  hc_arg_t args[] = {HC_ARG_BUF(theirs), HC_ARG_VAL(one), HC_ARG_VAL(one), HC_ARG_VAL(one),
-                     HC_ARG_VAL(zero), HC_ARG_VAL(zero), HC_ARG_VAL(zero)};
+  hc_arg_t args[] = {HC_ARG_BUF(theirs), HC_ARG_VAL(one),  HC_ARG_VAL(one), HC_ARG_VAL(one),
+                     HC_ARG_VAL(zero),   HC_ARG_VAL(zero), HC_ARG_VAL(zero)};
   size_t global = 1;
   ASSERT_STATUS(hc_kernel_launch(k, 1, &global, NULL, 7, args), HC_ERR_INVALID_ARG);
   hc_kernel_destroy(k);
@@ -759,7 +762,7 @@ static void test_second_context(void) {
   int32_t nx = 333, one = 1, zero = 0;
   hc_buffer_t *b = NULL;
   TH_ASSERT_OK(hc_buffer_create(dev, (size_t)nx * 4, &b));
-  hc_arg_t args[] = {HC_ARG_BUF(b), HC_ARG_VAL(nx), HC_ARG_VAL(one), HC_ARG_VAL(one),
+  hc_arg_t args[] = {HC_ARG_BUF(b),    HC_ARG_VAL(nx),   HC_ARG_VAL(one), HC_ARG_VAL(one),
                      HC_ARG_VAL(zero), HC_ARG_VAL(zero), HC_ARG_VAL(zero)};
   size_t global = (size_t)nx;
   TH_ASSERT_OK(hc_kernel_launch(k, 1, &global, NULL, 7, args));

@@ -35,9 +35,12 @@ static int child_expect_no_device(const char *want) {
   int b = opencl_backend(ctx), rc = 0;
   const char *why = b >= 0 ? hc_backend_status(ctx, (uint32_t)b) : NULL;
   uint32_t idx;
-  if (b < 0) rc = 11; /* the backend must still load */
-  else if (!why || !strstr(why, want)) rc = 12;
-  else if (hc_device_find(ctx, "opencl", &idx) != HC_ERR_NO_DEVICE || !strstr(hc_last_error(), want)) rc = 13;
+  if (b < 0)
+    rc = 11; /* the backend must still load */
+  else if (!why || !strstr(why, want))
+    rc = 12;
+  else if (hc_device_find(ctx, "opencl", &idx) != HC_ERR_NO_DEVICE || !strstr(hc_last_error(), want))
+    rc = 13;
   printf("status: %s\nfind: %s\n", why ? why : "(none)", hc_last_error());
   hc_context_destroy(ctx);
   return rc;
@@ -97,7 +100,8 @@ static void test_platform_filter(void) {
    * in upper case still matches. */
   size_t n = strcspn(in->platform, " '\"\\$`");
   if (n >= sizeof word) n = sizeof word - 1;
-  for (size_t i = 0; i < n; i++) word[i] = (char)(in->platform[i] >= 'a' && in->platform[i] <= 'z' ? in->platform[i] - 32 : in->platform[i]);
+  for (size_t i = 0; i < n; i++)
+    word[i] = (char)(in->platform[i] >= 'a' && in->platform[i] <= 'z' ? in->platform[i] - 32 : in->platform[i]);
   word[n] = '\0';
   snprintf(cmd, sizeof cmd, "HC_OPENCL_PLATFORM='%s' '%s' --child=match", word, g_self);
   rc = th_run(cmd, out, sizeof out, NULL, 0);

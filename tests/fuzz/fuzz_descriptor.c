@@ -41,8 +41,8 @@ typedef struct {
   hc_backend_ops_t bops;
   hc_workload_ops_t wops;
   void *params, *inputs, *outputs; /* calloc'd tables */
-  char why[512];                    /* the pure checks' verdict */
-  const char *problem;              /* NULL: they accept it */
+  char why[512];                   /* the pure checks' verdict */
+  const char *problem;             /* NULL: they accept it */
 } fake_t;
 
 static fake_t fakes[MAX_FAKES];
@@ -205,23 +205,23 @@ static void b_host_free(void *d, void *p) {}
 /* The ops in declaration order, so a mask bit can drop each one. */
 static void fill_backend_ops(hc_backend_ops_t *o) {
   void (*all[])(void) = {
-      (void (*)(void))b_init,        (void (*)(void))b_fini,           (void (*)(void))b_count,
-      (void (*)(void))b_status,      (void (*)(void))b_info,           (void (*)(void))b_open,
-      (void (*)(void))b_close,       (void (*)(void))b_alloc,          (void (*)(void))b_free,
-      (void (*)(void))b_write,       (void (*)(void))b_read,           (void (*)(void))b_copy,
-      (void (*)(void))b_fill,        (void (*)(void))b_host_ptr,       (void (*)(void))b_build,
-      (void (*)(void))b_prog_release, (void (*)(void))b_kernel,        (void (*)(void))b_kernel_host,
-      (void (*)(void))b_kernel_release, (void (*)(void))b_max_group,   (void (*)(void))b_launch,
-      (void (*)(void))b_finish,      (void (*)(void))b_timer_begin,    (void (*)(void))b_timer_end,
-      (void (*)(void))b_peer,        (void (*)(void))b_native,         (void (*)(void))b_wrap,
-      (void (*)(void))b_unwrap,      (void (*)(void))b_trace_begin,    (void (*)(void))b_trace_end,
-      (void (*)(void))b_trace_time,  (void (*)(void))b_trace_discard,  (void (*)(void))b_range_push,
-      (void (*)(void))b_range_pop,   (void (*)(void))b_host_alloc,     (void (*)(void))b_host_free};
+      (void (*)(void))b_init,           (void (*)(void))b_fini,          (void (*)(void))b_count,
+      (void (*)(void))b_status,         (void (*)(void))b_info,          (void (*)(void))b_open,
+      (void (*)(void))b_close,          (void (*)(void))b_alloc,         (void (*)(void))b_free,
+      (void (*)(void))b_write,          (void (*)(void))b_read,          (void (*)(void))b_copy,
+      (void (*)(void))b_fill,           (void (*)(void))b_host_ptr,      (void (*)(void))b_build,
+      (void (*)(void))b_prog_release,   (void (*)(void))b_kernel,        (void (*)(void))b_kernel_host,
+      (void (*)(void))b_kernel_release, (void (*)(void))b_max_group,     (void (*)(void))b_launch,
+      (void (*)(void))b_finish,         (void (*)(void))b_timer_begin,   (void (*)(void))b_timer_end,
+      (void (*)(void))b_peer,           (void (*)(void))b_native,        (void (*)(void))b_wrap,
+      (void (*)(void))b_unwrap,         (void (*)(void))b_trace_begin,   (void (*)(void))b_trace_end,
+      (void (*)(void))b_trace_time,     (void (*)(void))b_trace_discard, (void (*)(void))b_range_push,
+      (void (*)(void))b_range_pop,      (void (*)(void))b_host_alloc,    (void (*)(void))b_host_free};
   enum { NOPS = sizeof all / sizeof all[0] };
   _Static_assert(sizeof(hc_backend_ops_t) == offsetof(hc_backend_ops_t, init) + NOPS * sizeof(void (*)(void)),
                  "fill_backend_ops lists every backend op");
   uint8_t sel = fz_u8(&in);
-  uint64_t drop = sel < 160 ? 0
+  uint64_t drop = sel < 160   ? 0
                   : sel < 224 ? (uint64_t)1 << (fz_u8(&in) % NOPS)
                               : (uint64_t)fz_u32(&in) << 32 | fz_u32(&in);
   memset(o, 0, sizeof *o);
@@ -300,9 +300,7 @@ static void *table(uint32_t n, uint32_t stride, size_t entry, void (*fill)(void 
 }
 
 static void fill_param(void *e) {
-  static const struct {
-    double min, max;
-  } ranges[] = {{1, 0}, {0, 100}, {1, 1e6}, {-1, 1}};
+  static const struct { double min, max; } ranges[] = {{1, 0}, {0, 100}, {1, 1e6}, {-1, 1}};
   hc_param_spec_t *p = e;
   p->name = fz_pick_str("n");
   p->type = fz_u8(&in) % (HC_PARAM_TYPE_COUNT_ + 1);

@@ -55,15 +55,14 @@ static inline const char *fz_str_or_null(fz_t *f) { return (fz_u8(f) & 7) == 7 ?
 
 /* A property that must hold: a failure aborts with the reason, which the
  * fuzzer reports as a crash with this input. */
-#define FZ_CHECK(cond, ...)                                                    \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: property violated: %s: ", __FILE__, __LINE__,    \
-              #cond);                                                          \
-      fprintf(stderr, __VA_ARGS__);                                            \
-      fputc('\n', stderr);                                                     \
-      abort();                                                                 \
-    }                                                                          \
+#define FZ_CHECK(cond, ...)                                                         \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      fprintf(stderr, "%s:%d: property violated: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                                 \
+      fputc('\n', stderr);                                                          \
+      abort();                                                                      \
+    }                                                                               \
   } while (0)
 
 #endif

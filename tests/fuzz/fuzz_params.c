@@ -70,19 +70,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (st != HC_OK) {
     hc_status_t want = spec.type == HC_PARAM_TYPE_COUNT_ ? HC_ERR_INTERNAL : HC_ERR_PARAM;
     FZ_CHECK(st == want, "status %s for type %u", hc_status_name(st), spec.type);
-    FZ_CHECK(!strncmp(hc_last_error(), "parameter p", 11), "message '%s' does not name the parameter",
-             hc_last_error());
+    FZ_CHECK(!strncmp(hc_last_error(), "parameter p", 11), "message '%s' does not name the parameter", hc_last_error());
     FZ_CHECK(!v.present && !v.text, "a failed parse left a value");
     fz_free(&f);
     return 0;
   }
   FZ_CHECK(spec.type != HC_PARAM_TYPE_COUNT_, "unknown type accepted");
-  FZ_CHECK(v.present && v.text && !strcmp(v.text, text), "value text '%s' for '%s'", v.text ? v.text : "(null)",
-           text);
+  FZ_CHECK(v.present && v.text && !strcmp(v.text, text), "value text '%s' for '%s'", v.text ? v.text : "(null)", text);
   switch ((hc_param_type_t)spec.type) {
   case HC_PARAM_INT:
-    FZ_CHECK(!ranged || ((double)v.i >= spec.min && (double)v.i <= spec.max), "int %lld out of range",
-             (long long)v.i);
+    FZ_CHECK(!ranged || ((double)v.i >= spec.min && (double)v.i <= spec.max), "int %lld out of range", (long long)v.i);
     check_int_round_trip(v.i);
     break;
   case HC_PARAM_FLOAT: {
@@ -101,11 +98,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     break;
   }
-  case HC_PARAM_BOOL:
-    FZ_CHECK(v.b == 0 || v.b == 1, "bool %d", v.b);
-    break;
-  case HC_PARAM_STRING:
-    break;
+  case HC_PARAM_BOOL: FZ_CHECK(v.b == 0 || v.b == 1, "bool %d", v.b); break;
+  case HC_PARAM_STRING: break;
   case HC_PARAM_ENUM: {
     /* The text is one of the '|'-separated choices. */
     int found = 0;
@@ -130,8 +124,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char buf[256];
     size_t len = 0;
     for (uint32_t k = 0; k < v.vec.count; k++) {
-      FZ_CHECK(isfinite(v.vec.v[k]) && (!ranged || (v.vec.v[k] >= spec.min && v.vec.v[k] <= spec.max)),
-               "item %g", v.vec.v[k]);
+      FZ_CHECK(isfinite(v.vec.v[k]) && (!ranged || (v.vec.v[k] >= spec.min && v.vec.v[k] <= spec.max)), "item %g",
+               v.vec.v[k]);
       len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%.17g", k ? "," : "", v.vec.v[k]);
     }
     hc__param_value_t w;
@@ -142,8 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     hc__param_clear(&w);
     break;
   }
-  default:
-    break;
+  default: break;
   }
   /* Parsing again into the used value replaces it (the old text is freed). */
   FZ_CHECK(hc__param_parse(&spec, text, &v) == HC_OK, "second parse of the same text failed");

@@ -20,8 +20,7 @@
 static int is_name(const char *s) {
   if (!s || !*s) return 0;
   for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
-          *s == '-'))
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
       return 0;
   return 1;
 }
@@ -63,8 +62,10 @@ static void puts_(str_t *o, const char *s) { put(o, s, strlen(s)); }
 static void put_quoted(str_t *o, const char *s) {
   puts_(o, "'");
   for (; *s; s++) {
-    if (*s == '\'') puts_(o, "'\"'\"'");
-    else put(o, s, 1);
+    if (*s == '\'')
+      puts_(o, "'\"'\"'");
+    else
+      put(o, s, 1);
   }
   puts_(o, "'");
 }
@@ -146,8 +147,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     for (uint32_t k = 0; k < s->nbinds; k++) {
       const hc__pp_bind_t *b = &s->binds[k];
-      FZ_CHECK((!b->from || is_name(b->from)) && is_name(b->output) && is_name(b->input) && b->text,
-               "binding '%s'", b->text ? b->text : "(null)");
+      FZ_CHECK((!b->from || is_name(b->from)) && is_name(b->output) && is_name(b->input) && b->text, "binding '%s'",
+               b->text ? b->text : "(null)");
     }
   }
   str_t out = {NULL, 0, 0};

@@ -61,12 +61,14 @@ static inline void gt_ext(uint32_t rank, const int64_t *shape, int64_t n[3]) {
   for (int a = 0; a < 3; a++) n[a] = a < (int)(3 - rank) ? 1 : shape[a - (3 - (int)rank)];
 }
 static inline size_t gt_count(const int64_t n[3]) { return (size_t)(n[0] * n[1] * n[2]); }
-static inline size_t gt_id(const int64_t n[3], int64_t i, int64_t j, int64_t k) { return (size_t)((i * n[1] + j) * n[2] + k); }
+static inline size_t gt_id(const int64_t n[3], int64_t i, int64_t j, int64_t k) {
+  return (size_t)((i * n[1] + j) * n[2] + k);
+}
 
 /* A field filled with random values (or `fill` when not NAN); *host gets a
  * malloc'd f64 copy of what it holds. */
 static inline hc_field_t *gt_field(hc_device_t *d, hc_dtype_t dt, uint32_t rank, const int64_t *shape, double fill,
-                            double **host) {
+                                   double **host) {
   hc_field_t *f = NULL;
   if (host) *host = NULL;
   if (hc_field_create(d, dt, rank, shape, &f) != HC_OK) return NULL;
@@ -85,8 +87,10 @@ static inline hc_field_t *gt_field(hc_device_t *d, hc_dtype_t dt, uint32_t rank,
   }
   hc_field_write(f, raw);
   free(raw);
-  if (host) *host = h;
-  else free(h);
+  if (host)
+    *host = h;
+  else
+    free(h);
   return f;
 }
 
@@ -95,8 +99,7 @@ static inline double *gt_read(const hc_field_t *f) {
   double *h = malloc(n * sizeof *h);
   void *raw = malloc(n * 8);
   hc_field_read(f, raw);
-  for (size_t i = 0; i < n; i++)
-    h[i] = hc_field_dtype(f) == HC_F32 ? (double)((float *)raw)[i] : ((double *)raw)[i];
+  for (size_t i = 0; i < n; i++) h[i] = hc_field_dtype(f) == HC_F32 ? (double)((float *)raw)[i] : ((double *)raw)[i];
   free(raw);
   return h;
 }
@@ -110,7 +113,8 @@ static inline void gt_box(uint32_t rank, const int64_t n[3], const hc_grid_range
   }
 }
 
-static inline int gt_in_box(const int64_t lo[3], const int64_t hi[3], uint32_t parity, int64_t i, int64_t j, int64_t k) {
+static inline int gt_in_box(const int64_t lo[3], const int64_t hi[3], uint32_t parity, int64_t i, int64_t j,
+                            int64_t k) {
   if (i < lo[0] || i >= hi[0] || j < lo[1] || j >= hi[1] || k < lo[2] || k >= hi[2]) return 0;
   if (parity == HC_GRID_EVEN) return ((i + j + k) & 1) == 0;
   if (parity == HC_GRID_ODD) return ((i + j + k) & 1) == 1;
@@ -121,7 +125,7 @@ static inline int gt_in_box(const int64_t lo[3], const int64_t hi[3], uint32_t p
  * reference's scale) and bit-for-bit with `before` outside it. Returns the
  * number of failures and prints the first. */
 static inline int gt_check(const char *what, const hc_field_t *f, const double *ref, const double *before,
-                    const hc_grid_range_t *r, double tol) {
+                           const hc_grid_range_t *r, double tol) {
   uint32_t rank = hc_field_rank(f);
   int64_t n[3], lo[3], hi[3];
   gt_ext(rank, hc_field_shape(f), n);
@@ -132,7 +136,8 @@ static inline int gt_check(const char *what, const hc_field_t *f, const double *
   for (int64_t i = lo[0]; i < hi[0]; i++)
     for (int64_t j = lo[1]; j < hi[1]; j++)
       for (int64_t k = lo[2]; k < hi[2]; k++)
-        if (gt_in_box(lo, hi, parity, i, j, k) && fabs(ref[gt_id(n, i, j, k)]) > scale) scale = fabs(ref[gt_id(n, i, j, k)]);
+        if (gt_in_box(lo, hi, parity, i, j, k) && fabs(ref[gt_id(n, i, j, k)]) > scale)
+          scale = fabs(ref[gt_id(n, i, j, k)]);
   if (scale < 1) scale = 1;
   int bad = 0;
   for (int64_t i = 0; i < n[0]; i++)
@@ -174,7 +179,7 @@ static inline double gt_tol(hc_dtype_t dt) { return dt == HC_F64 ? 1e-12 : 2e-5;
 /* out = sum_k c[k] u(i + off[k]) inside the box (internal axes: offsets of a
  * rank-r stencil act on the last r axes). */
 static inline void gt_ref_stencil(uint32_t rank, const int64_t n[3], const double *u, uint32_t np, const int32_t *off,
-                           const double *c, const int64_t lo[3], const int64_t hi[3], double *out) {
+                                  const double *c, const int64_t lo[3], const int64_t hi[3], double *out) {
   int ax0 = 3 - (int)rank;
   for (int64_t i = lo[0]; i < hi[0]; i++)
     for (int64_t j = lo[1]; j < hi[1]; j++)
@@ -192,7 +197,7 @@ static inline void gt_ref_stencil(uint32_t rank, const int64_t n[3], const doubl
 /* Full-weighting restriction of a fine array (extents nf) onto the coarse
  * box [lo, hi) (coarse extents nc). */
 static inline void gt_ref_restrict(uint32_t rank, const int64_t nf[3], const double *u, const int64_t nc[3],
-                            const int64_t lo[3], const int64_t hi[3], double *out) {
+                                   const int64_t lo[3], const int64_t hi[3], double *out) {
   int ax0 = 3 - (int)rank;
   for (int64_t i = lo[0]; i < hi[0]; i++)
     for (int64_t j = lo[1]; j < hi[1]; j++)
@@ -222,7 +227,8 @@ static inline void gt_ref_restrict(uint32_t rank, const int64_t nf[3], const dou
 }
 
 /* Linear prolongation of a coarse array onto every fine point. */
-static inline void gt_ref_prolong(uint32_t rank, const int64_t nc[3], const double *u, const int64_t nf[3], double *out) {
+static inline void gt_ref_prolong(uint32_t rank, const int64_t nc[3], const double *u, const int64_t nf[3],
+                                  double *out) {
   int ax0 = 3 - (int)rank;
   for (int64_t i = 0; i < nf[0]; i++)
     for (int64_t j = 0; j < nf[1]; j++)

@@ -111,8 +111,9 @@ static void test_range_errors(void) {
   static const double co[2] = {1, 1};
   hc_grid_range_t red = hc_grid_interior(1);
   red.parity = HC_GRID_EVEN;
-  expect_error(g, hc_grid_assign(g, A, hc_gexpr_apply(g, hc_gop_stencil(g, 3, 2, off, co), hc_gexpr_dense(g, A)), &red, NULL),
-               "offset (0,1,1)", "same-colour read");
+  expect_error(
+      g, hc_grid_assign(g, A, hc_gexpr_apply(g, hc_gop_stencil(g, 3, 2, off, co), hc_gexpr_dense(g, A)), &red, NULL),
+      "offset (0,1,1)", "same-colour read");
   /* an empty box is fine: nothing runs */
   hc_grid_range_t empty = {{3, 0, 0, 0}, {3, 0, 0, 0}, 0, 0};
   TH_ASSERT_OK(hc_grid_assign(g, A, hc_gexpr_dense(g, B), &empty, NULL));
@@ -162,8 +163,10 @@ static void test_compiler_fallback(void) {
     }
     hc_grid_destroy(g);
   }
-  if (saved) setenv("HC_GRID_CC", saved, 1);
-  else unsetenv("HC_GRID_CC");
+  if (saved)
+    setenv("HC_GRID_CC", saved, 1);
+  else
+    unsetenv("HC_GRID_CC");
   free(saved);
   /* a user function whose source does not compile */
   static const char *specs[] = {"cpu", "opencl", "cuda"};
@@ -190,8 +193,8 @@ static void test_compiler_fallback(void) {
 static void runs_with_evaluator(const char *tmp, const char *workload) {
   static char out[1 << 16], err[1 << 14];
   char cmd[8192];
-  snprintf(cmd, sizeof cmd, "TMPDIR='%s' HC_CACHE=0 %s/bin/hcrun --backend=cpu --workload=%s %s", tmp,
-           th_build_dir(), workload, !strcmp(workload, "multigrid") ? "n=17" : "");
+  snprintf(cmd, sizeof cmd, "TMPDIR='%s' HC_CACHE=0 %s/bin/hcrun --backend=cpu --workload=%s %s", tmp, th_build_dir(),
+           workload, !strcmp(workload, "multigrid") ? "n=17" : "");
   int rc = th_run(cmd, out, sizeof out, err, sizeof err);
   if (rc != 0 || !strstr(out, "compiled host kernels unavailable"))
     fprintf(stderr, "%s -> %d\n%s%s\n", cmd, rc, out, err);

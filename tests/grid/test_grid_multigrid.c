@@ -44,7 +44,8 @@ static void test_convergence_rate(void) {
     double first = -1;
     for (int s = 0; s < 3; s++) {
       /* 129^3 only where it takes seconds: the host and GPUs */
-      if (s == 2 && hc_device_info(dev)->type == HC_DEVICE_CPU && !(hc_device_info(dev)->languages & HC_LANG_BIT(HC_LANG_HOST)))
+      if (s == 2 && hc_device_info(dev)->type == HC_DEVICE_CPU &&
+          !(hc_device_info(dev)->languages & HC_LANG_BIT(HC_LANG_HOST)))
         continue;
       if (s == 2 && under_valgrind()) {
         th_skip("multigrid 129^3 under valgrind (too slow); 33^3 and 65^3 checked");
@@ -58,8 +59,10 @@ static void test_convergence_rate(void) {
              metric(job, "residual_cycle_2") / metric(job, "residual_cycle_1"),
              metric(job, "residual_cycle_3") / metric(job, "residual_cycle_2"));
       CU_ASSERT(worst <= 0.2);
-      if (first < 0) first = worst;
-      else CU_ASSERT(fabs(worst - first) < 0.05); /* independent of n */
+      if (first < 0)
+        first = worst;
+      else
+        CU_ASSERT(fabs(worst - first) < 0.05); /* independent of n */
       hc_job_destroy(job);
     }
   }
@@ -98,8 +101,8 @@ static void test_matches_jacobi(void) {
       if (fabs(x[i] - y[i]) > worst) worst = fabs(x[i] - y[i]);
       if (fabs(y[i]) > scale) scale = fabs(y[i]);
     }
-    printf("\n  %s: multigrid vs jacobi max |du| = %.3g (max |u| %.3g), %g cycles vs %g sweeps\n", rhs[r], worst,
-           scale, metric(mg, "cycles"), metric(jc, "sweeps"));
+    printf("\n  %s: multigrid vs jacobi max |du| = %.3g (max |u| %.3g), %g cycles vs %g sweeps\n", rhs[r], worst, scale,
+           metric(mg, "cycles"), metric(jc, "sweeps"));
     CU_ASSERT(worst <= 1e-9 * scale);
     free(x);
     free(y);

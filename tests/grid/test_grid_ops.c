@@ -21,9 +21,9 @@ static void check_arithmetic(const char *note) {
       hc_field_t *F = gt_field(d, dtypes[t], 3, shape, NAN, &f), *G = gt_field(d, dtypes[t], 3, shape, NAN, &gg);
       hc_field_t *H = gt_field(d, dtypes[t], 3, shape, NAN, &h0);
       hc_gexpr_t *ef = hc_gexpr_dense(g, F), *eg = hc_gexpr_dense(g, G);
-      hc_gexpr_t *e = hc_gexpr_add(
-          g, hc_gexpr_sub(g, hc_gexpr_add(g, hc_gexpr_scale(g, 2.5, ef), hc_gexpr_mul(g, ef, eg)), eg),
-          hc_gexpr_scalar(g, 3.0));
+      hc_gexpr_t *e =
+          hc_gexpr_add(g, hc_gexpr_sub(g, hc_gexpr_add(g, hc_gexpr_scale(g, 2.5, ef), hc_gexpr_mul(g, ef, eg)), eg),
+                       hc_gexpr_scalar(g, 3.0));
       TH_ASSERT_OK(hc_grid_assign(g, H, e, NULL, NULL));
       size_t n = hc_field_count(H);
       double *ref = malloc(n * sizeof *ref);
@@ -292,12 +292,14 @@ static void test_transfers(void) {
       double *ref = calloc(gt_count(nf), sizeof *ref), *res = calloc(gt_count(nf), sizeof *res);
       char what[64];
       /* R(f) */
-      TH_ASSERT_OK(hc_grid_assign(g, Hc, hc_gexpr_apply(g, hc_gop_restrict_fw(g, rank), hc_gexpr_dense(g, F)), &in, NULL));
+      TH_ASSERT_OK(
+          hc_grid_assign(g, Hc, hc_gexpr_apply(g, hc_gop_restrict_fw(g, rank), hc_gexpr_dense(g, F)), &in, NULL));
       gt_ref_restrict(rank, nf, f, nc, lo, hi, ref);
       snprintf(what, sizeof what, "R(f) %uD %s", rank, gt_cfgs[c].label);
       CU_ASSERT_EQUAL(gt_check(what, Hc, ref, c0, &in, 1e-13), 0);
       /* P(c) everywhere */
-      TH_ASSERT_OK(hc_grid_assign(g, Hf, hc_gexpr_apply(g, hc_gop_prolong_linear(g, rank), hc_gexpr_dense(g, C)), NULL, NULL));
+      TH_ASSERT_OK(
+          hc_grid_assign(g, Hf, hc_gexpr_apply(g, hc_gop_prolong_linear(g, rank), hc_gexpr_dense(g, C)), NULL, NULL));
       gt_ref_prolong(rank, nc, cc, nf, ref);
       snprintf(what, sizeof what, "P(c) %uD %s", rank, gt_cfgs[c].label);
       CU_ASSERT_EQUAL(gt_check(what, Hf, ref, h0, NULL, 1e-13), 0);
@@ -306,7 +308,8 @@ static void test_transfers(void) {
       const double two[3] = {2, 2, 2};
       hc_field_set_spacing(Hc, two);
       double *before = gt_read(Hc);
-      hc_gexpr_t *r = hc_gexpr_add(g, hc_gexpr_dense(g, F), hc_gexpr_apply(g, hc_gop_laplacian(g, rank, NULL), hc_gexpr_dense(g, U)));
+      hc_gexpr_t *r = hc_gexpr_add(g, hc_gexpr_dense(g, F),
+                                   hc_gexpr_apply(g, hc_gop_laplacian(g, rank, NULL), hc_gexpr_dense(g, U)));
       TH_ASSERT_OK(hc_grid_assign(g, Hc, hc_gexpr_apply(g, hc_gop_restrict_fw(g, rank), r), &in, NULL));
       int64_t flo[3], fhi[3];
       gt_box(rank, nf, &in, flo, fhi);
@@ -325,7 +328,10 @@ static void test_transfers(void) {
       CU_ASSERT_EQUAL(gt_check(what, Hc, ref, before, &in, 1e-12), 0);
       /* u + P(c) on the interior, in place (pointwise in u) */
       double *ub = gt_read(U);
-      TH_ASSERT_OK(hc_grid_assign(g, U, hc_gexpr_add(g, hc_gexpr_dense(g, U), hc_gexpr_apply(g, hc_gop_prolong_linear(g, rank), hc_gexpr_dense(g, C))), &in, NULL));
+      TH_ASSERT_OK(hc_grid_assign(g, U,
+                                  hc_gexpr_add(g, hc_gexpr_dense(g, U),
+                                               hc_gexpr_apply(g, hc_gop_prolong_linear(g, rank), hc_gexpr_dense(g, C))),
+                                  &in, NULL));
       gt_ref_prolong(rank, nc, cc, nf, ref);
       for (size_t i = 0; i < gt_count(nf); i++) ref[i] += u[i];
       snprintf(what, sizeof what, "u += P(c) %uD %s", rank, gt_cfgs[c].label);
@@ -375,8 +381,11 @@ static void test_computables(void) {
         {.size = sizeof(hc_gfunc_t), .kind = HC_GFUNC_SIN, .amplitude = 2, .k = {1, 2, 3}},
         {.size = sizeof(hc_gfunc_t), .kind = HC_GFUNC_GAUSS, .amplitude = 3, .center = {0, 0.6, 1.2}, .sigma = 0.3},
         {.size = sizeof(hc_gfunc_t), .kind = HC_GFUNC_POINT, .amplitude = 5, .center = {0.0, 0.45, 1.3}},
-        {.size = sizeof(hc_gfunc_t), .kind = HC_GFUNC_USER,
-         .source = "p0 * x * x + sin(y) - (REAL)0.5 * (REAL)k", .host = user_host, .params = {1.5}},
+        {.size = sizeof(hc_gfunc_t),
+         .kind = HC_GFUNC_USER,
+         .source = "p0 * x * x + sin(y) - (REAL)0.5 * (REAL)k",
+         .host = user_host,
+         .params = {1.5}},
     };
     for (int fi = 0; fi < 6; fi++) {
       hc_gexpr_t *e = hc_gexpr_computable(g, &fs[fi]);
@@ -413,7 +422,8 @@ static void test_computables(void) {
                                  sin(3 * M_PI * (org[2] + hs[2] * k));
     double *before = gt_read(H);
     hc_grid_range_t in = hc_grid_interior(1);
-    TH_ASSERT_OK(hc_grid_assign(g, H, hc_gexpr_apply(g, hc_gop_laplacian(g, 3, NULL), hc_gexpr_computable(g, &fs[2])), &in, NULL));
+    TH_ASSERT_OK(hc_grid_assign(g, H, hc_gexpr_apply(g, hc_gop_laplacian(g, 3, NULL), hc_gexpr_computable(g, &fs[2])),
+                                &in, NULL));
     int32_t off[7 * 3] = {0, 0, 0, -1, 0, 0, 1, 0, 0, 0, -1, 0, 0, 1, 0, 0, 0, -1, 0, 0, 1};
     double co[7];
     co[0] = 0;
@@ -495,8 +505,10 @@ static void test_reductions_nonfinite(void) {
         size_t n = hc_field_count(F), at = bad ? n / 2 + 3 : 0; /* first or mid-field */
         void *raw = malloc(n * 8);
         TH_ASSERT_OK(hc_field_read(F, raw));
-        if (dtypes[t] == HC_F32) ((float *)raw)[at] = bad ? -INFINITY : NAN;
-        else ((double *)raw)[at] = bad ? -INFINITY : NAN;
+        if (dtypes[t] == HC_F32)
+          ((float *)raw)[at] = bad ? -INFINITY : NAN;
+        else
+          ((double *)raw)[at] = bad ? -INFINITY : NAN;
         TH_ASSERT_OK(hc_field_write(F, raw));
         free(raw);
         for (int op = 0; op < 3; op++) {
@@ -530,7 +542,8 @@ static void test_backends_agree(void) {
     /* H = 0.3 Δ(f·u + x) - P(R(f)) + c-correction, interior 2 */
     hc_gop_t *L = hc_gop_laplacian(g, 3, NULL);
     hc_gexpr_t *fu = hc_gexpr_add(g, hc_gexpr_mul(g, hc_gexpr_dense(g, F), hc_gexpr_dense(g, U)), hc_gexpr_coord(g, 0));
-    hc_gexpr_t *pr = hc_gexpr_apply(g, hc_gop_compose(g, hc_gop_prolong_linear(g, 3), hc_gop_restrict_fw(g, 3)), hc_gexpr_dense(g, F));
+    hc_gexpr_t *pr = hc_gexpr_apply(g, hc_gop_compose(g, hc_gop_prolong_linear(g, 3), hc_gop_restrict_fw(g, 3)),
+                                    hc_gexpr_dense(g, F));
     hc_gexpr_t *pc = hc_gexpr_apply(g, hc_gop_prolong_linear(g, 3), hc_gexpr_dense(g, C));
     hc_gexpr_t *e = hc_gexpr_add(g, hc_gexpr_sub(g, hc_gexpr_scale(g, 0.3, hc_gexpr_apply(g, L, fu)), pr), pc);
     hc_grid_range_t in = hc_grid_interior(2);
@@ -545,7 +558,8 @@ static void test_backends_agree(void) {
         double dd = fabs(got[i] - first[i]) / (fabs(first[i]) + 1);
         if (dd > worst) worst = dd;
       }
-      if (worst > 1e-12) fprintf(stderr, "%s vs %s: max relative difference %.3g\n", gt_cfgs[c].label, first_label, worst);
+      if (worst > 1e-12)
+        fprintf(stderr, "%s vs %s: max relative difference %.3g\n", gt_cfgs[c].label, first_label, worst);
       CU_ASSERT(worst <= 1e-12);
       free(got);
     }
@@ -658,7 +672,10 @@ static void test_red_black_in_place(void) {
     double *u, *f;
     hc_field_t *U = gt_field(d, HC_F64, 3, shape, NAN, &u), *F = gt_field(d, HC_F64, 3, shape, NAN, &f);
     hc_gexpr_t *eu = hc_gexpr_dense(g, U);
-    hc_gexpr_t *e = hc_gexpr_add(g, eu, hc_gexpr_scale(g, 1.0 / 6, hc_gexpr_add(g, hc_gexpr_dense(g, F), hc_gexpr_apply(g, hc_gop_laplacian(g, 3, NULL), eu))));
+    hc_gexpr_t *e = hc_gexpr_add(
+        g, eu,
+        hc_gexpr_scale(g, 1.0 / 6,
+                       hc_gexpr_add(g, hc_gexpr_dense(g, F), hc_gexpr_apply(g, hc_gop_laplacian(g, 3, NULL), eu))));
     int64_t n[3];
     gt_ext(3, shape, n);
     for (uint32_t par = HC_GRID_EVEN; par <= HC_GRID_ODD; par++) {
@@ -706,7 +723,9 @@ static void test_parity_shared_rows(void) {
       hc_gexpr_t *v = hc_gexpr_mul(g, hc_gexpr_dense(g, F), hc_gexpr_dense(g, G));
       hc_gfunc_t sn = {.size = sizeof(hc_gfunc_t), .kind = HC_GFUNC_SIN, .amplitude = 2, .k = {1, 2, 3}};
       hc_gexpr_t *ef = hc_gexpr_add(
-          g, hc_gexpr_add(g, hc_gexpr_apply(g, L, hc_gexpr_add(g, hc_gexpr_apply(g, L, v), hc_gexpr_computable(g, &sn))), v),
+          g,
+          hc_gexpr_add(g, hc_gexpr_apply(g, L, hc_gexpr_add(g, hc_gexpr_apply(g, L, v), hc_gexpr_computable(g, &sn))),
+                       v),
           hc_gexpr_apply(g, hc_gop_prolong_linear(g, rank), hc_gexpr_dense(g, C)));
       hc_gexpr_t *ec = hc_gexpr_apply(g, hc_gop_restrict_fw(g, rank), hc_gexpr_apply(g, L, v));
       hc_grid_range_t fr = {{2, 3, 2, 0}, {3, 2, 2, 0}, 0, 0}, cr = hc_grid_interior(1);
@@ -733,8 +752,11 @@ static void test_parity_shared_rows(void) {
        * other colour) */
       const double s = 0.05;
       hc_gexpr_t *eu = hc_gexpr_dense(g, U);
-      hc_gexpr_t *sw = hc_gexpr_add(
-          g, eu, hc_gexpr_scale(g, s, hc_gexpr_add(g, hc_gexpr_dense(g, F), hc_gexpr_apply(g, L, hc_gexpr_mul(g, eu, hc_gexpr_dense(g, G))))));
+      hc_gexpr_t *sw =
+          hc_gexpr_add(g, eu,
+                       hc_gexpr_scale(g, s,
+                                      hc_gexpr_add(g, hc_gexpr_dense(g, F),
+                                                   hc_gexpr_apply(g, L, hc_gexpr_mul(g, eu, hc_gexpr_dense(g, G))))));
       int64_t n[3], lo[3], hi[3];
       gt_ext(rank, fs, n);
       hc_grid_range_t in = hc_grid_interior(1);

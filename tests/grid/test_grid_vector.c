@@ -37,9 +37,10 @@ static void check_case(size_t c, const vcase_t *vc, hc_dtype_t dt, int vector) {
   hc_field_t *F = gt_field(d, dt, vc->rank, vc->shape, NAN, &f), *G = gt_field(d, dt, vc->rank, vc->shape, NAN, &gg);
   hc_field_t *H = gt_field(d, dt, vc->rank, vc->shape, NAN, &h0);
   hc_gexpr_t *ef = hc_gexpr_dense(g, F), *eg = hc_gexpr_dense(g, G);
-  hc_gexpr_t *e = hc_gexpr_add(g, hc_gexpr_add(g, hc_gexpr_apply(g, hc_gop_stencil(g, vc->rank, vc->np, vc->off, co), ef),
-                                               hc_gexpr_mul(g, ef, eg)),
-                               hc_gexpr_index(g, vc->rank - 1));
+  hc_gexpr_t *e = hc_gexpr_add(
+      g,
+      hc_gexpr_add(g, hc_gexpr_apply(g, hc_gop_stencil(g, vc->rank, vc->np, vc->off, co), ef), hc_gexpr_mul(g, ef, eg)),
+      hc_gexpr_index(g, vc->rank - 1));
   TH_ASSERT_OK(hc_grid_assign(g, H, e, &vc->box, NULL));
   char what[96];
   snprintf(what, sizeof what, "%s rank %u %s", gt_cfgs[c].label, vc->rank, hc_dtype_name(dt));
@@ -103,7 +104,8 @@ static double *lap_plus_product(hc_grid_t *g, hc_field_t *F, hc_field_t *G, hc_f
   free(sevens);
   const double h[3] = {0.5, 0.25, 1.0};
   hc_gexpr_t *ef = hc_gexpr_dense(g, F);
-  hc_gexpr_t *e = hc_gexpr_add(g, hc_gexpr_apply(g, hc_gop_laplacian(g, 3, h), ef), hc_gexpr_mul(g, ef, hc_gexpr_dense(g, G)));
+  hc_gexpr_t *e =
+      hc_gexpr_add(g, hc_gexpr_apply(g, hc_gop_laplacian(g, 3, h), ef), hc_gexpr_mul(g, ef, hc_gexpr_dense(g, G)));
   const hc_grid_range_t interior = {{1, 1, 1, 0}, {1, 1, 1, 0}, 0, 0};
   TH_ASSERT_OK(hc_grid_assign(g, H, e, &interior, NULL));
   return gt_read(H);
@@ -132,7 +134,8 @@ static void test_plane_order(void) {
         for (int rep = 1; rep < 3; rep++) {
           double *again = lap_plus_product(g, F, G, H);
           if (memcmp(first, again, hc_field_count(H) * sizeof *first)) {
-            fprintf(stderr, "%s %s shape %zu: assignment %d differs from the first\n", gt_cfgs[c].label, orders[o], s, rep);
+            fprintf(stderr, "%s %s shape %zu: assignment %d differs from the first\n", gt_cfgs[c].label, orders[o], s,
+                    rep);
             CU_FAIL("the plane order changed the field");
           }
           free(again);

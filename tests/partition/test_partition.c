@@ -17,15 +17,18 @@
 #include "harness.h"
 
 typedef struct {
-  void *u;          /* the primary output, on the host */
+  void *u; /* the primary output, on the host */
   size_t bytes;
-  double residual;  /* metric "residual" */
+  double residual; /* metric "residual" */
   double sweeps;
-  uint32_t parts;   /* parts of the split run (0: it ran whole) */
+  uint32_t parts; /* parts of the split run (0: it ran whole) */
   hc_status_t st;
 } result_t;
 
-static void result_free(result_t *r) { free(r->u); memset(r, 0, sizeof *r); }
+static void result_free(result_t *r) {
+  free(r->u);
+  memset(r, 0, sizeof *r);
+}
 
 /* Runs workload with params (space-separated key=value) on a device set
  * spec with optional weights; reads the outputs ports[0..nports) back into
@@ -392,8 +395,11 @@ static void test_simpson_split(void) {
   };
   static const struct {
     const char *spec, *weights;
-  } sets[] = {{"cpu:0,cpu:1", NULL}, {"cpu:2,cpu:0,cpu:1", "3,1,1"}, {"cpu:0,cpu:1,cpu:2,cpu:3", NULL},
-              {"cpu:0,serial:0", NULL}, {"cpu:0,opencl:0", "0.7,0.3"}};
+  } sets[] = {{"cpu:0,cpu:1", NULL},
+              {"cpu:2,cpu:0,cpu:1", "3,1,1"},
+              {"cpu:0,cpu:1,cpu:2,cpu:3", NULL},
+              {"cpu:0,serial:0", NULL},
+              {"cpu:0,opencl:0", "0.7,0.3"}};
   for (size_t p = 0; p < sizeof params / sizeof *params; p++) {
     double whole = integral_on("cpu:0", NULL, params[p]);
     for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {

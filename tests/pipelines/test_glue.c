@@ -28,8 +28,10 @@ static hc_field_t *make_field(hc_device_t *dev, hc_dtype_t dt, uint32_t rank, co
   int dbl = dt == HC_F64 || dt == HC_C128;
   void *h = malloc((n ? n : 1) * (dbl ? 8 : 4));
   for (size_t i = 0; i < n; i++) {
-    if (dbl) ((double *)h)[i] = value_at(i);
-    else ((float *)h)[i] = (float)value_at(i);
+    if (dbl)
+      ((double *)h)[i] = value_at(i);
+    else
+      ((float *)h)[i] = (float)value_at(i);
   }
   hc_field_write(f, h);
   free(h);
@@ -54,7 +56,8 @@ static double *read_doubles(const hc_field_t *f, size_t *count) {
 }
 
 /* Runs workload on dev with `in` and parameters; NULL unless it returns want. */
-static hc_job_t *run_glue(hc_device_t *dev, const char *workload, hc_field_t *in, const char *params, hc_status_t want) {
+static hc_job_t *run_glue(hc_device_t *dev, const char *workload, hc_field_t *in, const char *params,
+                          hc_status_t want) {
   hc_job_t *job = NULL;
   if (hc_job_create(th_context(), workload, &job) != HC_OK) return NULL;
   char buf[256];
@@ -150,7 +153,8 @@ static void test_overflow_fails_verification(void) {
       hc_status_t st = hc_job_run(job, dev, HC_RUN_VERIFY);
       const char *msg = NULL;
       int v = hc_job_verified(job, &msg);
-      if (v == 1) fprintf(stderr, "\n%s %s on %s passed: %s\n", cases[c].workload, cases[c].params, hc_device_name(dev), msg);
+      if (v == 1)
+        fprintf(stderr, "\n%s %s on %s passed: %s\n", cases[c].workload, cases[c].params, hc_device_name(dev), msg);
       CU_ASSERT(st == HC_OK || st == HC_ERR_VERIFY);
       CU_ASSERT_EQUAL(v, 0);
       CU_ASSERT_PTR_NOT_NULL(msg ? strstr(msg, "tolerance") : NULL);
@@ -178,7 +182,8 @@ static void test_scale(void) {
         double *a = read_doubles(in, &na), *b = read_doubles(out, &nb);
         CU_ASSERT_EQUAL(na, nb);
         size_t bad = 0; /* one correctly rounded product: exact agreement */
-        for (size_t i = 0; i < nb; i++) bad += b[i] != (dt == HC_F32 || dt == HC_C64 ? (double)(-2.5f * (float)a[i]) : -2.5 * a[i]);
+        for (size_t i = 0; i < nb; i++)
+          bad += b[i] != (dt == HC_F32 || dt == HC_C64 ? (double)(-2.5f * (float)a[i]) : -2.5 * a[i]);
         CU_ASSERT_EQUAL(bad, 0);
         free(a);
         free(b);
@@ -222,7 +227,8 @@ static void check_slice(hc_device_t *dev, hc_field_t *in, int axis, const char *
   }
   size_t bad = 0;
   for (size_t o = 0; o < outer; o++)
-    for (size_t w = 0; w < inner; w++) bad += b[o * inner + w] != a[(o * (size_t)s[axis] + (size_t)want_index) * inner + w];
+    for (size_t w = 0; w < inner; w++)
+      bad += b[o * inner + w] != a[(o * (size_t)s[axis] + (size_t)want_index) * inner + w];
   CU_ASSERT_EQUAL(bad, 0);
   CU_ASSERT_EQUAL(nb, outer * inner);
   free(a);
@@ -270,8 +276,10 @@ static void convert_ref(hc_dtype_t from, hc_dtype_t to, int part, const double *
   for (size_t i = 0; i < n; i++) {
     double re = ic ? a[2 * i + (oc ? 0 : (size_t)part)] : a[i], im = ic && oc ? a[2 * i + 1] : 0;
     if (narrow) re = to_float(re), im = to_float(im);
-    if (oc) out[2 * i] = re, out[2 * i + 1] = im;
-    else out[i] = re;
+    if (oc)
+      out[2 * i] = re, out[2 * i + 1] = im;
+    else
+      out[i] = re;
   }
 }
 
@@ -286,7 +294,8 @@ static void test_convert(void) {
         int lossy = hc_dtype_is_complex(from) && !hc_dtype_is_complex(to);
         int part = lossy && b == 1; /* c -> f64 keeps the imaginary part, c -> f32 the real one */
         char params[64];
-        snprintf(params, sizeof params, "to=%s%s", hc_dtype_name(to), lossy ? (part ? " part=imag" : " part=real") : "");
+        snprintf(params, sizeof params, "to=%s%s", hc_dtype_name(to),
+                 lossy ? (part ? " part=imag" : " part=real") : "");
         hc_field_t *in = make_field(dev, from, 2, shape);
         hc_job_t *job = run_glue(dev, "convert", in, params, HC_OK);
         hc_field_t *out = job ? hc_job_output(job, "out") : NULL;
@@ -300,8 +309,9 @@ static void test_convert(void) {
           convert_ref(from, to, part, x, hc_field_count(in), want);
           size_t bad = 0;
           for (size_t i = 0; i < nb; i++) bad += y[i] != want[i];
-          if (bad) fprintf(stderr, "\nconvert %s -> %s on %s: %zu values differ\n", hc_dtype_name(from), hc_dtype_name(to),
-                           hc_device_name(dev), bad);
+          if (bad)
+            fprintf(stderr, "\nconvert %s -> %s on %s: %zu values differ\n", hc_dtype_name(from), hc_dtype_name(to),
+                    hc_device_name(dev), bad);
           CU_ASSERT_EQUAL(bad, 0);
           free(x);
           free(y);
@@ -380,8 +390,8 @@ static void test_reduce(void) {
           double err = fabs(got - want) / (mag > 0 ? mag : 1);
           double tol = o == 1 || o == 2 ? 0 : 1e-14;
           if (err > tol)
-            fprintf(stderr, "\nreduce %s of %zu %s on %s: %.17g, want %.17g (error %.3g)\n", ops[o], n, hc_dtype_name(dt),
-                    hc_device_name(dev), got, want, err);
+            fprintf(stderr, "\nreduce %s of %zu %s on %s: %.17g, want %.17g (error %.3g)\n", ops[o], n,
+                    hc_dtype_name(dt), hc_device_name(dev), got, want, err);
           CU_ASSERT_TRUE(err <= tol);
           hc_job_destroy(job);
         }

@@ -88,7 +88,8 @@ static void test_glue_kernels_build_as_cuda(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(src);
   for (int a = 0; a < 4; a++)
     for (int b = 0; b < 4; b++) {
-      snprintf(opts, sizeof opts, "-DIN_R=%s -DIN_CPLX=%d -DOUT_R=%s -DOUT_CPLX=%d", real[a % 2], a / 2, real[b % 2], b / 2);
+      snprintf(opts, sizeof opts, "-DIN_R=%s -DIN_CPLX=%d -DOUT_R=%s -DOUT_CPLX=%d", real[a % 2], a / 2, real[b % 2],
+               b / 2);
       compile(&nv, "convert", src, opts);
     }
   free(src);

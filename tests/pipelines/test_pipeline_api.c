@@ -32,14 +32,14 @@ static int have_workload(const char *w) {
 }
 
 /* Asserts a status and the exact last-error message. */
-#define EXPECT_ERROR(expr, want_st, want_msg)                                                                     \
-  do {                                                                                                           \
-    hc_status_t e_st_ = (expr);                                                                                  \
-    if (e_st_ != (want_st) || strcmp(hc_last_error(), (want_msg)))                                               \
-      fprintf(stderr, "\n%s:%d: %s\n  expected %s: %s\n  got      %s: %s\n", __FILE__, __LINE__, #expr,          \
-              hc_status_name(want_st), (want_msg), hc_status_name(e_st_), hc_last_error());                      \
-    CU_ASSERT_EQUAL(e_st_, (want_st));                                                                           \
-    CU_ASSERT_STRING_EQUAL(hc_last_error(), (want_msg));                                                         \
+#define EXPECT_ERROR(expr, want_st, want_msg)                                                           \
+  do {                                                                                                  \
+    hc_status_t e_st_ = (expr);                                                                         \
+    if (e_st_ != (want_st) || strcmp(hc_last_error(), (want_msg)))                                      \
+      fprintf(stderr, "\n%s:%d: %s\n  expected %s: %s\n  got      %s: %s\n", __FILE__, __LINE__, #expr, \
+              hc_status_name(want_st), (want_msg), hc_status_name(e_st_), hc_last_error());             \
+    CU_ASSERT_EQUAL(e_st_, (want_st));                                                                  \
+    CU_ASSERT_STRING_EQUAL(hc_last_error(), (want_msg));                                                \
   } while (0)
 
 static int starts_with(const char *s, const char *prefix) {
@@ -135,7 +135,8 @@ static void test_same_device_every_device(void) {
     hc_device_t *dev = th_device(devs[d]);
     if (!dev) continue;
     char spec[256];
-    snprintf(spec, sizeof spec, "saxpy n=1000 dtype=f64 @%s | convert to=c128 | abs2 | scale factor=0.5 | reduce op=max",
+    snprintf(spec, sizeof spec,
+             "saxpy n=1000 dtype=f64 @%s | convert to=c128 | abs2 | scale factor=0.5 | reduce op=max",
              hc_device_name(dev));
     hc_pipeline_t *p = parse(spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
@@ -167,8 +168,8 @@ static void test_cross_device_moves(void) {
   if (!other) return;
   hc_pipeline_t *one = parse("saxpy n=1000 dtype=f32 @cpu | scale factor=2 | slice axis=0 index=-1 | reduce op=sum");
   char spec[256];
-  snprintf(spec, sizeof spec, "saxpy n=1000 dtype=f32 @cpu | scale factor=2 @%s | slice axis=0 index=-1 | reduce op=sum @cpu",
-           other);
+  snprintf(spec, sizeof spec,
+           "saxpy n=1000 dtype=f32 @cpu | scale factor=2 @%s | slice axis=0 index=-1 | reduce op=sum @cpu", other);
   hc_pipeline_t *two = parse(spec);
   CU_ASSERT_PTR_NOT_NULL_FATAL(one);
   CU_ASSERT_PTR_NOT_NULL_FATAL(two);
@@ -431,7 +432,8 @@ static void test_validation_messages(void) {
   CU_ASSERT_EQUAL(hc_pipeline_add_stage(p, "nosuch", NULL, 0, "cpu", NULL), HC_ERR_PIPELINE);
   CU_ASSERT_TRUE(starts_with(hc_last_error(), "pipeline: stage 1: unknown workload 'nosuch' (available: "));
   CU_ASSERT_EQUAL(hc_pipeline_add_stage(p, "saxpy", NULL, 0, "nobackend", NULL), HC_ERR_PIPELINE);
-  CU_ASSERT_TRUE(starts_with(hc_last_error(), "pipeline: stage 1 (saxpy): unknown backend 'nobackend' (loaded backends: "));
+  CU_ASSERT_TRUE(
+      starts_with(hc_last_error(), "pipeline: stage 1 (saxpy): unknown backend 'nobackend' (loaded backends: "));
   CU_ASSERT_EQUAL(hc_pipeline_stage_count(p), 0); /* nothing half-added */
   hc_pipeline_destroy(p);
 

@@ -14,16 +14,16 @@
 
 #include "harness.h"
 
-#define EXPECT_PARSE_ERROR(text, want_st, want_msg)                                                               \
-  do {                                                                                                           \
-    hc_pipeline_t *p_ = (hc_pipeline_t *)1;                                                                      \
-    hc_status_t st_ = hc_pipeline_parse(th_context(), (text), &p_);                                              \
-    if (st_ != (want_st) || strcmp(hc_last_error(), (want_msg)))                                                 \
+#define EXPECT_PARSE_ERROR(text, want_st, want_msg)                                                                \
+  do {                                                                                                             \
+    hc_pipeline_t *p_ = (hc_pipeline_t *)1;                                                                        \
+    hc_status_t st_ = hc_pipeline_parse(th_context(), (text), &p_);                                                \
+    if (st_ != (want_st) || strcmp(hc_last_error(), (want_msg)))                                                   \
       fprintf(stderr, "\n%s:%d: parse \"%s\"\n  expected %s: %s\n  got      %s: %s\n", __FILE__, __LINE__, (text), \
-              hc_status_name(want_st), (want_msg), hc_status_name(st_), hc_last_error());                         \
-    CU_ASSERT_EQUAL(st_, (want_st));                                                                             \
-    CU_ASSERT_STRING_EQUAL(hc_last_error(), (want_msg));                                                         \
-    CU_ASSERT_PTR_NULL(p_);                                                                                      \
+              hc_status_name(want_st), (want_msg), hc_status_name(st_), hc_last_error());                          \
+    CU_ASSERT_EQUAL(st_, (want_st));                                                                               \
+    CU_ASSERT_STRING_EQUAL(hc_last_error(), (want_msg));                                                           \
+    CU_ASSERT_PTR_NULL(p_);                                                                                        \
   } while (0)
 
 static hc_pipeline_t *parse_ok(const char *text) {
@@ -49,7 +49,8 @@ static const char *bound(const hc_pipeline_t *p, uint32_t stage, const char *inp
   for (uint32_t i = 0; i < hc_pipeline_binding_count(p); i++) {
     hc_pipeline_binding_t b;
     hc_pipeline_binding_get(p, i, &b);
-    if (b.to == stage && !strcmp(b.input, input)) snprintf(buf, n, "%d.%s%s", b.from + 1, b.output, b.is_default ? " (default)" : "");
+    if (b.to == stage && !strcmp(b.input, input))
+      snprintf(buf, n, "%d.%s%s", b.from + 1, b.output, b.is_default ? " (default)" : "");
   }
   return buf;
 }
@@ -108,22 +109,27 @@ static void test_parse_bad_syntax(void) {
   EXPECT_PARSE_ERROR("", HC_ERR_PIPELINE, "pipeline: no stages");
   EXPECT_PARSE_ERROR("  # only a comment\n\n", HC_ERR_PIPELINE, "pipeline: no stages");
   EXPECT_PARSE_ERROR("saxpy n='10 @cpu", HC_ERR_PIPELINE, "pipeline: unbalanced ' quote at column 9");
-  EXPECT_PARSE_ERROR("saxpy\n| scale factor=\"2", HC_ERR_PIPELINE, "pipeline: unbalanced \" quote at line 2, column 16");
+  EXPECT_PARSE_ERROR("saxpy\n| scale factor=\"2", HC_ERR_PIPELINE,
+                     "pipeline: unbalanced \" quote at line 2, column 16");
   EXPECT_PARSE_ERROR("saxpy n=1 | | scale", HC_ERR_PIPELINE,
                      "pipeline: empty stage between '|' at column 11 and '|' at column 13");
   EXPECT_PARSE_ERROR("saxpy |\n\n| scale", HC_ERR_PIPELINE,
                      "pipeline: empty stage between '|' at line 1, column 7 and '|' at line 3, column 1");
   EXPECT_PARSE_ERROR("| saxpy", HC_ERR_PIPELINE, "pipeline: empty stage before '|' at column 1");
   EXPECT_PARSE_ERROR("saxpy n=1 |  ", HC_ERR_PIPELINE, "pipeline: empty stage after '|' at column 11");
-  EXPECT_PARSE_ERROR("saxpy | n=5", HC_ERR_PIPELINE, "pipeline: stage 2 starts with 'n=5' (a stage starts with a workload name)");
-  EXPECT_PARSE_ERROR("'saxpy'", HC_ERR_PIPELINE, "pipeline: stage 1 starts with 'saxpy' (a stage starts with a workload name)");
-  EXPECT_PARSE_ERROR("saxpy foo", HC_ERR_PIPELINE,
-                     "pipeline: stage 1 (saxpy): unexpected 'foo' (expected key=value, @device or [STAGE.]output>input)");
+  EXPECT_PARSE_ERROR("saxpy | n=5", HC_ERR_PIPELINE,
+                     "pipeline: stage 2 starts with 'n=5' (a stage starts with a workload name)");
+  EXPECT_PARSE_ERROR("'saxpy'", HC_ERR_PIPELINE,
+                     "pipeline: stage 1 starts with 'saxpy' (a stage starts with a workload name)");
+  EXPECT_PARSE_ERROR(
+      "saxpy foo", HC_ERR_PIPELINE,
+      "pipeline: stage 1 (saxpy): unexpected 'foo' (expected key=value, @device or [STAGE.]output>input)");
   EXPECT_PARSE_ERROR("saxpy =5", HC_ERR_PIPELINE,
                      "pipeline: stage 1 (saxpy): '=5' is not key=value (the key is a parameter name)");
   EXPECT_PARSE_ERROR("saxpy @", HC_ERR_PIPELINE,
                      "pipeline: stage 1 (saxpy): '@' needs a device (e.g. @cpu, @opencl:0, @cuda, @auto)");
-  EXPECT_PARSE_ERROR("saxpy @cpu @cpu:0", HC_ERR_PIPELINE, "pipeline: stage 1 (saxpy): device given twice (@cpu and @cpu:0)");
+  EXPECT_PARSE_ERROR("saxpy @cpu @cpu:0", HC_ERR_PIPELINE,
+                     "pipeline: stage 1 (saxpy): device given twice (@cpu and @cpu:0)");
   EXPECT_PARSE_ERROR("saxpy | scale .y>in", HC_ERR_PIPELINE,
                      "pipeline: stage 2 (scale): '.y>in' is not a binding (expected [STAGE.]output>input)");
   EXPECT_PARSE_ERROR("saxpy | scale saxpy.y>", HC_ERR_PIPELINE,
@@ -140,7 +146,8 @@ static void test_parse_bad_names(void) {
   CU_ASSERT_PTR_NULL(p);
   EXPECT_PARSE_ERROR("saxpy @cpu | scale saxpy.q>in", HC_ERR_PIPELINE,
                      "pipeline: stage 1 (saxpy) has no output 'q' (outputs: y)");
-  EXPECT_PARSE_ERROR("saxpy @cpu | scale y>q", HC_ERR_PIPELINE, "pipeline: stage 2 (scale) has no input 'q' (inputs: in)");
+  EXPECT_PARSE_ERROR("saxpy @cpu | scale y>q", HC_ERR_PIPELINE,
+                     "pipeline: stage 2 (scale) has no input 'q' (inputs: in)");
   EXPECT_PARSE_ERROR("saxpy @cpu | scale bpmx.field>in", HC_ERR_PIPELINE,
                      "pipeline: stage 2 (scale): 'bpmx.field>in': no stage runs workload 'bpmx'");
   EXPECT_PARSE_ERROR("saxpy @cpu | scale 5.y>in", HC_ERR_PIPELINE,
@@ -157,9 +164,10 @@ static void test_parse_bad_names(void) {
 
 /* Arbitrary text never crashes, never leaks, and fails with a message. */
 static void test_parse_arbitrary(void) {
-  static const char *pieces[] = {"saxpy", "scale", "reduce", "probe", " ", " ", "|", "\n", "#", "'", "\"", "@", "@cpu",
-                                 "=", ">", ".", "n=3", "factor=2", "y>in", "1.y>in", "saxpy.y>in", "op=l2", ":", "x",
-                                 "\t", "||", "=>", "a'b'c", "grid=2x2"};
+  static const char *pieces[] = {"saxpy", "scale",    "reduce", "probe",  " ",          " ",     "|", "\n",
+                                 "#",     "'",        "\"",     "@",      "@cpu",       "=",     ">", ".",
+                                 "n=3",   "factor=2", "y>in",   "1.y>in", "saxpy.y>in", "op=l2", ":", "x",
+                                 "\t",    "||",       "=>",     "a'b'c",  "grid=2x2"};
   unsigned seed = 12345;
   int ok = 0, failed = 0;
   for (int it = 0; it < 3000; it++) {
@@ -238,7 +246,8 @@ static void test_hcrun_malformed_exit_2(void) {
   expect_exit("saxpy n=-4 @cpu", 2, "pipeline: stage 1 (saxpy): parameter n=-4: out of range");
   expect_exit("saxpy n=10 @cpu | reduce | slice", 2,
               "pipeline: stage 3 (slice): input 'in' takes rank 1..4, stage 2 (reduce) output 'value' gives rank 0");
-  expect_exit("scale @cpu 2.out>in | scale", 2, "pipeline: cycle: stage 1 (scale) output 'out' -> stage 2 (scale) input 'in'");
+  expect_exit("scale @cpu 2.out>in | scale", 2,
+              "pipeline: cycle: stage 1 (scale) output 'out' -> stage 2 (scale) input 'in'");
   expect_exit("abs2 @cpu", 2, "pipeline: stage 1 (abs2): required input 'in' is not bound");
   expect_exit("", 2, "pipeline: no stages");
 
@@ -265,8 +274,9 @@ static void test_hcrun_malformed_exit_2(void) {
 }
 
 static void test_hcrun_failures(void) {
-  expect_exit("saxpy n=10 @cpu | slice axis=1 | reduce", 2,
-              "hcrun: pipeline: stage 2 (slice) failed: workload 'slice' on cpu:0: slice: axis=1: input 'in' has rank 1");
+  expect_exit(
+      "saxpy n=10 @cpu | slice axis=1 | reduce", 2,
+      "hcrun: pipeline: stage 2 (slice) failed: workload 'slice' on cpu:0: slice: axis=1: input 'in' has rank 1");
   expect_exit("probe fail=runtime @cpu | reduce", 4, "hcrun: pipeline: stage 1 (probe) failed: ");
   CU_ASSERT_EQUAL(hcrun_file("probe fail=verify grid=4 @cpu | reduce", "--verify"), 1);
   CU_ASSERT_PTR_NOT_NULL(strstr(outbuf, "verification FAILED"));
@@ -302,8 +312,9 @@ static void test_hcrun_reports_and_outputs(void) {
   CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(s2, "workload")), "reduce");
   CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(s2, "device")), "cpu:0");
   CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(s2, "state")), "done");
-  CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(json_object_get(json_object_get(s2, "metrics"), "value"), "value")),
-                         2.0 * 100 * 100, 0);
+  CU_ASSERT_DOUBLE_EQUAL(
+      json_real_value(json_object_get(json_object_get(json_object_get(s2, "metrics"), "value"), "value")),
+      2.0 * 100 * 100, 0);
   json_t *in = json_array_get(json_object_get(s2, "inputs"), 0);
   CU_ASSERT_EQUAL(json_integer_value(json_object_get(in, "from_stage")), 2);
   CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(in, "output")), "out");
@@ -338,7 +349,8 @@ static void test_hcrun_reports_and_outputs(void) {
   if (!th_device("opencl:0")) return;
   CU_ASSERT_EQUAL(hcrun_file("saxpy n=100 @cpu | scale factor=2 @opencl:0 | reduce", NULL), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(outbuf, "stage 2        scale on opencl:0: "));
-  CU_ASSERT_PTR_NOT_NULL(strstr(outbuf, "transfer       stage 1 (saxpy) y -> stage 2 (scale) in: cpu:0 -> opencl:0, 400 B in "));
+  CU_ASSERT_PTR_NOT_NULL(
+      strstr(outbuf, "transfer       stage 1 (saxpy) y -> stage 2 (scale) in: cpu:0 -> opencl:0, 400 B in "));
   CU_ASSERT_PTR_NOT_NULL(strstr(outbuf, "2 hand-overs, 1 on the device; 1 transfers between devices (400 B, "));
   CU_ASSERT_PTR_NOT_NULL(strstr(outbuf, "host transfers between stages: 0"));
   CU_ASSERT_EQUAL_FATAL(hcrun_file("saxpy n=100 @cpu | scale factor=2 @opencl:0 | reduce", "--json"), 0);

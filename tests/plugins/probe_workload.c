@@ -57,7 +57,8 @@ static hc_status_t probe_run(hc_job_t *job) {
     hc_field_destroy(f);
     return st;
   }
-  if (hc_job_verify_requested(job)) hc_job_set_verified(job, strcmp(fail, "verify") != 0, "probe verification (fail=%s)", fail);
+  if (hc_job_verify_requested(job))
+    hc_job_set_verified(job, strcmp(fail, "verify") != 0, "probe verification (fail=%s)", fail);
   hc_job_note(job, "probe ran");
   return hc_job_set_output(job, "grid", f);
 }
@@ -70,5 +71,11 @@ static const hc_workload_ops_t probe_ops = {
     .run = probe_run,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "probe", "1.0",
-                        "test workload: parameter types and failure modes", &probe_ops};
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        HC_ABI_MINOR,
+                        HC_PLUGIN_WORKLOAD,
+                        0,
+                        "probe",
+                        "1.0",
+                        "test workload: parameter types and failure modes",
+                        &probe_ops};

@@ -66,8 +66,10 @@ static hc_status_t saxpy_run(hc_job_t *job) {
     goto out;
   }
   for (int64_t i = 0; i < n; i++) {
-    if (f64) ((double *)hx)[i] = (double)i, ((double *)hy)[i] = 1.0;
-    else ((float *)hx)[i] = (float)i, ((float *)hy)[i] = 1.0f;
+    if (f64)
+      ((double *)hx)[i] = (double)i, ((double *)hy)[i] = 1.0;
+    else
+      ((float *)hx)[i] = (float)i, ((float *)hy)[i] = 1.0f;
   }
   int64_t shape[1] = {n};
   hc_dtype_t dt = f64 ? HC_F64 : HC_F32;
@@ -131,5 +133,11 @@ static const hc_workload_ops_t saxpy_ops = {
     .run = saxpy_run,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, SAXPY_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "saxpy", "1.0",
-                        "test workload: y = a*x + y (drop-in plugin test)", &saxpy_ops};
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        SAXPY_ABI_MINOR,
+                        HC_PLUGIN_WORKLOAD,
+                        0,
+                        "saxpy",
+                        "1.0",
+                        "test workload: y = a*x + y (drop-in plugin test)",
+                        &saxpy_ops};

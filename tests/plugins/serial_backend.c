@@ -180,5 +180,11 @@ static const hc_backend_ops_t serial_ops = {
     .timer_end = s_tend,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, SERIAL_ABI_MINOR, HC_PLUGIN_BACKEND, 0, "serial", "1.0",
-                        "test backend: host kernels run one group after another on the calling thread", &serial_ops};
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        SERIAL_ABI_MINOR,
+                        HC_PLUGIN_BACKEND,
+                        0,
+                        "serial",
+                        "1.0",
+                        "test backend: host kernels run one group after another on the calling thread",
+                        &serial_ops};

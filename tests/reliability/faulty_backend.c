@@ -24,7 +24,7 @@ enum {
 #define ENUM_(o) OP_##o,
   OPS(ENUM_)
 #undef ENUM_
-  OP_COUNT
+      OP_COUNT
 };
 static const char *const op_names[] = {
 #define NAME_(o) #o,
@@ -52,7 +52,9 @@ HC_PLUGIN_EXPORT long hc_faulty_calls(const char *op) {
 static hc_status_t call(int op) {
   calls[op]++;
   if (fail_at[op] && calls[op] == fail_at[op])
-    return hc_error(op == OP_alloc ? HC_ERR_DEVICE_MEMORY : op == OP_launch ? HC_ERR_LAUNCH : HC_ERR_DEVICE,
+    return hc_error(op == OP_alloc    ? HC_ERR_DEVICE_MEMORY
+                    : op == OP_launch ? HC_ERR_LAUNCH
+                                      : HC_ERR_DEVICE,
                     "faulty: injected failure of %s call %ld", op_names[op], calls[op]);
   return HC_OK;
 }
@@ -62,8 +64,14 @@ typedef struct {
   uint32_t index;
 } faulty_dev_t;
 
-static const hc_config_var_t arm_var = {"HC_FAULTY_ARM", HC_CONFIG_STRING, HC_CONFIG_INTERNAL, NULL, 0, 0, NULL,
-                                         "op:k: the k-th call of op fails (tests in other processes)"};
+static const hc_config_var_t arm_var = {"HC_FAULTY_ARM",
+                                        HC_CONFIG_STRING,
+                                        HC_CONFIG_INTERNAL,
+                                        NULL,
+                                        0,
+                                        0,
+                                        NULL,
+                                        "op:k: the k-th call of op fails (tests in other processes)"};
 
 static hc_status_t f_init(hc_context_t *ctx, void **state) {
   (void)ctx;
@@ -243,5 +251,11 @@ static const hc_backend_ops_t faulty_ops = {
     .timer_end = f_tend,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_BACKEND, 0, "faulty", "1.0",
-                        "test backend: fails the k-th call of an operation on request", &faulty_ops};
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        HC_ABI_MINOR,
+                        HC_PLUGIN_BACKEND,
+                        0,
+                        "faulty",
+                        "1.0",
+                        "test backend: fails the k-th call of an operation on request",
+                        &faulty_ops};

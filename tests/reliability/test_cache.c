@@ -36,9 +36,9 @@
 extern char **environ;
 
 #define PROCS 16
-#define ROUNDS 100             /* store/load rounds per process in the race */
-#define PAYLOAD (64 * 1024)    /* big enough for a reader to meet a torn write */
-#define N 1000                 /* items each test kernel writes */
+#define ROUNDS 100          /* store/load rounds per process in the race */
+#define PAYLOAD (64 * 1024) /* big enough for a reader to meet a torn write */
+#define N 1000              /* items each test kernel writes */
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -155,9 +155,18 @@ static int damage(const char *path, int how, const char *kind, const char *key) 
   case DAMAGE_EMPTY: rc = truncate(path, 0); break;
   case DAMAGE_HALF: rc = truncate(path, (off_t)(n / 2)); break;
   case DAMAGE_HEADER_ONLY: rc = truncate(path, 20); break;
-  case DAMAGE_PAYLOAD_BIT: e[20 + (n - 20) / 2] ^= 0x10; rc = write_file(path, e, n, O_TRUNC); break;
-  case DAMAGE_SIZE_FIELD: e[4] ^= 0x01; rc = write_file(path, e, n, O_TRUNC); break;
-  case DAMAGE_HASH_FIELD: e[12] ^= 0x80; rc = write_file(path, e, n, O_TRUNC); break;
+  case DAMAGE_PAYLOAD_BIT:
+    e[20 + (n - 20) / 2] ^= 0x10;
+    rc = write_file(path, e, n, O_TRUNC);
+    break;
+  case DAMAGE_SIZE_FIELD:
+    e[4] ^= 0x01;
+    rc = write_file(path, e, n, O_TRUNC);
+    break;
+  case DAMAGE_HASH_FIELD:
+    e[12] ^= 0x80;
+    rc = write_file(path, e, n, O_TRUNC);
+    break;
   case DAMAGE_GARBAGE:
     for (size_t i = 0; i < n; i++) e[i] = (char)(i * 131 + 7);
     rc = write_file(path, e, n, O_TRUNC);
@@ -280,9 +289,12 @@ static int child_vandal(void) {
       memcpy(p, e, n < PAYLOAD + 20 ? n : PAYLOAD + 20);
       /* Each damage is idempotent, so damaging a damaged file never
        * turns it back into a whole one. */
-      if (r % 3 == 0) n = n / 2 + r % 17;  /* torn */
-      else if (r % 3 == 1) memset(p + 12, 0x5a, 8); /* a wrong checksum */
-      else memset(p + 4, 0xff, 8);         /* a huge size */
+      if (r % 3 == 0)
+        n = n / 2 + r % 17; /* torn */
+      else if (r % 3 == 1)
+        memset(p + 12, 0x5a, 8); /* a wrong checksum */
+      else
+        memset(p + 4, 0xff, 8); /* a huge size */
       int fd = open(path, O_WRONLY | O_TRUNC);
       if (fd >= 0) {
         for (size_t off = 0; off < n;) { /* in pieces, so readers meet it half done */
@@ -407,11 +419,10 @@ static void test_store_load_race(void) {
 
 /* ------------------------------------------------------- the kernel tests */
 
-static const char kernel_src[] =
-    "HC_KERNEL void fill(HC_GLOBAL float *y, int n, float a) {\n"
-    "  long i = hc_global_id(0);\n"
-    "  if (i < n) y[i] = a * (float)i + (float)(OFFSET);\n"
-    "}\n";
+static const char kernel_src[] = "HC_KERNEL void fill(HC_GLOBAL float *y, int n, float a) {\n"
+                                 "  long i = hc_global_id(0);\n"
+                                 "  if (i < n) y[i] = a * (float)i + (float)(OFFSET);\n"
+                                 "}\n";
 
 /* Kernels of child id: one all processes share, one it shares with the
  * next (they differ in OFFSET). Every build is a real compile (a fresh PoCL
@@ -524,7 +535,8 @@ static int kernel_round(const char *spec, const char *plugin_dir, int *hits, int
     char *out = slurp(outs[i], NULL);
     int h = 0, b = 0;
     if (out && sscanf(out, "hits=%d builds=%d", &h, &b) == 2) *hits += h, *builds += b;
-    if (rc == 77) absent++;
+    if (rc == 77)
+      absent++;
     else if (rc != 0) {
       fprintf(stderr, "kernel child %d on %s: exit %d\n", i, spec, rc);
       failed++;

@@ -60,9 +60,9 @@ static void test_oversized_allocation(void) {
     CU_ASSERT_PTR_NULL(b);
     const char *msg = hc_last_error();
     printf("\n    %s: %s\n", specs[s], msg);
-    CU_ASSERT(contains_number(msg, want));                  /* what was asked */
-    CU_ASSERT(contains_number(msg, in->global_mem_bytes));  /* what there is */
-    CU_ASSERT(strstr(msg, hc_device_name(dev)) != NULL);    /* where */
+    CU_ASSERT(contains_number(msg, want));                 /* what was asked */
+    CU_ASSERT(contains_number(msg, in->global_mem_bytes)); /* what there is */
+    CU_ASSERT(strstr(msg, hc_device_name(dev)) != NULL);   /* where */
     /* A field whose element count overflows is refused too. */
     int64_t huge[3] = {1ll << 40, 1ll << 40, 1ll << 40};
     hc_field_t *f = (hc_field_t *)1;
@@ -97,7 +97,7 @@ static void test_job_too_large(void) {
     hc_status_t st = hc_job_run(job, dev, 0);
     CU_ASSERT_EQUAL(st, HC_ERR_DEVICE_MEMORY);
     const char *msg = hc_last_error();
-    CU_ASSERT(contains_number(msg, 160000000000ull));                   /* needed */
+    CU_ASSERT(contains_number(msg, 160000000000ull));                       /* needed */
     CU_ASSERT(contains_number(msg, hc_device_info(dev)->global_mem_bytes)); /* available */
     CU_ASSERT_PTR_NULL(hc_job_output(job, "y"));
     TH_ASSERT_OK(hc_job_set(job, "n", "1000"));
@@ -109,15 +109,13 @@ static void test_job_too_large(void) {
 
 /* --------------------------------------------------------- failing kernels */
 
-static const char good_src[] =
-    "HC_KERNEL void axpb(HC_GLOBAL float *y, int n, float a, float b) {\n"
-    "  long i = hc_global_id(0);\n"
-    "  if (i < n) y[i] = a * (float)i + b;\n"
-    "}\n";
-static const char broken_src[] =
-    "HC_KERNEL void broken(HC_GLOBAL float *y) {\n"
-    "  y[0] = undefined_thing_in_test_faults;\n"
-    "}\n";
+static const char good_src[] = "HC_KERNEL void axpb(HC_GLOBAL float *y, int n, float a, float b) {\n"
+                               "  long i = hc_global_id(0);\n"
+                               "  if (i < n) y[i] = a * (float)i + b;\n"
+                               "}\n";
+static const char broken_src[] = "HC_KERNEL void broken(HC_GLOBAL float *y) {\n"
+                                 "  y[0] = undefined_thing_in_test_faults;\n"
+                                 "}\n";
 
 enum { KN = 4096 };
 
@@ -180,8 +178,8 @@ static void failing_kernels_on(const char *spec) {
   launch_right(k, buf, 4, 2);
   /* An 8-byte integer where the kernel takes int. */
   hc_arg_t wide[] = {HC_ARG_BUF(buf), HC_ARG_VAL(n64), HC_ARG_VAL(a), HC_ARG_VAL(b)};
-  expect_failure(hc_kernel_launch(k, 1, &global, NULL, 4, wide), HC_ERR_INVALID_ARG, HC_ERR_LAUNCH,
-                 "int64 for int", "argument 1");
+  expect_failure(hc_kernel_launch(k, 1, &global, NULL, 4, wide), HC_ERR_INVALID_ARG, HC_ERR_LAUNCH, "int64 for int",
+                 "argument 1");
   launch_right(k, buf, 5, 3);
   /* A work-group twice the kernel's limit. */
   hc_arg_t four[] = {HC_ARG_BUF(buf), HC_ARG_VAL(n), HC_ARG_VAL(a), HC_ARG_VAL(b)};
@@ -192,8 +190,8 @@ static void failing_kernels_on(const char *spec) {
   launch_right(k, buf, 6, 4);
   /* A range that cannot be rounded up to whole groups. */
   size_t huge = (size_t)-1;
-  expect_failure(hc_kernel_launch(k, 1, &huge, NULL, 4, four), HC_ERR_INVALID_ARG, HC_ERR_LAUNCH,
-                 "range too large", NULL);
+  expect_failure(hc_kernel_launch(k, 1, &huge, NULL, 4, four), HC_ERR_INVALID_ARG, HC_ERR_LAUNCH, "range too large",
+                 NULL);
   launch_right(k, buf, 7, 5);
   hc_kernel_destroy(k);
   hc_buffer_destroy(buf);
@@ -225,7 +223,8 @@ static const struct {
     /* A pipeline through the glue workloads, its last stage on the other
      * device (the field moves through the host). */
     {"pipeline",
-     "bpm dim=2 n=31 steps=4 @faulty:0 | abs2 | scale factor=2 | convert to=f64 | slice index=3 | reduce op=sum @faulty:1",
+     "bpm dim=2 n=31 steps=4 @faulty:0 | abs2 | scale factor=2 | convert to=f64 | slice index=3 | reduce op=sum "
+     "@faulty:1",
      NULL},
 };
 
@@ -324,19 +323,19 @@ static void test_injected_faults(void) {
         runs++;
         if (st == HC_OK) {
           silent++;
-          fprintf(stderr, "%s: failing %s call %ld of %ld went unnoticed (the run returned HC_OK)\n",
-                  cases[c].workload, ops[o], k, counts[o]);
+          fprintf(stderr, "%s: failing %s call %ld of %ld went unnoticed (the run returned HC_OK)\n", cases[c].workload,
+                  ops[o], k, counts[o]);
         } else {
           failures++;
           if (!strstr(hc_last_error(), "injected")) {
             lost_message++;
-            fprintf(stderr, "%s: failing %s call %ld: the message lost the cause: %s\n", cases[c].workload,
-                    ops[o], k, hc_last_error());
+            fprintf(stderr, "%s: failing %s call %ld: the message lost the cause: %s\n", cases[c].workload, ops[o], k,
+                    hc_last_error());
           }
           if (faulty_live() != live0) {
             leaked++;
-            fprintf(stderr, "%s: failing %s call %ld: %ld buffers/kernels not given back\n", cases[c].workload,
-                    ops[o], k, faulty_live() - live0);
+            fprintf(stderr, "%s: failing %s call %ld: %ld buffers/kernels not given back\n", cases[c].workload, ops[o],
+                    k, faulty_live() - live0);
           }
         }
         /* The same job again, no fault: it runs and verifies. */

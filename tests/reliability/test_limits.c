@@ -93,8 +93,9 @@ static void test_refused_before_allocation(void) {
       printf("    %-9s %-9s %s%s: %.160s\n", devices[d], cases[c].workload, hc_status_name(st),
              counted ? (allocs ? " AFTER ALLOCATING" : ", nothing allocated") : "", msg);
       if (!ok)
-        fprintf(stderr, "%s on %s with %s: want HC_ERR_DEVICE_MEMORY naming required and available bytes (%llu); "
-                        "got %s: %s\n",
+        fprintf(stderr,
+                "%s on %s with %s: want HC_ERR_DEVICE_MEMORY naming required and available bytes (%llu); "
+                "got %s: %s\n",
                 cases[c].workload, devices[d], cases[c].huge, (unsigned long long)avail, hc_status_name(st), msg);
       CU_ASSERT(ok);
       CU_ASSERT_EQUAL(allocs, 0);

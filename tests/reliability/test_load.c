@@ -92,12 +92,14 @@ static void one_job(load_t *w, hc_context_t *ctx, hc_device_t *dev, int i) {
     break;
   }
   case 4: /* on purpose: reduce with its required input unbound */
-    if (hc_job_create(ctx, "reduce", &job) != HC_OK) fail(w, "reduce: %s%s", hc_last_error(), "");
+    if (hc_job_create(ctx, "reduce", &job) != HC_OK)
+      fail(w, "reduce: %s%s", hc_last_error(), "");
     else if ((st = hc_job_run(job, dev, 0)) == HC_OK || hc_job_output(job, "value"))
       fail(w, "reduce without input on %s: %s", dn, hc_status_name(st));
     break;
   case 5: /* on purpose: a parameter value it does not take */
-    if (hc_job_create(ctx, "simpson", &job) != HC_OK) fail(w, "simpson: %s%s", hc_last_error(), "");
+    if (hc_job_create(ctx, "simpson", &job) != HC_OK)
+      fail(w, "simpson: %s%s", hc_last_error(), "");
     else if ((st = hc_job_set_kv(job, "dtype=f16")) != HC_ERR_PARAM)
       fail(w, "simpson dtype=f16 on %s: %s", dn, hc_status_name(st));
     break;
@@ -125,8 +127,10 @@ static void test_eight_threads_one_context(void) {
   hc_context_t *ctx = th_context();
   uint32_t devs[2], n = 0;
   if (hc_device_find(ctx, "cpu", &devs[n]) == HC_OK) n++;
-  if (hc_device_find(ctx, "opencl", &devs[n]) == HC_OK) n++;
-  else th_skip("the OpenCL half of the load test: no OpenCL device");
+  if (hc_device_find(ctx, "opencl", &devs[n]) == HC_OK)
+    n++;
+  else
+    th_skip("the OpenCL half of the load test: no OpenCL device");
   CU_ASSERT_FATAL(n >= 1);
   /* warm up once per device (kernel builds, caches), then count buffers */
   load_t warm = {.id = 0, .jobs = KINDS * (int)n, .ndevices = n, .devices = {devs[0], devs[n - 1]}};

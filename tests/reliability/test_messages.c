@@ -35,7 +35,7 @@ static void test_error_from_itself(void) {
 static const struct {
   const char *workload, *param;
 } file_params[] = {
-    {"simpson", "input"}, {"jacobi", "f"},  {"jacobi", "init"},     {"multigrid", "f"},
+    {"simpson", "input"}, {"jacobi", "f"},    {"jacobi", "init"}, {"multigrid", "f"},
     {"nbody", "init"},    {"bpm", "profile"}, {"bpm", "launch"},
 };
 
@@ -43,8 +43,8 @@ static void test_missing_file_named(void) {
   char path[512], cmd[2048], err[8192];
   snprintf(path, sizeof path, "%s/no-such-dir/in.npy", th_tmpdir());
   for (size_t i = 0; i < sizeof file_params / sizeof file_params[0]; i++) {
-    snprintf(cmd, sizeof cmd, "%s/bin/hcrun --backend=cpu --workload=%s %s=%s", th_build_dir(),
-             file_params[i].workload, file_params[i].param, path);
+    snprintf(cmd, sizeof cmd, "%s/bin/hcrun --backend=cpu --workload=%s %s=%s", th_build_dir(), file_params[i].workload,
+             file_params[i].param, path);
     int rc = th_run(cmd, NULL, 0, err, sizeof err);
     char want[600];
     snprintf(want, sizeof want, "%s=%s: ", file_params[i].param, path);

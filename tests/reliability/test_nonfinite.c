@@ -31,8 +31,10 @@ static hc_status_t run_with(hc_device_t *dev, const char *workload, const char *
   for (; kv && *kv; kv++) TH_ASSERT_OK(hc_job_set_kv(job, *kv));
   if (in) TH_ASSERT_OK(hc_job_set_input(job, port, in));
   hc_status_t st = hc_job_run(job, dev, flags);
-  if (out) *out = job;
-  else hc_job_destroy(job);
+  if (out)
+    *out = job;
+  else
+    hc_job_destroy(job);
   return st;
 }
 

@@ -60,8 +60,7 @@ static void test_output_checked_first(void) {
  * --json said "status": "ok" with exit 4. */
 static void test_json_status_on_failed_write(void) {
   char args[4096];
-  snprintf(args, sizeof args,
-           "--backend=cpu --workload=jacobi n=33 --output=%s/big --json; exit $?'", th_tmpdir());
+  snprintf(args, sizeof args, "--backend=cpu --workload=jacobi n=33 --output=%s/big --json; exit $?'", th_tmpdir());
   char cmd[8192];
   snprintf(cmd, sizeof cmd, "sh -c 'trap \"\" XFSZ; ulimit -f 1; HC_CACHE=0 %s/bin/hcrun %s", th_build_dir(), args);
   CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 4);

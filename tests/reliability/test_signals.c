@@ -76,8 +76,8 @@ static void test_sigterm_while_writing(void) {
   char dir[1024], errp[1200], args[4096], err[8192];
   snprintf(dir, sizeof dir, "%s/term", th_tmpdir());
   snprintf(errp, sizeof errp, "%s/term.err", th_tmpdir());
-  snprintf(args, sizeof args,
-           "--pipeline 'jacobi dim=3 n=257 dtype=f64 iters=1 @cpu | scale factor=2' --output=%s", dir);
+  snprintf(args, sizeof args, "--pipeline 'jacobi dim=3 n=257 dtype=f64 iters=1 @cpu | scale factor=2' --output=%s",
+           dir);
   int caught = 0;
   for (int attempt = 0; attempt < 5 && !caught; attempt++) {
     pid_t pid = start(args, errp);

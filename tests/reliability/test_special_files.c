@@ -43,7 +43,7 @@ static void test_hcrun_refuses(void) {
       "--backend=cpu --workload=jacobi init=%s/in.npy",   "--backend=cpu --workload=multigrid f=%s/in.npy",
       "--backend=cpu --workload=bpm profile=%s/in.npy",   "--backend=cpu --workload=bpm launch=%s/in.npy",
       "--backend=cpu --workload=nbody init=%s/in.npy",    "--pipeline-file=%s/p.pipe",
-      "--backend=cpu --workload=simpson input=%s",        /* a directory */
+      "--backend=cpu --workload=simpson input=%s", /* a directory */
   };
   for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
     snprintf(args, sizeof args, runs[i], dir);

@@ -39,16 +39,18 @@ static void *worker(void *arg) {
     goto out;
   }
   for (int r = 0; r < ROUNDS; r++) {
-    const char *wl = (r % 2 || !hc_workload_can_run(ctx, "simpson", hc_device_count(ctx) ? idx : 0, NULL)) ? "saxpy"
-                                                                                                            : "simpson";
+    const char *wl =
+        (r % 2 || !hc_workload_can_run(ctx, "simpson", hc_device_count(ctx) ? idx : 0, NULL)) ? "saxpy" : "simpson";
     hc_job_t *job = NULL;
     if (hc_job_create(ctx, wl, &job) != HC_OK) {
       snprintf(w->why, sizeof w->why, "create %s: %s", wl, hc_last_error());
       w->failures++;
       continue;
     }
-    if (!strcmp(wl, "saxpy")) hc_job_set_kv(job, "n=20000");
-    else hc_job_set_kv(job, "n=33x33x33"), hc_job_set_kv(job, "func=sinprod");
+    if (!strcmp(wl, "saxpy"))
+      hc_job_set_kv(job, "n=20000");
+    else
+      hc_job_set_kv(job, "n=33x33x33"), hc_job_set_kv(job, "func=sinprod");
     hc_status_t st = hc_job_run(job, dev, HC_RUN_VERIFY);
     if (st != HC_OK) {
       snprintf(w->why, sizeof w->why, "%s on %s: %s", wl, hc_device_name(dev), hc_last_error());

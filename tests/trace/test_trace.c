@@ -22,9 +22,10 @@ static int check_text(const char *text, trace_check_t *r) {
   return r->problems;
 }
 
-#define META "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}}," \
-             "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"host\"}}," \
-             "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1000,\"args\":{\"name\":\"cpu:0 queue\"}}"
+#define META                                                                                  \
+  "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"p\"}},"   \
+  "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"host\"}}," \
+  "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1000,\"args\":{\"name\":\"cpu:0 queue\"}}"
 #define X(name, tid, ts, dur) \
   ",{\"name\":\"" name "\",\"cat\":\"c\",\"ph\":\"X\",\"ts\":" #ts ",\"dur\":" #dur ",\"pid\":1,\"tid\":" #tid "}"
 
@@ -32,7 +33,9 @@ static int check_text(const char *text, trace_check_t *r) {
 static void test_checker(void) {
   trace_check_t r;
   CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("job", 1, 0, 10) X("k", 1, 1, 2) X("k2", 1, 3, 7)
-                                 X("a", 1000, 0, 5) X("b", 1000, 5, 1) "]}", &r), 0);
+                                 X("a", 1000, 0, 5) X("b", 1000, 5, 1) "]}",
+                             &r),
+                  0);
   CU_ASSERT_EQUAL(r.tracks, 2);
   CU_ASSERT_EQUAL(r.device_tracks, 1);
   CU_ASSERT_EQUAL(r.complete, 5);
@@ -46,10 +49,12 @@ static void test_checker(void) {
   CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("a", 7, 0, 5) "]}", &r), 1);
   CU_ASSERT_PTR_NOT_NULL(strstr(r.first, "thread_name"));
   CU_ASSERT(check_text("{\"traceEvents\":[{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":1,"
-                       "\"args\":{\"name\":\"host\"}}" X("a", 1, 0, 1) "]}", &r) > 0);
+                       "\"args\":{\"name\":\"host\"}}" X("a", 1, 0, 1) "]}",
+                       &r) > 0);
   /* types: ts as a string, no ph, a negative duration */
   CU_ASSERT(check_text("{\"traceEvents\":[" META ",{\"name\":\"a\",\"cat\":\"c\",\"ph\":\"X\",\"ts\":\"0\",\"dur\":1,"
-                       "\"pid\":1,\"tid\":1}]}", &r) > 0);
+                       "\"pid\":1,\"tid\":1}]}",
+                       &r) > 0);
   CU_ASSERT(check_text("{\"traceEvents\":[" META ",{\"name\":\"a\",\"pid\":1,\"tid\":1}]}", &r) > 0);
   CU_ASSERT(check_text("{\"traceEvents\":[" META X("a", 1, 0, -1) "]}", &r) > 0);
   CU_ASSERT(check_text("{\"events\":[]}", &r) > 0);
@@ -228,7 +233,6 @@ static void test_cap(void) {
   CU_ASSERT(note);
   json_decref(doc);
   hc_buffer_destroy(b);
-
 }
 
 static void test_api_errors(void) {
@@ -404,7 +408,6 @@ static void test_threads(void) {
   /* THREADS x (a build + ROUNDS rounds) on the host tracks */
   CU_ASSERT_EQUAL(r.complete, n + THREADS * (1 + ROUNDS));
   json_decref(doc);
-
 }
 
 static void register_tests(void) {

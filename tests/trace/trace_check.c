@@ -73,7 +73,8 @@ void trace_check(const json_t *doc, trace_check_t *r) {
           problem(r, "event %zu: %s without args.name", i, name);
           continue;
         }
-        if (name[0] == 'p') pids[npids++] = (long)json_integer_value(pid);
+        if (name[0] == 'p')
+          pids[npids++] = (long)json_integer_value(pid);
         else {
           if (find_track(tr, ntr, (long)json_integer_value(pid), (long)json_integer_value(tid)))
             problem(r, "track %lld named twice", (long long)json_integer_value(tid));
@@ -130,15 +131,16 @@ void trace_check(const json_t *doc, trace_check_t *r) {
     if (!t) continue;
     if (t->device) {
       if (!first && s->ts < sp[i - 1].ts + sp[i - 1].dur)
-        problem(r, "device track %ld: '%s' at %.3f overlaps '%s' (%.3f + %.3f)", s->tid, s->name, s->ts,
-                sp[i - 1].name, sp[i - 1].ts, sp[i - 1].dur);
+        problem(r, "device track %ld: '%s' at %.3f overlaps '%s' (%.3f + %.3f)", s->tid, s->name, s->ts, sp[i - 1].name,
+                sp[i - 1].ts, sp[i - 1].dur);
       continue;
     }
     while (depth > 0 && stack[depth - 1]->ts + stack[depth - 1]->dur <= s->ts) depth--;
     if (depth > 0 && s->ts + s->dur > stack[depth - 1]->ts + stack[depth - 1]->dur)
       problem(r, "host track %ld: '%s' (%.3f + %.3f) straddles the end of '%s' (%.3f + %.3f)", s->tid, s->name, s->ts,
               s->dur, stack[depth - 1]->name, stack[depth - 1]->ts, stack[depth - 1]->dur);
-    else if (depth < 64) stack[depth++] = &sp[i];
+    else if (depth < 64)
+      stack[depth++] = &sp[i];
   }
   free(sp);
   free(tr);
@@ -174,7 +176,8 @@ double trace_sum(const json_t *doc, long tid, double from, double to, const char
   size_t i, c = 0;
   const json_t *e;
   json_array_foreach(json_object_get(doc, "traceEvents"), i, e) {
-    if (strcmp(json_string_value(json_object_get(e, "ph")), "X") || json_integer_value(json_object_get(e, "tid")) != tid)
+    if (strcmp(json_string_value(json_object_get(e, "ph")), "X") ||
+        json_integer_value(json_object_get(e, "tid")) != tid)
       continue;
     const double ts = json_number_value(json_object_get(e, "ts")), dur = json_number_value(json_object_get(e, "dur"));
     if (to >= 0 && (ts < from || ts + dur > to)) continue;

@@ -8,12 +8,12 @@
 #include <stddef.h>
 
 typedef struct {
-  int problems;          /* 0: the trace is valid */
-  char first[512];       /* the first problem, for the failure message */
-  int tracks;            /* thread tracks named */
-  int device_tracks;     /* ... of them device queues ("<id> queue") */
+  int problems;      /* 0: the trace is valid */
+  char first[512];   /* the first problem, for the failure message */
+  int tracks;        /* thread tracks named */
+  int device_tracks; /* ... of them device queues ("<id> queue") */
   int host_tracks;
-  size_t complete;       /* "X" events */
+  size_t complete; /* "X" events */
 } trace_check_t;
 
 /* Checks a parsed trace document; fills *r. Every problem is also printed

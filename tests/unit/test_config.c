@@ -16,8 +16,8 @@ static void expect_rejected(const char *name, const char *value, const char *acc
   int sh[3];
   const hc_config_var_t *v = hc_config_find(name);
   CU_ASSERT_PTR_NOT_NULL_FATAL(v);
-  hc_status_t st = v->type == HC_CONFIG_DOUBLE  ? hc_config_double(name, &d)
-                   : v->type == HC_CONFIG_SHAPE ? hc_config_shape(name, sh)
+  hc_status_t st = v->type == HC_CONFIG_DOUBLE   ? hc_config_double(name, &d)
+                   : v->type == HC_CONFIG_SHAPE  ? hc_config_shape(name, sh)
                    : v->type == HC_CONFIG_STRING ? hc_config_str(name, &s)
                                                  : hc_config_int(name, &i);
   CU_ASSERT_EQUAL(st, HC_ERR_PARAM);
@@ -53,10 +53,17 @@ static void test_types(void) {
   static const struct {
     const char *name, *value;
     long long want;
-  } ints[] = {{"HC_CACHE", "off", 0},          {"HC_CACHE", "Yes", 1},         {"HC_CACHE", "0", 0},
-              {"HC_CPU_THREADS", "3", 3},      {"HC_LOG", "debug", 3},         {"HC_LOG", "1", 1},
-              {"HC_CUDA_STAGING", "4M", 4 << 20}, {"HC_CUDA_STAGING", "off", 0}, {"HC_CUDA_STAGING", "on", 1},
-              {"HC_CUDA_STAGE_CHUNK", "256k", 256 << 10}, {"HC_GRID_PLANE_ORDER", "forward", 1}};
+  } ints[] = {{"HC_CACHE", "off", 0},
+              {"HC_CACHE", "Yes", 1},
+              {"HC_CACHE", "0", 0},
+              {"HC_CPU_THREADS", "3", 3},
+              {"HC_LOG", "debug", 3},
+              {"HC_LOG", "1", 1},
+              {"HC_CUDA_STAGING", "4M", 4 << 20},
+              {"HC_CUDA_STAGING", "off", 0},
+              {"HC_CUDA_STAGING", "on", 1},
+              {"HC_CUDA_STAGE_CHUNK", "256k", 256 << 10},
+              {"HC_GRID_PLANE_ORDER", "forward", 1}};
   for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
     setenv(ints[k].name, ints[k].value, 1);
     i = -7;
@@ -129,7 +136,7 @@ static void test_context_and_hcrun(void) {
 
 /* An out-of-tree plugin's own variable, read with the same rules. */
 static void test_own_variable(void) {
-  static const hc_config_var_t answer = {"HC_TEST_ANSWER", HC_CONFIG_INT, HC_CONFIG_PUBLIC, "42", 1, 100, NULL,
+  static const hc_config_var_t answer = {"HC_TEST_ANSWER",         HC_CONFIG_INT, HC_CONFIG_PUBLIC, "42", 1, 100, NULL,
                                          "a test plugin's setting"};
   long long v = 0;
   unsetenv("HC_TEST_ANSWER");

@@ -64,11 +64,10 @@ static const char sample_src[] =
 
 #define SAMPLE_OPTS "-DBLOCK=64"
 
-static const char broken_src[] =
-    "HC_KERNEL void broken(HC_GLOBAL float *y) {\n"
-    "  y[0] = 1.0f;\n"
-    "  y[1] = undefined_thing_42;\n"
-    "}\n";
+static const char broken_src[] = "HC_KERNEL void broken(HC_GLOBAL float *y) {\n"
+                                 "  y[0] = 1.0f;\n"
+                                 "  y[1] = undefined_thing_42;\n"
+                                 "}\n";
 
 /* ------------------------------------------------------------ registry */
 
@@ -686,8 +685,10 @@ static void test_gpu_disk_cache(void) {
     hc_device_close(dev);
     hc_context_destroy(ctx);
   }
-  if (saved) setenv("HC_CACHE_DIR", saved, 1);
-  else unsetenv("HC_CACHE_DIR");
+  if (saved)
+    setenv("HC_CACHE_DIR", saved, 1);
+  else
+    unsetenv("HC_CACHE_DIR");
   free(saved);
 }
 

@@ -100,11 +100,8 @@ static void test_saxpy_everywhere(void) {
 static const struct {
   const char *name, *args;
 } small[] = {
-    {"simpson", "n=17x17x17"},
-    {"jacobi", "n=17 iters=20"},
-    {"nbody", "n=64 steps=2"},
-    {"bpm", "n=64 steps=20"},
-    {"multigrid", "n=17 cycles=2"},
+    {"simpson", "n=17x17x17"}, {"jacobi", "n=17 iters=20"},    {"nbody", "n=64 steps=2"},
+    {"bpm", "n=64 steps=20"},  {"multigrid", "n=17 cycles=2"},
 };
 
 static int needs_input(json_t *list, const char *w) {

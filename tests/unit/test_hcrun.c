@@ -217,7 +217,8 @@ static void test_untrusted_plugin_dirs_refused(void) {
   snprintf(open_dir, sizeof open_dir, "%s/world", th_tmpdir());
   snprintf(link, sizeof link, "%s/link", th_tmpdir());
   snprintf(good, sizeof good, "%s/good", th_tmpdir());
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s' '%s' && cp %s/test-plugins/test-probe.so '%s' && "
+  snprintf(cmd, sizeof cmd,
+           "mkdir -p '%s' '%s' && cp %s/test-plugins/test-probe.so '%s' && "
            "cp %s/test-plugins/test-probe.so '%s' && chmod 0777 '%s' && ln -sfn '%s' '%s'",
            open_dir, good, th_build_dir(), open_dir, th_build_dir(), good, open_dir, open_dir, link);
   CU_ASSERT_EQUAL_FATAL(th_run(cmd, NULL, 0, NULL, 0), 0);
@@ -394,7 +395,8 @@ static void test_bad_log_setting(void) {
   hc_context_t *c = NULL;
   CU_ASSERT_EQUAL(hc_context_create(NULL, &c), HC_ERR_PARAM);
   CU_ASSERT_PTR_NULL(c);
-  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "HC_LOG=verbose: give a whole number from 0 to 3 or error, warn, info or debug"));
+  CU_ASSERT_PTR_NOT_NULL(
+      strstr(hc_last_error(), "HC_LOG=verbose: give a whole number from 0 to 3 or error, warn, info or debug"));
   CU_ASSERT_EQUAL(hcrun("--list"), 2);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "HC_LOG=verbose"));
   setenv("HC_LOG", "WARN", 1);

@@ -17,8 +17,8 @@
 
 static const char *const device_specs[] = {"cpu", "opencl", "cuda"};
 #define NDEV (sizeof device_specs / sizeof device_specs[0])
-#define FOR_EACH_DEVICE(dev)                                                                                           \
-  for (size_t d_ = 0; d_ < NDEV; d_++)                                                                                 \
+#define FOR_EACH_DEVICE(dev)           \
+  for (size_t d_ = 0; d_ < NDEV; d_++) \
     for (hc_device_t *dev = th_device(device_specs[d_]); dev; dev = NULL)
 
 static int has_fp64(hc_device_t *dev) { return hc_device_info(dev)->fp64 != 0; }
@@ -163,8 +163,14 @@ static void test_mode_phase(void) {
 static void test_power_conservation(void) {
   FOR_EACH_DEVICE(dev) {
     for (int f64 = 0; f64 <= has_fp64(dev); f64++) {
-      const char *kv[] = {"n=64", "steps=10000", "launch=gauss", "tilt=10", "offset=1", "profile=slab",
-                          f64 ? "dtype=c128" : "dtype=c64", NULL};
+      const char *kv[] = {"n=64",
+                          "steps=10000",
+                          "launch=gauss",
+                          "tilt=10",
+                          "offset=1",
+                          "profile=slab",
+                          f64 ? "dtype=c128" : "dtype=c64",
+                          NULL};
       hc_job_t *job = run(dev, kv, NULL, 0);
       if (!job) continue;
       size_t np;
@@ -268,7 +274,8 @@ static void test_order4(void) {
     if (!has_fp64(dev)) continue;
     double e4[2], e2 = 0;
     for (int q = 0; q < 2; q++) {
-      const char *kv[] = {q ? "n=100" : "n=50", "Lz=20", "hz=0.005", "solver=richardson", "order=4", "dtype=c128", NULL};
+      const char *kv[] = {q ? "n=100" : "n=50", "Lz=20", "hz=0.005", "solver=richardson", "order=4",
+                          "dtype=c128",         NULL};
       hc_job_t *job = run(dev, kv, NULL, HC_RUN_VERIFY);
       if (!job) return;
       CU_ASSERT_EQUAL(hc_job_verified(job, NULL), 1);
@@ -282,7 +289,8 @@ static void test_order4(void) {
       hc_job_destroy(job);
     }
     double ratio = e4[0] / e4[1];
-    if (ratio < 12 || ratio > 20) fprintf(stderr, "%s: order 4 error ratio %.3g (want about 16)\n", hc_device_name(dev), ratio);
+    if (ratio < 12 || ratio > 20)
+      fprintf(stderr, "%s: order 4 error ratio %.3g (want about 16)\n", hc_device_name(dev), ratio);
     CU_ASSERT(ratio > 12 && ratio < 20);
     CU_ASSERT(e4[0] < e2 / 100);
   }
@@ -536,8 +544,15 @@ static void test_adi_separable(void) {
  * (w0 = 1 um, to z = 10 um = 3.2 zR). */
 static void test_gauss_width(void) {
   FOR_EACH_DEVICE(dev) {
-    const char *kv[] = {"n=256", "Ly=20", "Lz=10", "hz=0.01", "save_every=100", "launch=gauss", "waist=1",
-                        has_fp64(dev) ? "dtype=c128" : "dtype=c64", NULL};
+    const char *kv[] = {"n=256",
+                        "Ly=20",
+                        "Lz=10",
+                        "hz=0.01",
+                        "save_every=100",
+                        "launch=gauss",
+                        "waist=1",
+                        has_fp64(dev) ? "dtype=c128" : "dtype=c64",
+                        NULL};
     hc_job_t *job = run(dev, kv, NULL, 0);
     if (!job) continue;
     size_t cnt;

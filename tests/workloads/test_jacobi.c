@@ -135,7 +135,8 @@ static void test_convergence_order(void) {
       double lo = f64 ? 3.85 : 3.6, hi = f64 ? 4.15 : 4.4;
       for (int i = 0; i < 2; i++) {
         double r = e2[i] / e2[i + 1];
-        if (!(r > lo && r < hi)) fprintf(stderr, "%s 2-D %s: error ratio %.4f (n=%d -> %d)\n", device_specs[d], dt, r, n2[i], n2[i + 1]);
+        if (!(r > lo && r < hi))
+          fprintf(stderr, "%s 2-D %s: error ratio %.4f (n=%d -> %d)\n", device_specs[d], dt, r, n2[i], n2[i + 1]);
         CU_ASSERT(r > lo && r < hi);
       }
       double r3 = e3[0] / e3[1];
@@ -190,8 +191,8 @@ static void eigen_case(hc_device_t *dev, const char *grid, const char *mode, con
   /* f64: rounding of n sweeps; f32: also the f32 weights perturb λ. */
   double tol = f64 ? 1e-13 * sweeps : 2e-7 * sweeps;
   if (fabs(amp - want) > tol || worst > tol)
-    fprintf(stderr, "%s eigen %s k=%s %s: amplitude %.17g, lambda^n %.17g, pointwise %.3g\n", hc_device_name(dev),
-            grid, mode, dtype, amp, want, worst);
+    fprintf(stderr, "%s eigen %s k=%s %s: amplitude %.17g, lambda^n %.17g, pointwise %.3g\n", hc_device_name(dev), grid,
+            mode, dtype, amp, want, worst);
   CU_ASSERT(fabs(amp - want) <= tol);
   CU_ASSERT(worst <= tol);
   CU_ASSERT(fabs(metric(job, "amplitude") - want) <= tol);
@@ -210,9 +211,9 @@ static void test_eigenmode(void) {
       if (f64 && !has_fp64(dev)) continue;
       const char *dt = f64 ? "f64" : "f32";
       eigen_case(dev, "33", "1", dt, 40);
-      eigen_case(dev, "29x41", "3,2", dt, 25);     /* non-square, unequal h */
+      eigen_case(dev, "29x41", "3,2", dt, 25); /* non-square, unequal h */
       eigen_case(dev, "13x17x21", "2,1,3", dt, 30);
-      eigen_case(dev, "18x16x20", "1", dt, 16);    /* even extents */
+      eigen_case(dev, "18x16x20", "1", dt, 16); /* even extents */
     }
   }
 }
@@ -249,16 +250,16 @@ static void compare_runs(hc_device_t *dev, const char *grid, const char *dtype, 
         snprintf(extra[e], sizeof extra[e], "%.*s", next ? (int)(next - sp) : (int)strlen(sp), sp);
         sp = next;
       }
-      const char *kv[] = {nv,  dt, fm, "f=gauss", "iters=37", variant ? "variant=tiled" : "variant=naive", bv,
-                          extra[0], extra[1], NULL};
+      const char *kv[] = {nv, dt,       fm,       "f=gauss", "iters=37", variant ? "variant=tiled" : "variant=naive",
+                          bv, extra[0], extra[1], NULL};
       hc_job_t *job = run_or_skip(dev, kv, 0, 1);
       if (!job) continue;
       double *u = output(job, "u");
       double worst = 0;
       for (size_t i = 0; i < count; i++) worst = fmax(worst, fabs(u[i] - r[i]));
       if (worst > tol)
-        fprintf(stderr, "%s %s %s %s block %s: differs by %.3g (tolerance %.3g)\n", hc_device_name(dev), grid,
-                dtype, variant ? "tiled" : "naive", *b, worst, tol);
+        fprintf(stderr, "%s %s %s %s block %s: differs by %.3g (tolerance %.3g)\n", hc_device_name(dev), grid, dtype,
+                variant ? "tiled" : "naive", *b, worst, tol);
       CU_ASSERT(worst <= tol);
       free(u);
       hc_job_destroy(job);
@@ -280,8 +281,9 @@ static void test_variants_agree(void) {
   /* Marching items of 1 to 8 rows: tiles of block rows x rows rows that
    * divide neither 43 interior rows nor 27 columns, one-row blocks (every
    * halo point loaded by a third share) and all depths. */
-  static const char *const rows_computed[] = {"2x16 rows=1", "2x16 rows=2", "4x8 rows=3",  "1x32 rows=4 depth=1",
-                                              "3x8 rows=3 depth=3", "2x8 rows=8 depth=4", NULL};
+  static const char *const rows_computed[] = {
+      "2x16 rows=1",        "2x16 rows=2",        "4x8 rows=3", "1x32 rows=4 depth=1",
+      "3x8 rows=3 depth=3", "2x8 rows=8 depth=4", NULL};
   static const char *const rows_stored[] = {"2x16 rows=3", "1x16 rows=2 depth=1", "4x8 rows=4", NULL};
   static const char *const rows_f64_computed[] = {"2x16 rows=3", "1x32 rows=4", NULL};
   static const char *const rows_f64_stored[] = {"2x8 rows=2 depth=1", "4x8 rows=1", NULL};
@@ -383,18 +385,18 @@ static void test_verify_bound_capped(void) {
  * pairs, blocks of one row or one plane, blocks that divide nothing, and
  * more groups than threads. */
 static void test_two_sweeps_per_pass(void) {
-  static const char *const cases[] = {
-      "n=40x37x33 f=gauss iters=9 block=3x5x31",
-      "n=40x37x33 f=gauss iters=7 block=1x1x31 dtype=f64 f_mode=stored",
-      "n=30x41x17 f=gauss iters=12 check=5 tol=1e-13 block=4x7x15",
-      "n=50x37 f=point iters=11 block=3x35",
-      "n=50x37 f=sin iters=10 block=1x35 dtype=f64 f_mode=stored",
-      "n=64x80 f=gauss iters=13 check=4 tol=1e-13 block=9x78",
-      NULL};
+  static const char *const cases[] = {"n=40x37x33 f=gauss iters=9 block=3x5x31",
+                                      "n=40x37x33 f=gauss iters=7 block=1x1x31 dtype=f64 f_mode=stored",
+                                      "n=30x41x17 f=gauss iters=12 check=5 tol=1e-13 block=4x7x15",
+                                      "n=50x37 f=point iters=11 block=3x35",
+                                      "n=50x37 f=sin iters=10 block=1x35 dtype=f64 f_mode=stored",
+                                      "n=64x80 f=gauss iters=13 check=4 tol=1e-13 block=9x78",
+                                      NULL};
   /* the reference, then the two-sweep kernel with each kind of store */
-  static const char *const runs[3][2] = {{"sweeps_per_pass=1", "1 sweep per pass"},
-                                         {"sweeps_per_pass=2 stores=plain", "2 sweeps per pass over memory, plain"},
-                                         {"sweeps_per_pass=2 stores=streaming", "2 sweeps per pass over memory, streaming"}};
+  static const char *const runs[3][2] = {
+      {"sweeps_per_pass=1", "1 sweep per pass"},
+      {"sweeps_per_pass=2 stores=plain", "2 sweeps per pass over memory, plain"},
+      {"sweeps_per_pass=2 stores=streaming", "2 sweeps per pass over memory, streaming"}};
   hc_device_t *dev = th_device("cpu");
   if (!dev) return;
   for (const char *const *c = cases; *c; c++) {
@@ -433,7 +435,8 @@ static void test_two_sweeps_per_pass(void) {
 /* f + Δ_h u at the interior, computed here; returns ||r|| / ||f|| for f = sin. */
 static double host_residual(const double *u, const int64_t g[3], int dim, double *rfield) {
   double h[3], w[3] = {0, 0, 0}, r2 = 0, f2 = 0;
-  for (int a = 0; a < 3; a++) h[a] = a >= 3 - dim ? 1.0 / (double)(g[a] - 1) : 0, w[a] = a >= 3 - dim ? 1 / (h[a] * h[a]) : 0;
+  for (int a = 0; a < 3; a++)
+    h[a] = a >= 3 - dim ? 1.0 / (double)(g[a] - 1) : 0, w[a] = a >= 3 - dim ? 1 / (h[a] * h[a]) : 0;
   static const int k1[3] = {1, 1, 1};
   const int64_t s1 = g[2], s0 = g[1] * g[2];
   int64_t i0 = dim == 3 ? 1 : 0, i1 = dim == 3 ? g[0] - 1 : 1;
@@ -471,7 +474,8 @@ static void test_tolerance_stops(void) {
     /* The check 10 sweeps earlier had not converged. */
     CU_ASSERT(res > 1e-3 * 0.5);
     double worst = 0, big = 0;
-    for (size_t i = 0; i < hc_field_count(u); i++) worst = fmax(worst, fabs(rf[i] - mine[i])), big = fmax(big, fabs(mine[i]));
+    for (size_t i = 0; i < hc_field_count(u); i++)
+      worst = fmax(worst, fabs(rf[i] - mine[i])), big = fmax(big, fabs(mine[i]));
     CU_ASSERT(worst <= 1e-3 * big + 1e-6);
     /* The output field carries the grid. */
     CU_ASSERT_EQUAL(hc_field_rank(u), 2);
@@ -604,7 +608,8 @@ static void test_bad_inputs(void) {
     snprintf(args, sizeof args, "f=%s f_mode=computed", bad);
     th_expect_usage_error("jacobi", id, args, "f_mode=computed");
     const hc_device_info_t *in = hc_device_info(dev);
-    if (in->max_work_group_size && in->max_work_group_size < (1u << 20) && !(in->languages & HC_LANG_BIT(HC_LANG_HOST))) {
+    if (in->max_work_group_size && in->max_work_group_size < (1u << 20) &&
+        !(in->languages & HC_LANG_BIT(HC_LANG_HOST))) {
       /* A block larger than the device allows. */
       unsigned side = 2;
       while (side * side <= in->max_work_group_size) side *= 2;

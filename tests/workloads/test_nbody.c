@@ -65,8 +65,10 @@ static hc_field_t *make_field(hc_device_t *dev, const double *v, int64_t n, int6
   TH_ASSERT_OK(hc_field_create(dev, f64 ? HC_F64 : HC_F32, 2, shape, &f));
   void *buf = malloc((size_t)(n * cols) * (f64 ? 8 : 4));
   for (int64_t i = 0; i < n * cols; i++) {
-    if (f64) ((double *)buf)[i] = v[i];
-    else ((float *)buf)[i] = (float)v[i];
+    if (f64)
+      ((double *)buf)[i] = v[i];
+    else
+      ((float *)buf)[i] = (float)v[i];
   }
   TH_ASSERT_OK(hc_field_write(f, buf));
   free(buf);
@@ -99,8 +101,7 @@ static double *read_output(hc_job_t *job, const char *port, size_t *count) {
   void *raw = malloc(hc_field_bytes(f));
   double *v = malloc(n * sizeof *v);
   TH_ASSERT_OK(hc_field_read(f, raw));
-  for (size_t i = 0; i < n; i++)
-    v[i] = hc_field_dtype(f) == HC_F64 ? ((double *)raw)[i] : (double)((float *)raw)[i];
+  for (size_t i = 0; i < n; i++) v[i] = hc_field_dtype(f) == HC_F64 ? ((double *)raw)[i] : (double)((float *)raw)[i];
   free(raw);
   if (count) *count = n;
   return v;
@@ -177,8 +178,11 @@ static void check_acc_case(hc_device_t *dev, int f64, const acc_case_t *c) {
   double *s = random_state(c->n, 1.0, f64);
   hc_field_t *state = make_field(dev, s, c->n, COLS, f64);
   char e[64], k[64], b[128];
-  const char *kv[10] = {f64 ? "dtype=f64" : "dtype=f32", "steps=0", "output_acc=true",
-                        fmt(e, sizeof e, "eps=%.17g", c->eps), fmt(k, sizeof k, "k=%.17g", c->k),
+  const char *kv[10] = {f64 ? "dtype=f64" : "dtype=f32",
+                        "steps=0",
+                        "output_acc=true",
+                        fmt(e, sizeof e, "eps=%.17g", c->eps),
+                        fmt(k, sizeof k, "k=%.17g", c->k),
                         fmt(b, sizeof b, "B=%.17g,%.17g,%.17g", c->B[0], c->B[1], c->B[2])};
   for (int i = 0; i < 3 && c->extra[i]; i++) kv[6 + i] = c->extra[i];
   hc_job_t *job = run_nbody(dev, state, 0, kv);
@@ -210,10 +214,10 @@ static void check_acc_case(hc_device_t *dev, int f64, const acc_case_t *c) {
 
 static void test_accelerations(void) {
   static const acc_case_t cases[] = {
-      {300, 0.01, 1.7, {0.3, -0.2, 1.5}, {NULL}},                          /* N not a multiple of the tile */
-      {37, 0.0, 1.0, {0, 0, 0}, {NULL}},                                   /* eps = 0: j == i skipped */
-      {1, 0.01, 1.0, {0.5, 1.0, -2.0}, {NULL}},                            /* N = 1: only v x B */
-      {700, 0.02, 1.0, {0, 0, 1}, {"wg=64", "bpt=3", "slices=3"}},         /* tuned shape, j slices */
+      {300, 0.01, 1.7, {0.3, -0.2, 1.5}, {NULL}},                            /* N not a multiple of the tile */
+      {37, 0.0, 1.0, {0, 0, 0}, {NULL}},                                     /* eps = 0: j == i skipped */
+      {1, 0.01, 1.0, {0.5, 1.0, -2.0}, {NULL}},                              /* N = 1: only v x B */
+      {700, 0.02, 1.0, {0, 0, 1}, {"wg=64", "bpt=3", "slices=3"}},           /* tuned shape, j slices */
       {129, 0.05, 2.0, {0, 0, 0}, {"diagnostics=true", "fast_rsqrt=false"}}, /* potential on, precise rsqrt */
   };
   for (size_t d = 0; d < NDEV; d++) {
@@ -295,9 +299,10 @@ static void gyrate(hc_device_t *dev, int f64, double q, const char *integ, int64
   const double s[COLS] = {0.25, -0.5, 0.125, 0.8, 0.0, 0.3, q, 0.5};
   hc_field_t *state = make_field(dev, s, 1, COLS, f64);
   char st[64], t[64], in[64];
-  hc_job_t *job = run_nbody(dev, state, 0,
-                            KV(f64 ? "dtype=f64" : "dtype=f32", "B=0,0,2", fmt(st, sizeof st, "steps=%lld", (long long)steps),
-                               fmt(t, sizeof t, "dt=%.17g", dt), fmt(in, sizeof in, "integrator=%s", integ)));
+  hc_job_t *job =
+      run_nbody(dev, state, 0,
+                KV(f64 ? "dtype=f64" : "dtype=f32", "B=0,0,2", fmt(st, sizeof st, "steps=%lld", (long long)steps),
+                   fmt(t, sizeof t, "dt=%.17g", dt), fmt(in, sizeof in, "integrator=%s", integ)));
   CU_ASSERT_PTR_NOT_NULL_FATAL(job);
   double *p = read_output(job, "pos", NULL), *v = read_output(job, "vel", NULL);
   memcpy(pos, p, 3 * sizeof *pos);
@@ -329,8 +334,8 @@ static void test_gyration(void) {
         gyrate(dev, f64, q, "boris", per / 2, dt, p, v);
         double chord = hypot(p[0] - x0[0], p[1] - x0[1]), want = 2 * R * sin(0.5 * theta * (double)(per / 2));
         if (!(fabs(chord - want) <= tol * want))
-          fprintf(stderr, "gyration on %s %s: chord %.17g want %.17g\n", hc_device_name(dev), f64 ? "f64" : "f32", chord,
-                  want);
+          fprintf(stderr, "gyration on %s %s: chord %.17g want %.17g\n", hc_device_name(dev), f64 ? "f64" : "f32",
+                  chord, want);
         CU_ASSERT(fabs(chord - want) <= tol * want);
         CU_ASSERT(fabs(0.5 * chord - r) <= 0.5 * (w * dt) * (w * dt) * r); /* radius m v_perp / (|q| B) */
         CU_ASSERT(sign > 0 ? p[1] < x0[1] - 1.9 * r : p[1] > x0[1] + 1.9 * r);
@@ -437,9 +442,9 @@ static void test_serial_reference(void) {
   hc_field_t *state = make_field(dev, s, n, COLS, 1);
   double *out[2] = {NULL, NULL};
   for (int v = 0; v < 2; v++) {
-    hc_job_t *job = run_nbody(dev, state, 0,
-                              KV("dtype=f64", "steps=5", "B=0,1,1", "diagnostics=true",
-                                 v ? "variant=serial-reference" : "variant=tiled"));
+    hc_job_t *job = run_nbody(
+        dev, state, 0,
+        KV("dtype=f64", "steps=5", "B=0,1,1", "diagnostics=true", v ? "variant=serial-reference" : "variant=tiled"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     out[v] = read_output(job, "pos", NULL);
     hc_job_destroy(job);

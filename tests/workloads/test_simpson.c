@@ -106,8 +106,10 @@ static double reference(uint32_t rank, const int64_t *shape, const double *h, co
   double *w[3];
   for (int d = 0; d < 3; d++) {
     w[d] = malloc((size_t)s[d] * sizeof(double));
-    if (s[d] == 1) w[d][0] = 1;
-    else weights_1d((int)s[d], w[d]);
+    if (s[d] == 1)
+      w[d][0] = 1;
+    else
+      weights_1d((int)s[d], w[d]);
   }
   double total = 0;
   for (int64_t i = 0; i < s[0]; i++)
@@ -122,8 +124,8 @@ static double reference(uint32_t rank, const int64_t *shape, const double *h, co
 
 /* A field of random samples on dev (values in *host as doubles, exactly the
  * samples, also for f32). */
-static hc_field_t *random_field(hc_device_t *dev, hc_dtype_t dt, uint32_t rank, const int64_t *shape,
-                                const double *h, double **host) {
+static hc_field_t *random_field(hc_device_t *dev, hc_dtype_t dt, uint32_t rank, const int64_t *shape, const double *h,
+                                double **host) {
   size_t n = 1;
   for (uint32_t d = 0; d < rank; d++) n *= (size_t)shape[d];
   double *y = malloc(n * sizeof *y);
@@ -149,8 +151,8 @@ static void test_volume(void) {
   static const struct {
     const char *n, *box;
     double volume;
-  } cases[] = {{"n=5x6x7", "box=-1:2", 27},   {"n=2x3x4", "box=0:1,0:2,0:3", 6}, {"n=9x2x2", "box=0:0.5", 0.125},
-               {"n=17", "box=-2:3", 5},      {"n=4x5", "box=0:2,1:4", 6},       {"n=2", "box=0:1", 1}};
+  } cases[] = {{"n=5x6x7", "box=-1:2", 27}, {"n=2x3x4", "box=0:1,0:2,0:3", 6}, {"n=9x2x2", "box=0:0.5", 0.125},
+               {"n=17", "box=-2:3", 5},     {"n=4x5", "box=0:2,1:4", 6},       {"n=2", "box=0:1", 1}};
   for (size_t d = 0; d < NDEV; d++) {
     hc_device_t *dev = th_device(device_specs[d]);
     if (!dev) continue;
@@ -174,8 +176,8 @@ static void test_volume(void) {
 static void test_cubic_exact(void) {
   static const struct {
     const char *n, *box;
-  } odd[] = {{"n=5x7x9", "box=-1:2"}, {"n=3x3x3", "box=0:1,-1:1,0.5:2"}, {"n=11", "box=-1.5:0.7"},
-             {"n=7x5", "box=-1:1,0:3"}};
+  } odd[] = {
+      {"n=5x7x9", "box=-1:2"}, {"n=3x3x3", "box=0:1,-1:1,0.5:2"}, {"n=11", "box=-1.5:0.7"}, {"n=7x5", "box=-1:1,0:3"}};
   for (size_t d = 0; d < NDEV; d++) {
     hc_device_t *dev = th_device(device_specs[d]);
     if (!dev) continue;
@@ -262,7 +264,7 @@ static void test_ranks(void) {
   static const struct {
     uint32_t rank;
     int64_t shape[2];
-  } cases[] = {{1, {2, 0}}, {1, {3, 0}}, {1, {4, 0}}, {1, {1001, 0}}, {1, {1000, 0}},
+  } cases[] = {{1, {2, 0}}, {1, {3, 0}}, {1, {4, 0}},  {1, {1001, 0}}, {1, {1000, 0}},
                {2, {2, 7}}, {2, {6, 9}}, {2, {33, 2}}, {2, {50, 64}}};
   for (size_t d = 0; d < NDEV; d++) {
     hc_device_t *dev = th_device(device_specs[d]);
@@ -403,7 +405,7 @@ static void test_scipy(void) {
       h[d] = 0.01 + 2 * rnd();
       n *= (size_t)shape[d];
     }
-    if (c == NCASES - 2) rank = 1, shape[0] = 100001, n = 100001;              /* long odd axis */
+    if (c == NCASES - 2) rank = 1, shape[0] = 100001, n = 100001; /* long odd axis */
     if (c == NCASES - 1) rank = 3, shape[0] = 41, shape[1] = 40, shape[2] = 39, n = 41 * 40 * 39;
     cases[c].dt = (c % 3 == 2) ? HC_F32 : HC_F64;
     double *y = malloc(n * sizeof *y);
@@ -428,11 +430,11 @@ static void test_scipy(void) {
       snprintf(cases[c].kv[0], sizeof cases[c].kv[0], "h=%.17g", h[0]);
     } else {
       static const char *const names[3] = {"hx", "hy", "hz"};
-      for (uint32_t d = 0; d < rank; d++)
-        snprintf(cases[c].kv[d], sizeof cases[c].kv[d], "%s=%.17g", names[d], h[d]);
+      for (uint32_t d = 0; d < rank; d++) snprintf(cases[c].kv[d], sizeof cases[c].kv[d], "%s=%.17g", names[d], h[d]);
     }
     len += (size_t)snprintf(cmd + len, sizeof cmd - len, " '%s' ", cases[c].path);
-    for (uint32_t d = 0; d < rank; d++) len += (size_t)snprintf(cmd + len, sizeof cmd - len, "%s%.17g", d ? "," : "", h[d]);
+    for (uint32_t d = 0; d < rank; d++)
+      len += (size_t)snprintf(cmd + len, sizeof cmd - len, "%s%.17g", d ? "," : "", h[d]);
   }
   char out[8192], err[4096];
   int rc = th_run(cmd, out, sizeof out, err, sizeof err);
@@ -525,9 +527,9 @@ static void test_bad_inputs(void) {
   write_npy_header(five, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2, 2, 2, 2), }", 256);
   write_raw(csv, "x,y\n1,2\n3,4\n", 12);
   static const struct {
-    const char *fmt;   /* arguments; %s is replaced by a path */
-    int file;          /* which path */
-    const char *want;  /* in the message */
+    const char *fmt;  /* arguments; %s is replaced by a path */
+    int file;         /* which path */
+    const char *want; /* in the message */
   } cases[] = {
       {"input=%s/missing.npy", -1, "missing.npy"},
       {"input=%s", 0, "not a .npy file"},
@@ -551,9 +553,12 @@ static void test_bad_inputs(void) {
   const char *paths[] = {csv, cplx, ints, five, four, thin, good, good2d};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     char args[1200], outdir[600], cmd[4096], err[8192];
-    if (cases[c].file == -1) snprintf(args, sizeof args, cases[c].fmt, tmp);
-    else if (cases[c].file == -2) snprintf(args, sizeof args, "%s", cases[c].fmt);
-    else snprintf(args, sizeof args, cases[c].fmt, paths[cases[c].file]);
+    if (cases[c].file == -1)
+      snprintf(args, sizeof args, cases[c].fmt, tmp);
+    else if (cases[c].file == -2)
+      snprintf(args, sizeof args, "%s", cases[c].fmt);
+    else
+      snprintf(args, sizeof args, cases[c].fmt, paths[cases[c].file]);
     snprintf(outdir, sizeof outdir, "%s/out%zu", tmp, c);
     snprintf(cmd, sizeof cmd, "'%s/bin/hcrun' --device=cpu --workload=simpson %s --output='%s'", th_build_dir(), args,
              outdir);
@@ -603,9 +608,10 @@ static void test_vector_widths(void) {
       hc_device_t *dev = th_device(sources[d]);
       if (!dev || !hc_device_info(dev)->fp64) continue;
       for (int pair = 0; pair < 2; pair++) {
-        const double v = hcrun_integral_on(sources[d], pair ? "HC_KERNEL_OPTIONS=-DSIMPSON_PAIR=1"
-                                                            : "HC_KERNEL_OPTIONS=-DSIMPSON_PAIR=0", args[a]);
-        if (!(th_rel(v, ref) <= 1e-13)) fprintf(stderr, "%s pair=%d %s: %.17g vs %.17g\n", sources[d], pair, args[a], v, ref);
+        const double v = hcrun_integral_on(
+            sources[d], pair ? "HC_KERNEL_OPTIONS=-DSIMPSON_PAIR=1" : "HC_KERNEL_OPTIONS=-DSIMPSON_PAIR=0", args[a]);
+        if (!(th_rel(v, ref) <= 1e-13))
+          fprintf(stderr, "%s pair=%d %s: %.17g vs %.17g\n", sources[d], pair, args[a], v, ref);
         CU_ASSERT(th_rel(v, ref) <= 1e-13);
       }
     }

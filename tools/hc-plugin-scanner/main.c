@@ -104,7 +104,8 @@ int main(int argc, char **argv) {
   } else if (d->kind == HC_PLUGIN_WORKLOAD) {
     const hc_workload_ops_t *ops = d->ops;
     if (ops->size < sizeof *ops) return done();
-    for (uint32_t i = 0; ops->params && ops->param_spec_size >= sizeof(hc_param_spec_t) && i < ops->nparams && i < 256; i++) {
+    for (uint32_t i = 0; ops->params && ops->param_spec_size >= sizeof(hc_param_spec_t) && i < ops->nparams && i < 256;
+         i++) {
       const hc_param_spec_t *p = (const void *)((const char *)ops->params + (size_t)i * ops->param_spec_size);
       sum += touch(p->name) + touch(p->def) + touch(p->choices) + touch(p->help);
     }

@@ -39,8 +39,7 @@ void hcrun_print_split(json_t *split);
  * appends the file names to files (may be NULL). ranks: the set of an MPI
  * run, whose every rank calls this (rank 0 writes, or every rank writes
  * its rows of an output left in parts); NULL otherwise. */
-hc_status_t hcrun_save_outputs(hc_job_t *job, hc_devset_t *ranks, const char *dir, const char *prefix,
-                               json_t *files);
+hc_status_t hcrun_save_outputs(hc_job_t *job, hc_devset_t *ranks, const char *dir, const char *prefix, json_t *files);
 /* mkdir -p; 0 on success. */
 int hcrun_mkdirs(const char *dir);
 /* jsontext.c: any bytes as a JSON string, losslessly (bytes that are not

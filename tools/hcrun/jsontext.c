@@ -23,10 +23,14 @@ static size_t utf8_seq(const unsigned char *s, uint32_t *cp) {
   size_t n;
   uint32_t v, min;
   if (c < 0x80) return *cp = c, 1;
-  if (c >= 0xC2 && c <= 0xDF) n = 2, v = c & 0x1F, min = 0x80;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3, v = c & 0x0F, min = 0x800;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4, v = c & 0x07, min = 0x10000;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2, v = c & 0x1F, min = 0x80;
+  else if (c >= 0xE0 && c <= 0xEF)
+    n = 3, v = c & 0x0F, min = 0x800;
+  else if (c >= 0xF0 && c <= 0xF4)
+    n = 4, v = c & 0x07, min = 0x10000;
+  else
+    return 0;
   for (size_t i = 1; i < n; i++) {
     if ((s[i] & 0xC0) != 0x80) return 0; /* also stops at the NUL */
     v = v << 6 | (s[i] & 0x3F);

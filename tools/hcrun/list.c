@@ -127,8 +127,8 @@ int hcrun_list(hc_context_t *ctx, int json) {
       } else {
         printf(" %-10s", ok ? "yes" : "no*");
         if (!ok && wlen < sizeof whys - 200)
-          wlen += (size_t)snprintf(whys + wlen, sizeof whys - wlen, "  * %s on %s: %s\n", s.name,
-                                   hc_device_id(ctx, i), why);
+          wlen += (size_t)snprintf(whys + wlen, sizeof whys - wlen, "  * %s on %s: %s\n", s.name, hc_device_id(ctx, i),
+                                   why);
       }
     }
     if (!json && hc_device_count(ctx)) printf("\n");
@@ -142,8 +142,10 @@ int hcrun_list(hc_context_t *ctx, int json) {
     hc_workload_get(ctx, w, &s);
     uint32_t idx = 0;
     const char *id = hc_device_find_auto(ctx, s.name, &idx) == HC_OK ? hc_device_id(ctx, idx) : NULL;
-    if (json) json_object_set_new(ja, s.name, id ? json_string(id) : json_null());
-    else if (hc_device_count(ctx)) printf("  %-10s %s\n", s.name, id ? id : "(none)");
+    if (json)
+      json_object_set_new(ja, s.name, id ? json_string(id) : json_null());
+    else if (hc_device_count(ctx))
+      printf("  %-10s %s\n", s.name, id ? id : "(none)");
   }
   if (json) {
     json_object_set_new(doc, "hc_version", hcrun_json_str(hc_version()));
@@ -176,7 +178,8 @@ int hcrun_workload_help(hc_context_t *ctx, const char *w) {
   for (uint32_t i = 0; i < hc_workload_param_count(ctx, w); i++) {
     const hc_param_spec_t *p = hc_workload_param(ctx, w, i);
     char range[128] = "";
-    if (p->type == HC_PARAM_ENUM) snprintf(range, sizeof range, " one of %s", p->choices);
+    if (p->type == HC_PARAM_ENUM)
+      snprintf(range, sizeof range, " one of %s", p->choices);
     else if (hc_param_type_ranged((hc_param_type_t)p->type) && p->min <= p->max)
       snprintf(range, sizeof range, " in [%g, %g]", p->min, p->max);
     printf("  %-12s %-7s default %-10s%s\n      %s\n", p->name, hc_param_type_name((hc_param_type_t)p->type),
@@ -191,7 +194,8 @@ int hcrun_workload_help(hc_context_t *ctx, const char *w) {
       char dts[64] = "";
       size_t l = 0;
       for (int d = 1; d < HC_DTYPE_COUNT_; d++)
-        if (p->dtypes & HC_DTYPE_BIT(d)) l += (size_t)snprintf(dts + l, sizeof dts - l, "%s%s", l ? "|" : "", hc_dtype_name((hc_dtype_t)d));
+        if (p->dtypes & HC_DTYPE_BIT(d))
+          l += (size_t)snprintf(dts + l, sizeof dts - l, "%s%s", l ? "|" : "", hc_dtype_name((hc_dtype_t)d));
       printf("  %-12s %s, rank %d..%d%s%s\n      %s\n", p->name, dts, p->rank_min, p->rank_max,
              (p->flags & HC_PORT_PRIMARY) ? ", primary" : "", (p->flags & HC_PORT_OPTIONAL) ? ", optional" : "",
              p->help ? p->help : "");

@@ -24,19 +24,18 @@
 #include "options.h"
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: hcrun --list [--json]\n"
-          "       hcrun --workload=W --help\n"
-          "       hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]\n"
-          "       hcrun --device=B:i,B:j,... | --device=all [--split=w1,w2,...] --workload=W [key=value ...]\n"
-          "             [--input PORT=FILE.npy ...] [--verify] [--repeat=N] [--json] [--output=DIR]\n"
-          "             [--plugin-dir=DIR] [--trace=FILE.json]\n"
-          "       hcrun --pipeline='W1 k=v @device | W2 k=v' [--pipeline-file=FILE] [--json] [--output=DIR]\n"
-          "             [--trace=FILE.json]\n"
-          "       hcrun --version\n"
-          "       --rescan with any of them: forget the plugin probe's remembered verdicts, probe again\n"
-          "exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend/device/workload unavailable,\n"
-          "            4 runtime error, 130/143 interrupted by SIGINT/SIGTERM\n");
+  fprintf(f, "usage: hcrun --list [--json]\n"
+             "       hcrun --workload=W --help\n"
+             "       hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]\n"
+             "       hcrun --device=B:i,B:j,... | --device=all [--split=w1,w2,...] --workload=W [key=value ...]\n"
+             "             [--input PORT=FILE.npy ...] [--verify] [--repeat=N] [--json] [--output=DIR]\n"
+             "             [--plugin-dir=DIR] [--trace=FILE.json]\n"
+             "       hcrun --pipeline='W1 k=v @device | W2 k=v' [--pipeline-file=FILE] [--json] [--output=DIR]\n"
+             "             [--trace=FILE.json]\n"
+             "       hcrun --version\n"
+             "       --rescan with any of them: forget the plugin probe's remembered verdicts, probe again\n"
+             "exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend/device/workload unavailable,\n"
+             "            4 runtime error, 130/143 interrupted by SIGINT/SIGTERM\n");
 }
 
 static void progress_cb(void *user, const char *workload, double fraction, const char *line) {
@@ -86,8 +85,8 @@ static hc_status_t bind_inputs(hc_context_t *ctx, hc_job_t *job, hc_device_t *de
       for (uint32_t j = 0; j < n && len < sizeof list; j++)
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", j ? ", " : "",
                                 hc_workload_port(ctx, o->workload, 0, j)->name);
-      return hc_error(HC_ERR_PARAM, "--input=%s: workload '%s' has no input port '%s' (%s%s)", arg, o->workload,
-                      port, n ? "its inputs: " : "it takes no input fields", list);
+      return hc_error(HC_ERR_PARAM, "--input=%s: workload '%s' has no input port '%s' (%s%s)", arg, o->workload, port,
+                      n ? "its inputs: " : "it takes no input fields", list);
     }
     hc_status_t st = hc_field_load_npy(dev, eq + 1, &fields[i]);
     if (st == HC_OK) st = hc_job_set_input(job, port, fields[i]);
@@ -122,8 +121,10 @@ static hc_status_t prepare(hc_context_t *ctx, const hcrun_options_t *o, single_t
   uint32_t idx;
   int is_set = o->device && (strchr(o->device, ',') || !strcmp(o->device, "all"));
   if (is_set && hcrun_mpi_active())
-    return hc_error(HC_ERR_PARAM, "--device=%s: under MPI each rank drives one device (--device=auto gives rank r "
-                    "the r-th GPU of its node); a device set is for one process", o->device);
+    return hc_error(HC_ERR_PARAM,
+                    "--device=%s: under MPI each rank drives one device (--device=auto gives rank r "
+                    "the r-th GPU of its node); a device set is for one process",
+                    o->device);
   if (is_set) {
     /* A device set: every problem with it (a device listed twice, unknown
      * or unable to run the workload, bad weights, more parts than rows) is
@@ -148,8 +149,7 @@ static hc_status_t prepare(hc_context_t *ctx, const hcrun_options_t *o, single_t
     if (st == HC_OK) st = hc_devset_set_transport(s->set, hcrun_mpi_transport());
     if (st == HC_OK && o->split) st = hc_devset_parse_weights(s->set, o->split);
   }
-  if (st == HC_OK && o->output && hcrun_mpi_leads() &&
-      ((st = hcrun_prepare_output(o->output)) == HC_OK))
+  if (st == HC_OK && o->output && hcrun_mpi_leads() && ((st = hcrun_prepare_output(o->output)) == HC_OK))
     st = hcrun_check_output_files(s->job, o->output, "");
   if (st != HC_OK) return st;
   s->ninputs = o->ninputs;
@@ -233,9 +233,10 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       json_t *usage = hcrun_usage_json(ctx);
       if (usage) json_object_set_new(doc, "utilisation", usage);
       /* The status tells the truth: a failed write is a failed run. */
-      json_object_set_new(doc, "status", hcrun_json_str(sst != HC_OK      ? "failed"
-                                                     : st == HC_OK ? "ok"
-                                                                   : "verification failed"));
+      json_object_set_new(doc, "status",
+                          hcrun_json_str(sst != HC_OK  ? "failed"
+                                         : st == HC_OK ? "ok"
+                                                       : "verification failed"));
       if (sst != HC_OK) {
         json_t *e = json_object();
         json_object_set_new(e, "status", hcrun_json_str(hc_status_name(sst)));
@@ -266,8 +267,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
     if (sst != HC_OK) {
       if (hcrun_mpi_leads()) fprintf(stderr, "hcrun: %s\n", save_msg);
       code = hcrun_exit_code(sst);
-    }
-    else if (st == HC_ERR_VERIFY) {
+    } else if (st == HC_ERR_VERIFY) {
       if (hcrun_mpi_leads()) fprintf(stderr, "hcrun: %s\n", hc_last_error());
       code = HCRUN_VERIFY_FAILED;
     }
@@ -315,7 +315,7 @@ static int hcrun_main(int argc, char **argv) {
   hc_status_t st = hc_context_create(&co, &ctx);
   if (hcrun_mpi_active() && (o.pipeline || o.pipeline_file) && st == HC_OK)
     st = hc_error(HC_ERR_PARAM, "pipelines do not run across MPI ranks: run the pipeline as one process (without "
-                  "the MPI launcher, or HC_MPI=off), or one workload per command");
+                                "the MPI launcher, or HC_MPI=off), or one workload per command");
   st = hcrun_mpi_agree(st);
   if (st != HC_OK) {
     rc = fail(st, o.json, "creating the context");
@@ -338,10 +338,14 @@ static int hcrun_main(int argc, char **argv) {
       return rc;
     }
   }
-  if (o.list) rc = hcrun_mpi_leads() ? hcrun_list(ctx, o.json) : HCRUN_OK;
-  else if (o.help) rc = hcrun_mpi_leads() ? hcrun_workload_help(ctx, o.workload) : HCRUN_OK;
-  else if (o.pipeline || o.pipeline_file) rc = hcrun_pipeline(ctx, &o);
-  else rc = run_single(ctx, &o);
+  if (o.list)
+    rc = hcrun_mpi_leads() ? hcrun_list(ctx, o.json) : HCRUN_OK;
+  else if (o.help)
+    rc = hcrun_mpi_leads() ? hcrun_workload_help(ctx, o.workload) : HCRUN_OK;
+  else if (o.pipeline || o.pipeline_file)
+    rc = hcrun_pipeline(ctx, &o);
+  else
+    rc = run_single(ctx, &o);
   if (o.trace && !o.help) {
     /* Under MPI rank 0 then joins the ranks' files into the one named. */
     st = hc_trace_active(ctx) ? hc_trace_stop(ctx) : HC_OK;

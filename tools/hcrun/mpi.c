@@ -123,8 +123,10 @@ hc_status_t hcrun_mpi_join_traces(const char *path) {
       json_t *one = json_load_file(rp, 0, &e);
       json_t *more = json_object_get(one, "traceEvents");
       if (!json_is_array(more))
-        st = hc_error(HC_ERR_IO, "%s: rank %d's trace cannot be read (%s): on nodes without a shared file system "
-                      "each rank's file stays where it was written", rp, r, e.text);
+        st = hc_error(HC_ERR_IO,
+                      "%s: rank %d's trace cannot be read (%s): on nodes without a shared file system "
+                      "each rank's file stays where it was written",
+                      rp, r, e.text);
       else
         json_array_extend(events, more);
       json_decref(one);

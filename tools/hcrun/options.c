@@ -40,16 +40,21 @@ int hcrun_parse_options(int argc, char **argv, hcrun_options_t *o) {
   o->repeat = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
-    if (!strcmp(a, "--list")) o->list = 1;
-    else if (!strcmp(a, "--help") || !strcmp(a, "-h")) o->help = 1;
-    else if (!strcmp(a, "--version")) o->version = 1;
-    else if (!strcmp(a, "--json")) o->json = 1;
-    else if (!strcmp(a, "--verify")) o->verify = 1;
-    else if (!strcmp(a, "--rescan")) o->rescan = 1;
+    if (!strcmp(a, "--list"))
+      o->list = 1;
+    else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+      o->help = 1;
+    else if (!strcmp(a, "--version"))
+      o->version = 1;
+    else if (!strcmp(a, "--json"))
+      o->json = 1;
+    else if (!strcmp(a, "--verify"))
+      o->verify = 1;
+    else if (!strcmp(a, "--rescan"))
+      o->rescan = 1;
     else if ((v = opt_value(argc, argv, &i, "--workload"))) {
       if (!once(&o->workload, v, "--workload")) return HCRUN_USAGE;
-    }
-    else if ((v = opt_value(argc, argv, &i, "--backend"))) {
+    } else if ((v = opt_value(argc, argv, &i, "--backend"))) {
       if (o->device) {
         fprintf(stderr, "hcrun: give either --backend or --device, not both\n");
         return HCRUN_USAGE;

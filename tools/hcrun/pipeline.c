@@ -16,17 +16,25 @@
 static const char *const state_names[] = {"pending", "done", "failed", "skipped"};
 
 static void fmt_time(char *buf, size_t n, double s) {
-  if (s <= 0) snprintf(buf, n, "-");
-  else if (s < 1e-3) snprintf(buf, n, "%.2f us", s * 1e6);
-  else if (s < 1) snprintf(buf, n, "%.3f ms", s * 1e3);
-  else snprintf(buf, n, "%.3f s", s);
+  if (s <= 0)
+    snprintf(buf, n, "-");
+  else if (s < 1e-3)
+    snprintf(buf, n, "%.2f us", s * 1e6);
+  else if (s < 1)
+    snprintf(buf, n, "%.3f ms", s * 1e3);
+  else
+    snprintf(buf, n, "%.3f s", s);
 }
 
 static void fmt_bytes(char *buf, size_t n, double b) {
-  if (b < 1e3) snprintf(buf, n, "%.0f B", b);
-  else if (b < 1e6) snprintf(buf, n, "%.2f kB", b / 1e3);
-  else if (b < 1e9) snprintf(buf, n, "%.2f MB", b / 1e6);
-  else snprintf(buf, n, "%.2f GB", b / 1e9);
+  if (b < 1e3)
+    snprintf(buf, n, "%.0f B", b);
+  else if (b < 1e6)
+    snprintf(buf, n, "%.2f kB", b / 1e3);
+  else if (b < 1e9)
+    snprintf(buf, n, "%.2f MB", b / 1e6);
+  else
+    snprintf(buf, n, "%.2f GB", b / 1e9);
 }
 
 /* Reads a whole file; NULL with errno set on failure, or with errno 0 and
@@ -231,7 +239,8 @@ static void print_report(const hc_pipeline_t *p) {
     fmt_bytes(a, sizeof a, (double)t.bytes);
     fmt_time(b, sizeof b, t.seconds);
     char from[96];
-    if (t.from_stage < 0) snprintf(from, sizeof from, "outside field");
+    if (t.from_stage < 0)
+      snprintf(from, sizeof from, "outside field");
     else {
       hc_pipeline_stage_info_t fi;
       hc_pipeline_stage_info(p, (uint32_t)t.from_stage, &fi);
@@ -282,7 +291,8 @@ int hcrun_pipeline(hc_context_t *ctx, const hcrun_options_t *o) {
     errno = 0;
     text = read_text(o->pipeline_file);
     if (!text) {
-      if (!errno) hc_error_prefix(HC_ERR_PIPELINE, "--pipeline-file=");
+      if (!errno)
+        hc_error_prefix(HC_ERR_PIPELINE, "--pipeline-file=");
       else
         hc_error(HC_ERR_PIPELINE, "--pipeline-file=%s: %s", o->pipeline_file,
                  errno == EINVAL ? "not a text file" : strerror(errno));
@@ -327,7 +337,7 @@ int hcrun_pipeline(hc_context_t *ctx, const hcrun_options_t *o) {
     json_t *usage = hcrun_usage_json(ctx);
     if (usage) json_object_set_new(doc, "utilisation", usage);
     /* The status tells the truth: a failed write is a failed run. */
-    const char *status = st == HC_OK && sst == HC_OK ? "ok"
+    const char *status = st == HC_OK && sst == HC_OK           ? "ok"
                          : st == HC_ERR_VERIFY && sst == HC_OK ? "verification failed"
                                                                : "failed";
     json_object_set_new(doc, "status", hcrun_json_str(status));

@@ -66,7 +66,8 @@ hc_status_t hcrun_check_output_files(const hc_job_t *job, const char *dir, const
 }
 
 void hcrun_list_job_files(const hc_job_t *job, json_t *files) {
-  for (uint32_t i = 0; i < hc_job_file_count(job); i++) json_array_append_new(files, hcrun_json_str(hc_job_file(job, i)));
+  for (uint32_t i = 0; i < hc_job_file_count(job); i++)
+    json_array_append_new(files, hcrun_json_str(hc_job_file(job, i)));
 }
 
 void hcrun_print_json(json_t *doc) {
@@ -91,7 +92,8 @@ json_t *hcrun_device_json(const hc_device_info_t *in, const char *id) {
   json_object_set_new(d, "arch", hcrun_json_str(in->arch));
   json_t *langs = json_array();
   for (int l = 0; l < HC_LANG_COUNT_; l++)
-    if (in->languages & HC_LANG_BIT(l)) json_array_append_new(langs, hcrun_json_str(hc_language_name((hc_language_t)l)));
+    if (in->languages & HC_LANG_BIT(l))
+      json_array_append_new(langs, hcrun_json_str(hc_language_name((hc_language_t)l)));
   json_object_set_new(d, "languages", langs);
   json_object_set_new(d, "compute_units", json_integer(in->compute_units));
   json_object_set_new(d, "clock_mhz", json_integer(in->clock_mhz));
@@ -164,10 +166,14 @@ json_t *hcrun_job_json(const hc_job_t *job) {
 }
 
 static void fmt_time(char *buf, size_t n, double s) {
-  if (s <= 0) snprintf(buf, n, "-");
-  else if (s < 1e-3) snprintf(buf, n, "%.2f us", s * 1e6);
-  else if (s < 1) snprintf(buf, n, "%.3f ms", s * 1e3);
-  else snprintf(buf, n, "%.3f s", s);
+  if (s <= 0)
+    snprintf(buf, n, "-");
+  else if (s < 1e-3)
+    snprintf(buf, n, "%.2f us", s * 1e6);
+  else if (s < 1)
+    snprintf(buf, n, "%.3f ms", s * 1e3);
+  else
+    snprintf(buf, n, "%.3f s", s);
 }
 
 void hcrun_print_job(json_t *doc, const char *device_id) {
@@ -206,8 +212,7 @@ void hcrun_print_job(json_t *doc, const char *device_id) {
            msg ? msg : "");
 }
 
-hc_status_t hcrun_save_outputs(hc_job_t *job, hc_devset_t *ranks, const char *dir, const char *prefix,
-                               json_t *files) {
+hc_status_t hcrun_save_outputs(hc_job_t *job, hc_devset_t *ranks, const char *dir, const char *prefix, json_t *files) {
   hc_context_t *ctx = hc_job_context(job);
   uint32_t n = hc_workload_port_count(ctx, hc_job_workload(job), 1);
   for (uint32_t i = 0; i < n; i++) {
@@ -307,8 +312,8 @@ void hcrun_print_split(json_t *split) {
     fmt_time(h, sizeof h, json_real_value(json_object_get(p, "halo_s")));
     fmt_time(k, sizeof k, json_real_value(json_object_get(p, "collective_s")));
     printf("  part %zu %-9s rows %lld..%lld (%.1f%%)  compute %s  device %s  idle %s  halo %s, %lld B  "
-           "collectives %s\n", i,
-           json_string_value(json_object_get(p, "device")), (long long)json_integer_value(json_object_get(p, "lo")),
+           "collectives %s\n",
+           i, json_string_value(json_object_get(p, "device")), (long long)json_integer_value(json_object_get(p, "lo")),
            (long long)json_integer_value(json_object_get(p, "hi")), 100 * json_real_value(json_object_get(p, "weight")),
            c, d, w, h, (long long)json_integer_value(json_object_get(p, "halo_bytes")), k);
   }

@@ -12,15 +12,15 @@
 extern const char abs2_kernels_src[];
 
 /* Host kernels: one per input dtype; contiguous loops that vectorise. */
-#define ABS2_HOST(NAME, T, CPLX)                                                                                 \
-  static void NAME(const hc_host_group_t *g, void *const *args) {                                                \
-    const T *restrict in = args[1];                                                                              \
-    T *restrict out = args[2];                                                                                   \
-    const size_t lo = g->lo[0], hi = g->hi[0];                                                                   \
-    if (CPLX)                                                                                                    \
-      for (size_t i = lo; i < hi; i++) out[i] = in[2 * i] * in[2 * i] + in[2 * i + 1] * in[2 * i + 1];           \
-    else                                                                                                         \
-      for (size_t i = lo; i < hi; i++) out[i] = in[i] * in[i];                                                   \
+#define ABS2_HOST(NAME, T, CPLX)                                                                       \
+  static void NAME(const hc_host_group_t *g, void *const *args) {                                      \
+    const T *restrict in = args[1];                                                                    \
+    T *restrict out = args[2];                                                                         \
+    const size_t lo = g->lo[0], hi = g->hi[0];                                                         \
+    if (CPLX)                                                                                          \
+      for (size_t i = lo; i < hi; i++) out[i] = in[2 * i] * in[2 * i] + in[2 * i + 1] * in[2 * i + 1]; \
+    else                                                                                               \
+      for (size_t i = lo; i < hi; i++) out[i] = in[i] * in[i];                                         \
   }
 ABS2_HOST(abs2_f32, float, 0)
 ABS2_HOST(abs2_f64, double, 0)
@@ -59,8 +59,8 @@ static hc_status_t abs2_verify(hc_job_t *job, const hc_field_t *in, const hc_fie
       worst = glue_worse(worst, err);
     }
     double tol = 4 * glue_tolerance(hc_field_dtype(out));
-    hc_job_set_verified(job, worst <= tol, "max relative error %.3g against a host reference in double (tolerance %.0e)",
-                        worst, tol);
+    hc_job_set_verified(job, worst <= tol,
+                        "max relative error %.3g against a host reference in double (tolerance %.0e)", worst, tol);
   }
   free(a);
   free(b);
@@ -74,8 +74,8 @@ static hc_status_t abs2_run(hc_job_t *job) {
   const hc_dtype_t dt = hc_field_dtype(in);
   const int cplx = hc_dtype_is_complex(dt);
   const hc_dtype_t odt = hc_dtype_real_part(dt);
-  static const hc_host_kernel_fn hosts[HC_DTYPE_COUNT_] = {[HC_F32] = abs2_f32, [HC_F64] = abs2_f64,
-                                                          [HC_C64] = abs2_c64, [HC_C128] = abs2_c128};
+  static const hc_host_kernel_fn hosts[HC_DTYPE_COUNT_] = {
+      [HC_F32] = abs2_f32, [HC_F64] = abs2_f64, [HC_C64] = abs2_c64, [HC_C128] = abs2_c128};
   glue_map_t m;
   memset(&m, 0, sizeof m);
   m.kernel = "glue_abs2";
@@ -105,5 +105,11 @@ static const hc_workload_ops_t abs2_ops = {
     .run = abs2_run,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "abs2", "1.0",
-                        "glue: |z|^2 of a complex field (intensity), or the square of a real one", &abs2_ops};
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        HC_ABI_MINOR,
+                        HC_PLUGIN_WORKLOAD,
+                        0,
+                        "abs2",
+                        "1.0",
+                        "glue: |z|^2 of a complex field (intensity), or the square of a real one",
+                        &abs2_ops};

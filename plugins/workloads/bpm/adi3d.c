@@ -38,7 +38,8 @@ static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info)
   size_t budget = info->local_mem_bytes ? info->local_mem_bytes : 49152;
   if (budget > 49152) budget = 49152;
   /* y-lines: about yper unknowns a thread */
-  if (c->group > 0) s.T = pow2_floor((size_t)c->group);
+  if (c->group > 0)
+    s.T = pow2_floor((size_t)c->group);
   else
     for (s.T = 32; s.T < 256 && (int64_t)s.T * yper < c->ny;) s.T <<= 1;
   while (s.T > maxg) s.T >>= 1;
@@ -80,8 +81,10 @@ static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info)
   while (s.W * s.C > maxg && s.W > 1) s.W >>= 1;
   while (s.W * s.C > maxg && s.C > 1) s.C >>= 1;
   while ((4 * s.C * s.W + 6 * s.W) * cs > budget && s.W * s.C > 1) {
-    if (s.W > 1) s.W >>= 1;
-    else s.C >>= 1;
+    if (s.W > 1)
+      s.W >>= 1;
+    else
+      s.C >>= 1;
   }
   s.xchunk = ((size_t)c->nx + s.C - 1) / s.C;
   s.Tp = s.T;
@@ -210,11 +213,14 @@ static hc_status_t build_kernels(hc_device_t *dev, const bpm_config_t *c, int pe
       sh->Tp = sh->T;
     }
     if (!fits_slow) {
-      if (sh->W > 1) sh->W >>= 1;
-      else if (sh->C > 1) sh->C >>= 1;
+      if (sh->W > 1)
+        sh->W >>= 1;
+      else if (sh->C > 1)
+        sh->C >>= 1;
       sh->xchunk = ((size_t)c->nx + sh->C - 1) / sh->C;
     }
-    if (sh->T <= 1 && sh->W * sh->C <= 1) return hc_error(HC_ERR_UNSUPPORTED, "bpm: the device takes no work-group size");
+    if (sh->T <= 1 && sh->W * sh->C <= 1)
+      return hc_error(HC_ERR_UNSUPPORTED, "bpm: the device takes no work-group size");
   }
 }
 
@@ -266,8 +272,10 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
       goto out;
     }
     for (size_t i = 0; i < N; i++) {
-      if (f64) ((double *)m)[i] = p->core[i];
-      else ((float *)m)[i] = p->core[i];
+      if (f64)
+        ((double *)m)[i] = p->core[i];
+      else
+        ((float *)m)[i] = p->core[i];
     }
     if ((st = hc_buffer_create(dev, N * rs, &s.mask)) == HC_OK) st = hc_buffer_write(s.mask, 0, m, N * rs);
     free(m);
@@ -276,8 +284,9 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   if ((st = hc_buffer_create(dev, (size_t)(c->nsaved * c->nx) * 2 * rs, &s.partial)) != HC_OK) goto out;
 
   if (!host)
-    hc_job_note(job, "ADI line solvers: x-lines %zu columns x %zu chunks of %zu rows per work-group; y-lines %zu "
-                     "threads x %zu unknowns per row%s%s",
+    hc_job_note(job,
+                "ADI line solvers: x-lines %zu columns x %zu chunks of %zu rows per work-group; y-lines %zu "
+                "threads x %zu unknowns per row%s%s",
                 sh.W, sh.C, sh.xchunk, sh.T, sh.chunk, sh.staged ? " (staged in local memory)" : "",
                 fwd ? "; each half-step hands the next its right-hand side" : "");
 
@@ -295,18 +304,19 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
    * into rhs, and the field too on a step whose end is saved (emit) */
   hc_buffer_t *rhs = fwd ? hc_field_buffer(s.rhs) : e;
   int in_rhs = 0, emit = 0;
-  hc_arg_t aslow[18] = {HC_ARG_VAL(nxi), HC_ARG_VAL(nyi), HC_ARG_VAL(tbc), HC_ARG_VAL(percol), HC_ARG_VAL(runi),
-                        RARG2(lx, 0), RARG2(lx, 1), RARG2(by, 0), RARG2(by, 1), HC_ARG_BUF(s.rr_y),
-                        HC_ARG_BUF(s.fac_x), HC_ARG_BUF(s.zc_x), HC_ARG_BUF(e), HC_ARG_BUF(es),
-                        HC_ARG_VAL(in_rhs), HC_ARG_BUF(s.rr_x), RARG2(bx, 0), RARG2(bx, 1)};
-  hc_arg_t afast[19] = {HC_ARG_VAL(nxi), HC_ARG_VAL(nyi), HC_ARG_VAL(tbc), HC_ARG_VAL(percol), HC_ARG_VAL(runi),
-                        RARG2(ly, 0), RARG2(ly, 1), RARG2(bx, 0), RARG2(bx, 1), HC_ARG_BUF(s.rr_x),
-                        HC_ARG_BUF(s.fac_y), HC_ARG_BUF(s.zc_y), HC_ARG_BUF(es), HC_ARG_BUF(rhs),
-                        HC_ARG_VAL(emit), HC_ARG_BUF(s.rr_y), RARG2(by, 0), RARG2(by, 1), HC_ARG_BUF(e)};
+  hc_arg_t aslow[18] = {
+      HC_ARG_VAL(nxi), HC_ARG_VAL(nyi), HC_ARG_VAL(tbc),    HC_ARG_VAL(percol), HC_ARG_VAL(runi),    RARG2(lx, 0),
+      RARG2(lx, 1),    RARG2(by, 0),    RARG2(by, 1),       HC_ARG_BUF(s.rr_y), HC_ARG_BUF(s.fac_x), HC_ARG_BUF(s.zc_x),
+      HC_ARG_BUF(e),   HC_ARG_BUF(es),  HC_ARG_VAL(in_rhs), HC_ARG_BUF(s.rr_x), RARG2(bx, 0),        RARG2(bx, 1)};
+  hc_arg_t afast[19] = {HC_ARG_VAL(nxi),  HC_ARG_VAL(nyi),    HC_ARG_VAL(tbc),     HC_ARG_VAL(percol),
+                        HC_ARG_VAL(runi), RARG2(ly, 0),       RARG2(ly, 1),        RARG2(bx, 0),
+                        RARG2(bx, 1),     HC_ARG_BUF(s.rr_x), HC_ARG_BUF(s.fac_y), HC_ARG_BUF(s.zc_y),
+                        HC_ARG_BUF(es),   HC_ARG_BUF(rhs),    HC_ARG_VAL(emit),    HC_ARG_BUF(s.rr_y),
+                        RARG2(by, 0),     RARG2(by, 1),       HC_ARG_BUF(e)};
 #undef RARG2
   long save = 0;
-  hc_arg_t apow[6] = {HC_ARG_VAL(nxi), HC_ARG_VAL(nyi), HC_ARG_BUF(e), HC_ARG_BUF(s.mask), HC_ARG_BUF(s.partial),
-                      HC_ARG_VAL(save)};
+  hc_arg_t apow[6] = {HC_ARG_VAL(nxi),    HC_ARG_VAL(nyi),       HC_ARG_BUF(e),
+                      HC_ARG_BUF(s.mask), HC_ARG_BUF(s.partial), HC_ARG_VAL(save)};
   /* launch shapes: the cpu backend gets blocks of 32 columns (a block's
    * rows stay in cache between the sweeps) and its own split of rows */
   size_t sg0 = host ? (size_t)c->ny : ((size_t)c->ny + sh.W - 1) / sh.W * sh.W, sg1 = host ? 0 : sh.C;
@@ -365,8 +375,10 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
     for (size_t i = 0; i < N; i++) {
       double re = f64 ? ((double *)ef)[2 * i] : ((float *)ef)[2 * i];
       double im = f64 ? ((double *)ef)[2 * i + 1] : ((float *)ef)[2 * i + 1];
-      if (f64) ((double *)res->intensity)[i] = re * re + im * im;
-      else ((float *)res->intensity)[i] = (float)(re * re + im * im);
+      if (f64)
+        ((double *)res->intensity)[i] = re * re + im * im;
+      else
+        ((float *)res->intensity)[i] = (float)(re * re + im * im);
     }
     if ((st = hc_field_create(dev, f64 ? HC_F64 : HC_F32, 2, shape, &res->intensity_f)) == HC_OK)
       st = hc_field_write(res->intensity_f, res->intensity);

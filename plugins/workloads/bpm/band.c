@@ -58,8 +58,10 @@ static void stencil_rows(const bpm_config_t *c, const bpm_axis_t *a, const bpm_p
       int64_t j = i + k;
       double w = st[half + k];
       if (j == -1 || j == n) continue; /* the wall itself: 0 */
-      if (j < -1) j = -2 - j, w = -w;
-      else if (j > n) j = 2 * n - j, w = -w;
+      if (j < -1)
+        j = -2 - j, w = -w;
+      else if (j > n)
+        j = 2 * n - j, w = -w;
       put(u, i, j, w);
     }
   }

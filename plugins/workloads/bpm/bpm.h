@@ -22,9 +22,9 @@
 #include <stdint.h>
 
 /* Boundary kinds: X(ENUM, "name"). One list for the schema and the code. */
-#define BPM_BC_LIST(X)                                                         \
-  X(CONDUCTOR, "conductor")                                                    \
-  X(ABSORBING, "absorbing")                                                    \
+#define BPM_BC_LIST(X)      \
+  X(CONDUCTOR, "conductor") \
+  X(ABSORBING, "absorbing") \
   X(TRANSPARENT, "transparent")
 
 typedef enum {
@@ -41,9 +41,9 @@ typedef enum { BPM_LINE_AUTO, BPM_LINE_PRIVATE, BPM_LINE_GLOBAL } bpm_line_t;
 /* Everything a run needs, validated, in double precision. Axis 0 of a 3-D
  * field is x (slow), axis 1 is y (fast); a 2-D run has nx = 1. */
 typedef struct {
-  int dim;            /* 2 or 3 */
-  int f64;            /* c128 (else c64) */
-  int64_t nx, ny;     /* unknowns per axis (nx = 1 in 2-D) */
+  int dim;        /* 2 or 3 */
+  int f64;        /* c128 (else c64) */
+  int64_t nx, ny; /* unknowns per axis (nx = 1 in 2-D) */
   double Lx, Ly, Lz;
   double hx, hy, hz;
   int64_t steps, save_every, nsaved; /* nsaved rows: z = 0, every save_every steps, Lz */
@@ -51,7 +51,7 @@ typedef struct {
   bpm_bc_t bc;
   double absorb_width, kappa;
   bpm_solver_t solver;
-  int order;          /* transverse stencil: 2 (3-point) or 4 (5-point) */
+  int order; /* transverse stencil: 2 (3-point) or 4 (5-point) */
   int64_t iters;
   double tol;
   bpm_profile_t profile;
@@ -60,8 +60,8 @@ typedef struct {
   int64_t group;                    /* threads per line request (0: auto) */
   int64_t tile_w, tile_c;           /* 3-D x-lines work-group request (0: auto) */
   int64_t image_w, image_h;
-  int forward_rhs;                  /* forward_rhs=auto (1) or off (0) */
-  bpm_line_t line;                  /* line=: where the 2-D direct march keeps the line */
+  int forward_rhs; /* forward_rhs=auto (1) or off (0) */
+  bpm_line_t line; /* line=: where the 2-D direct march keeps the line */
 } bpm_config_t;
 
 /* The medium and the launch field on the host (double precision).
@@ -95,10 +95,10 @@ void bpm_problem_free(bpm_problem_t *p);
  *   RHS  diagonal 1 + (1-theta) alpha (-2 + h^2 v s), off (1-theta) alpha
  * (s = 1 in 2-D, 1/2 per axis in 3-D: the potential is split evenly). */
 typedef struct {
-  double complex alpha;   /* i hz / (2 k0 n0 h^2) */
-  double complex lo;      /* LHS off-diagonal: -theta alpha */
-  double complex beta;    /* RHS off-diagonal: (1-theta) alpha */
-  double vscale;          /* h^2 * s */
+  double complex alpha; /* i hz / (2 k0 n0 h^2) */
+  double complex lo;    /* LHS off-diagonal: -theta alpha */
+  double complex beta;  /* RHS off-diagonal: (1-theta) alpha */
+  double vscale;        /* h^2 * s */
 } bpm_axis_t;
 bpm_axis_t bpm_axis(const bpm_config_t *c, double h, double share);
 /* Thomas factors of the LHS of one line: cp[k] (the eliminated upper
@@ -128,14 +128,14 @@ hc_status_t bpm_dense_bands(const bpm_config_t *c, const bpm_axis_t *a, const bp
 /* march2d.c / adi3d.c: the device runs. They fill the outputs of the job. */
 typedef struct {
   double compute_s, device_s;
-  double step_s;          /* per z-step (device time when the device has timers) */
+  double step_s;              /* per z-step (device time when the device has timers) */
   double *power, *core_power; /* nsaved each (malloc'd) */
-  void *intensity;        /* host copy of the intensity output (REAL) */
-  hc_field_t *field;      /* E at z = Lz (device) */
+  void *intensity;            /* host copy of the intensity output (REAL) */
+  hc_field_t *field;          /* E at z = Lz (device) */
   hc_field_t *intensity_f, *power_f;
   double iters_mean, iters_max; /* richardson */
   int64_t nonconverged;
-  double bytes_per_step;  /* algorithmic traffic of one step (3-D) */
+  double bytes_per_step; /* algorithmic traffic of one step (3-D) */
 } bpm_result_t;
 hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t *p, bpm_result_t *r);
 hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t *p, bpm_result_t *r);

@@ -7,8 +7,8 @@
 #include <hc/hc.h>
 
 typedef struct {
-  hc_host_kernel_fn march2d, rich2d;                /* 2-D line march */
-  hc_host_kernel_fn adi_slow, adi_fast, power3d;    /* 3-D ADI */
+  hc_host_kernel_fn march2d, rich2d;             /* 2-D line march */
+  hc_host_kernel_fn adi_slow, adi_fast, power3d; /* 3-D ADI */
 } bpm_host_kernels_t;
 
 extern const bpm_host_kernels_t bpm_host[2]; /* host_kernels.c */

@@ -117,7 +117,8 @@ static void FN(bpm_rich2d_)(const hc_host_group_t *g, void *const *args) {
        * the march an explicit scheme that blows up where the device's
        * converges. Both backends run the same iteration. */
       if ((it & 7) != 0 && it != iters) continue;
-      if (rn2 <= (double)tol * (double)tol * bn2) done = 1;
+      if (rn2 <= (double)tol * (double)tol * bn2)
+        done = 1;
       else if (!(rn2 <= 1e12 * bn2)) { /* diverging, or NaN: the step (1-based) that did */
         stats[3] = s + 1;
         break;

@@ -74,7 +74,8 @@ static void FN(bpm_adi_slow_)(const hc_host_group_t *g, void *const *args) {
       size_t b0 = percol ? (size_t)j : 0, bn = percol ? (size_t)((nx - 1) * ny + j) : (size_t)(nx - 1);
       C etaL = FN(tbc_eta_)(E[j], E[ny + j]), etaR = FN(tbc_eta_)(E[(nx - 1) * ny + j], E[(nx - 2) * ny + j]);
       C s0, s1;
-      FN(tbc_s_)(lo * etaL, lo * etaR, zc[b0], zc[S + b0], zc[bn], zc[S + bn], Eout[j], Eout[(nx - 1) * ny + j], &s0, &s1);
+      FN(tbc_s_)
+      (lo * etaL, lo * etaR, zc[b0], zc[S + b0], zc[bn], zc[S + bn], Eout[j], Eout[(nx - 1) * ny + j], &s0, &s1);
       for (long i = 0; i < nx; i++) {
         size_t ci = percol ? (size_t)(i * ny + j) : (size_t)i;
         Eout[i * ny + j] -= zc[ci] * s0 + zc[S + ci] * s1;
@@ -147,8 +148,9 @@ static void FN(bpm_adi_fast_)(const hc_host_group_t *g, void *const *args) {
         size_t cb = percol ? (size_t)(i * ny) : 0;
         C etaL = FN(tbc_eta_)(er[0], er[1]), etaR = FN(tbc_eta_)(er[ny - 1], er[ny - 2]);
         C s0, s1;
-        FN(tbc_s_)(lo * etaL, lo * etaR, zc[cb], zc[S + cb], zc[cb + ny - 1], zc[S + cb + ny - 1], D[r],
-                   D[(size_t)(ny - 1) * NR + r], &s0, &s1);
+        FN(tbc_s_)
+        (lo * etaL, lo * etaR, zc[cb], zc[S + cb], zc[cb + ny - 1], zc[S + cb + ny - 1], D[r],
+         D[(size_t)(ny - 1) * NR + r], &s0, &s1);
         for (long j = 0; j < ny; j++) D[j * NR + r] -= zc[cb + j] * s0 + zc[S + cb + j] * s1;
       }
       C *out = Eout + i * ny;

@@ -38,8 +38,14 @@
 #undef SUF
 
 const bpm_host_kernels_t bpm_host[2] = {
-    {.march2d = bpm_march2d_f32, .rich2d = bpm_rich2d_f32, .adi_slow = bpm_adi_slow_f32, .adi_fast = bpm_adi_fast_f32,
+    {.march2d = bpm_march2d_f32,
+     .rich2d = bpm_rich2d_f32,
+     .adi_slow = bpm_adi_slow_f32,
+     .adi_fast = bpm_adi_fast_f32,
      .power3d = bpm_power3d_f32},
-    {.march2d = bpm_march2d_f64, .rich2d = bpm_rich2d_f64, .adi_slow = bpm_adi_slow_f64, .adi_fast = bpm_adi_fast_f64,
+    {.march2d = bpm_march2d_f64,
+     .rich2d = bpm_rich2d_f64,
+     .adi_slow = bpm_adi_slow_f64,
+     .adi_fast = bpm_adi_fast_f64,
      .power3d = bpm_power3d_f64},
 };

@@ -103,10 +103,11 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   hc_status_t st;
 
   uint64_t bytes = (uint64_t)n * cs * (1 + 3 + 2) + (uint64_t)c->nsaved * n * rs;
-  if (rich) bytes += (uint64_t)n * cs * (2 * 5 + 3) + 32 * (uint64_t)c->nsaved;
-  else bytes += (uint64_t)n * cs; /* the global form's scratch line */
+  if (rich)
+    bytes += (uint64_t)n * cs * (2 * 5 + 3) + 32 * (uint64_t)c->nsaved;
+  else
+    bytes += (uint64_t)n * cs; /* the global form's scratch line */
   if ((st = hc_device_check_memory(dev, bytes, "bpm's line, coefficients and intensity map")) != HC_OK) return st;
-
 
   const bpm_axis_t a = bpm_axis(c, c->hy, 1.0);
   if ((st = build_coefficients(c, &a, p, &coef, &zc)) != HC_OK) goto out;
@@ -153,8 +154,10 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
     global_line = !rich && (c->line == BPM_LINE_GLOBAL || (c->line == BPM_LINE_AUTO && chunk > BPM_PRIVATE_CHUNK_MAX));
     if (!rich && !global_line && (st = check_private_memory(info, n, cs)) != HC_OK) goto out;
     char opts[96];
-    if (global_line) snprintf(opts, sizeof opts, "-DBPM_T=%zu -DBPM_GLOBAL_LINE=1", T);
-    else snprintf(opts, sizeof opts, "-DBPM_T=%zu -DBPM_CHUNK=%zu", T, chunk);
+    if (global_line)
+      snprintf(opts, sizeof opts, "-DBPM_T=%zu -DBPM_GLOBAL_LINE=1", T);
+    else
+      snprintf(opts, sizeof opts, "-DBPM_T=%zu -DBPM_CHUNK=%zu", T, chunk);
     const bpm_host_kernels_t *hk = &bpm_host[f64];
     if ((st = bpm_kernel(dev, f64, rich ? "bpm_rich2d" : "bpm_march2d", rich ? hk->rich2d : hk->march2d, opts, &s.k)) !=
         HC_OK)
@@ -165,10 +168,14 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
     T >>= 1;
   }
   const int host = hc_kernel_language(s.k) == HC_LANG_HOST;
-  if (host) T = 1;
-  else hc_job_note(job, "line solver: one work-group of %zu threads, %lld unknowns each%s", T,
-                   (long long)((n + (int64_t)T - 1) / (int64_t)T),
-                   rich ? "" : global_line ? ", in device memory" : ", in registers");
+  if (host)
+    T = 1;
+  else
+    hc_job_note(job, "line solver: one work-group of %zu threads, %lld unknowns each%s", T,
+                (long long)((n + (int64_t)T - 1) / (int64_t)T),
+                rich          ? ""
+                : global_line ? ", in device memory"
+                              : ", in registers");
   if (global_line && !host && (st = hc_buffer_create(dev, (size_t)n * cs, &s.line)) != HC_OK) goto out;
 
   const int ni = (int)n, tbc = c->bc == BPM_BC_TRANSPARENT;
@@ -186,18 +193,42 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   uint32_t nargs;
   if (!rich) {
     /* the last: the global form's scratch line (the private form's is unused) */
-    hc_arg_t a13[13] = {HC_ARG_VAL(ni), HC_ARG_VAL(nsteps), HC_ARG_VAL(tbc), RARG2(lo, 0), RARG2(lo, 1), RARG2(be, 0),
-                        RARG2(be, 1), HC_ARG_BUF(s.coef), HC_ARG_BUF(s.zc), HC_ARG_BUF(hc_field_buffer(res->field)),
-                        HC_ARG_BUF(hc_field_buffer(res->intensity_f)), HC_ARG_VAL(row),
+    hc_arg_t a13[13] = {HC_ARG_VAL(ni),
+                        HC_ARG_VAL(nsteps),
+                        HC_ARG_VAL(tbc),
+                        RARG2(lo, 0),
+                        RARG2(lo, 1),
+                        RARG2(be, 0),
+                        RARG2(be, 1),
+                        HC_ARG_BUF(s.coef),
+                        HC_ARG_BUF(s.zc),
+                        HC_ARG_BUF(hc_field_buffer(res->field)),
+                        HC_ARG_BUF(hc_field_buffer(res->intensity_f)),
+                        HC_ARG_VAL(row),
                         HC_ARG_BUF(s.line ? s.line : hc_field_buffer(res->field))};
     memcpy(args, a13, sizeof a13);
     nargs = 13;
   } else {
-    hc_arg_t a20[20] = {HC_ARG_VAL(ni), HC_ARG_VAL(nsteps), HC_ARG_VAL(tbc), RARG2(lo, 0), RARG2(lo, 1),
-                        RARG2(be, 0), RARG2(be, 1), HC_ARG_BUF(s.rband), HC_ARG_BUF(s.band), HC_ARG_VAL(pq),
-                        HC_ARG_VAL(pq), RARG2(tau, 0), RARG2(tau, 1), HC_ARG_VAL(iters), RARG(tol),
-                        HC_ARG_BUF(hc_field_buffer(res->field)), HC_ARG_BUF(s.scratch), HC_ARG_BUF(s.stats),
-                        HC_ARG_BUF(hc_field_buffer(res->intensity_f)), HC_ARG_VAL(row)};
+    hc_arg_t a20[20] = {HC_ARG_VAL(ni),
+                        HC_ARG_VAL(nsteps),
+                        HC_ARG_VAL(tbc),
+                        RARG2(lo, 0),
+                        RARG2(lo, 1),
+                        RARG2(be, 0),
+                        RARG2(be, 1),
+                        HC_ARG_BUF(s.rband),
+                        HC_ARG_BUF(s.band),
+                        HC_ARG_VAL(pq),
+                        HC_ARG_VAL(pq),
+                        RARG2(tau, 0),
+                        RARG2(tau, 1),
+                        HC_ARG_VAL(iters),
+                        RARG(tol),
+                        HC_ARG_BUF(hc_field_buffer(res->field)),
+                        HC_ARG_BUF(s.scratch),
+                        HC_ARG_BUF(s.stats),
+                        HC_ARG_BUF(hc_field_buffer(res->intensity_f)),
+                        HC_ARG_VAL(row)};
     memcpy(args, a20, sizeof a20);
     nargs = 20;
   }
@@ -219,7 +250,8 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
       done += nsteps;
     } while (todo > 0);
     if (st != HC_OK) break;
-    if (host || row % 16 == 15) hc_job_progress(job, (double)done / (double)c->steps, "z = %.4g um", (double)done * c->hz);
+    if (host || row % 16 == 15)
+      hc_job_progress(job, (double)done / (double)c->steps, "z = %.4g um", (double)done * c->hz);
   }
   hc_status_t st2 = hc_device_timer_end(dev, &dev_s);
   if (st == HC_OK) st = st2;
@@ -253,8 +285,8 @@ hc_status_t bpm_run2d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
                       "non-finite or grew past 1e6 times |b| (tau = %.6g%+.6gi); use solver=direct or a smaller hz",
                       (long long)diverged, (long long)c->steps, (double)diverged * c->hz, creal(tau), cimag(tau));
       else if (res->nonconverged)
-        hc_job_note(job, "richardson: %lld of %lld steps did not reach tol=%g in iters=%lld", (long long)res->nonconverged,
-                    (long long)c->steps, tol_run, (long long)c->iters);
+        hc_job_note(job, "richardson: %lld of %lld steps did not reach tol=%g in iters=%lld",
+                    (long long)res->nonconverged, (long long)c->steps, tol_run, (long long)c->iters);
     }
     free(stats);
     if (st != HC_OK) goto out;

@@ -57,7 +57,8 @@ static hc_status_t load_npy(const bpm_config_t *c, const char *param, const char
 }
 
 /* Complex index at every node into nidx (nx*ny). */
-static hc_status_t index_profile(const hc_job_t *job, const bpm_config_t *c, double complex *nidx, unsigned char *core) {
+static hc_status_t index_profile(const hc_job_t *job, const bpm_config_t *c, double complex *nidx,
+                                 unsigned char *core) {
   const double xc = c->Lx / 2, yc = c->Ly / 2, hw = c->width / 2;
   if (c->profile == BPM_PROFILE_FILE) {
     double complex *f = NULL;
@@ -68,8 +69,8 @@ static hc_status_t index_profile(const hc_job_t *job, const bpm_config_t *c, dou
     for (size_t i = 0; i < count; i++) {
       if (creal(f[i]) <= 0) {
         free(f);
-        return hc_error(HC_ERR_PARAM, "profile=%s: element %zu has index %g (must be > 0)", hc_job_string(job, "profile"),
-                        i, creal(f[i]));
+        return hc_error(HC_ERR_PARAM, "profile=%s: element %zu has index %g (must be > 0)",
+                        hc_job_string(job, "profile"), i, creal(f[i]));
       }
       lo = fmin(lo, creal(f[i])), hi = fmax(hi, creal(f[i]));
     }
@@ -98,9 +99,7 @@ static hc_status_t index_profile(const hc_job_t *job, const bpm_config_t *c, dou
         core[k] = r2 < 1;
         break;
       }
-      case BPM_PROFILE_FILE: /* flat file profile: keep its index */
-        core[k] = (unsigned char)in_box;
-        break;
+      case BPM_PROFILE_FILE: /* flat file profile: keep its index */ core[k] = (unsigned char)in_box; break;
       default:
         nidx[k] = c->n_clad;
         core[k] = (unsigned char)in_box;
@@ -133,7 +132,8 @@ static hc_status_t launch_field(const hc_job_t *job, const bpm_config_t *c, doub
     uint32_t rank = hc_field_rank(in);
     int ok = c->dim == 2 ? (rank == 1 && sh[0] == c->ny) : (rank == 2 && sh[0] == c->nx && sh[1] == c->ny);
     if (!ok)
-      return hc_error(HC_ERR_PARAM, "input field: shape does not match n=%s (dim=%d)", bpm_param_text(job, "n"), c->dim);
+      return hc_error(HC_ERR_PARAM, "input field: shape does not match n=%s (dim=%d)", bpm_param_text(job, "n"),
+                      c->dim);
     /* A NaN or an infinity in the launched field cannot be propagated into
      * anything (status.h, "Non-finite values"). */
     hc_status_t fst = hc_job_check_finite((hc_job_t *)job, "field", in);

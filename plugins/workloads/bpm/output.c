@@ -19,7 +19,7 @@
  * columns down (y, from Ly at the top to 0 at the bottom). */
 static void resample(const void *src, int f64, int64_t rows, int64_t cols, int transpose, int64_t w, int64_t h,
                      double *out) {
-#define SRC(r, c) (f64 ? ((const double *)src)[(r) * cols + (c)] : (double)((const float *)src)[(r) * cols + (c)])
+#define SRC(r, c) (f64 ? ((const double *)src)[(r)*cols + (c)] : (double)((const float *)src)[(r)*cols + (c)])
   double mx = 0;
   for (int64_t i = 0; i < rows * cols; i++) mx = fmax(mx, SRC(0, i));
   if (!(mx > 0)) mx = 1;
@@ -37,7 +37,8 @@ static void resample(const void *src, int f64, int64_t rows, int64_t cols, int t
       int64_t a0 = (int64_t)fa, b0 = (int64_t)fb;
       int64_t a1 = a0 + 1 < rows ? a0 + 1 : a0, b1 = b0 + 1 < cols ? b0 + 1 : b0;
       double ta = fa - (double)a0, tb = fb - (double)b0;
-      double v = (1 - ta) * ((1 - tb) * SRC(a0, b0) + tb * SRC(a0, b1)) + ta * ((1 - tb) * SRC(a1, b0) + tb * SRC(a1, b1));
+      double v =
+          (1 - ta) * ((1 - tb) * SRC(a0, b0) + tb * SRC(a0, b1)) + ta * ((1 - tb) * SRC(a1, b0) + tb * SRC(a1, b1));
       out[py * w + px] = v / mx;
     }
 #undef SRC

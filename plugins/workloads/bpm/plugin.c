@@ -23,8 +23,10 @@ static hc_status_t power_field(hc_device_t *dev, const bpm_config_t *c, bpm_resu
   void *h = malloc((size_t)n * 8);
   if (!h) return hc_error(HC_ERR_NO_MEMORY, "bpm: out of host memory");
   for (int64_t i = 0; i < n; i++) {
-    if (c->f64) ((double *)h)[i] = r->power[i];
-    else ((float *)h)[i] = (float)r->power[i];
+    if (c->f64)
+      ((double *)h)[i] = r->power[i];
+    else
+      ((float *)h)[i] = (float)r->power[i];
   }
   st = hc_field_write(r->power_f, h);
   free(h);
@@ -44,11 +46,11 @@ static void describe(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t *
     hc_job_note(job, "grid: n=%lld, hy=%.6g um, hz=%.6g um, %lld steps to Lz=%g um, theta=%g, n0=%g, walls %s",
                 (long long)c->ny, c->hy, c->hz, (long long)c->steps, c->Lz, c->theta, c->n0, bcs[c->bc]);
   else
-    hc_job_note(job, "grid: %lldx%lld, hx=%.6g hy=%.6g um, hz=%.6g um, %lld ADI steps to Lz=%g um, theta=%g, n0=%g, walls %s",
-                (long long)c->nx, (long long)c->ny, c->hx, c->hy, c->hz, (long long)c->steps, c->Lz, c->theta, c->n0,
-                bcs[c->bc]);
-  if (c->theta < 0.5)
-    hc_job_note(job, "theta=%g < 0.5: the scheme is only conditionally stable", c->theta);
+    hc_job_note(
+        job, "grid: %lldx%lld, hx=%.6g hy=%.6g um, hz=%.6g um, %lld ADI steps to Lz=%g um, theta=%g, n0=%g, walls %s",
+        (long long)c->nx, (long long)c->ny, c->hx, c->hy, c->hz, (long long)c->steps, c->Lz, c->theta, c->n0,
+        bcs[c->bc]);
+  if (c->theta < 0.5) hc_job_note(job, "theta=%g < 0.5: the scheme is only conditionally stable", c->theta);
   (void)p;
 }
 
@@ -118,6 +120,11 @@ out:
   return st;
 }
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "bpm", "1.0",
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        HC_ABI_MINOR,
+                        HC_PLUGIN_WORKLOAD,
+                        0,
+                        "bpm",
+                        "1.0",
                         "beam propagation (Fresnel equation, Crank-Nicolson), 2-D line march and 3-D ADI (seed 003)",
                         &bpm_ops};

@@ -22,19 +22,28 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 static hc_status_t parse_profile(const char *s, bpm_profile_t *out) {
-  if (!strcmp(s, "uniform")) *out = BPM_PROFILE_UNIFORM;
-  else if (!strcmp(s, "slab")) *out = BPM_PROFILE_SLAB;
-  else if (!strcmp(s, "graded")) *out = BPM_PROFILE_GRADED;
-  else if (ends_with(s, ".npy")) *out = BPM_PROFILE_FILE;
-  else return hc_error(HC_ERR_PARAM, "parameter profile=%s: expected uniform, slab, graded or a .npy file", s);
+  if (!strcmp(s, "uniform"))
+    *out = BPM_PROFILE_UNIFORM;
+  else if (!strcmp(s, "slab"))
+    *out = BPM_PROFILE_SLAB;
+  else if (!strcmp(s, "graded"))
+    *out = BPM_PROFILE_GRADED;
+  else if (ends_with(s, ".npy"))
+    *out = BPM_PROFILE_FILE;
+  else
+    return hc_error(HC_ERR_PARAM, "parameter profile=%s: expected uniform, slab, graded or a .npy file", s);
   return HC_OK;
 }
 
 static hc_status_t parse_launch(const char *s, bpm_launch_t *out) {
-  if (!strcmp(s, "mode")) *out = BPM_LAUNCH_MODE;
-  else if (!strcmp(s, "gauss")) *out = BPM_LAUNCH_GAUSS;
-  else if (ends_with(s, ".npy")) *out = BPM_LAUNCH_FILE;
-  else return hc_error(HC_ERR_PARAM, "parameter launch=%s: expected mode, gauss or a .npy file", s);
+  if (!strcmp(s, "mode"))
+    *out = BPM_LAUNCH_MODE;
+  else if (!strcmp(s, "gauss"))
+    *out = BPM_LAUNCH_GAUSS;
+  else if (ends_with(s, ".npy"))
+    *out = BPM_LAUNCH_FILE;
+  else
+    return hc_error(HC_ERR_PARAM, "parameter launch=%s: expected mode, gauss or a .npy file", s);
   return HC_OK;
 }
 
@@ -56,8 +65,10 @@ static hc_status_t parse_bc(const char *s, bpm_bc_t *out) {
 static hc_status_t xy_vec(const hc_job_t *job, const char *name, int dim, double out[2]) {
   hc_vec_t v = hc_job_vec(job, name);
   out[0] = out[1] = 0;
-  if (v.count == 1) out[1] = v.v[0];
-  else if (v.count == 2 && dim == 3) out[0] = v.v[0], out[1] = v.v[1];
+  if (v.count == 1)
+    out[1] = v.v[0];
+  else if (v.count == 2 && dim == 3)
+    out[0] = v.v[0], out[1] = v.v[1];
   else
     return hc_error(HC_ERR_PARAM, "parameter %s=%s: give %s", name, bpm_param_text(job, name),
                     dim == 3 ? "one value (y) or two (x,y)" : "one value (y) in 2-D");
@@ -99,8 +110,10 @@ hc_status_t bpm_config_from_job(const hc_job_t *job, bpm_config_t *c) {
   double hz = hc_job_float(job, "hz");
   int64_t steps = hc_job_int(job, "steps");
   if (hz_given && steps_given) return hc_error(HC_ERR_PARAM, "parameters hz= and steps=: give one of them, not both");
-  if (hz_given && !(hz > 0)) return hc_error(HC_ERR_PARAM, "parameter hz=%s: the z step must be > 0", bpm_param_text(job, "hz"));
-  if (steps_given && steps < 1) return hc_error(HC_ERR_PARAM, "parameter steps=%s: must be >= 1", bpm_param_text(job, "steps"));
+  if (hz_given && !(hz > 0))
+    return hc_error(HC_ERR_PARAM, "parameter hz=%s: the z step must be > 0", bpm_param_text(job, "hz"));
+  if (steps_given && steps < 1)
+    return hc_error(HC_ERR_PARAM, "parameter steps=%s: must be >= 1", bpm_param_text(job, "steps"));
   if (!steps_given) {
     if (!hz_given) hz = fmin(c->hy, c->hx) / M_PI;
     double s = c->Lz / hz;
@@ -128,8 +141,8 @@ hc_status_t bpm_config_from_job(const hc_job_t *job, bpm_config_t *c) {
   double lmin = c->dim == 3 ? fmin(c->Lx, c->Ly) : c->Ly;
   if (c->absorb_width <= 0) c->absorb_width = lmin / 8;
   if (c->bc == BPM_BC_ABSORBING && c->absorb_width >= lmin / 2)
-    return hc_error(HC_ERR_PARAM, "parameter absorb_width=%g: two layers must fit the window (< %g um)", c->absorb_width,
-                    lmin / 2);
+    return hc_error(HC_ERR_PARAM, "parameter absorb_width=%g: two layers must fit the window (< %g um)",
+                    c->absorb_width, lmin / 2);
 
   c->solver = !strcmp(hc_job_string(job, "solver"), "richardson") ? BPM_SOLVER_RICHARDSON : BPM_SOLVER_DIRECT;
   if (c->solver == BPM_SOLVER_RICHARDSON && c->dim == 3)
@@ -137,8 +150,9 @@ hc_status_t bpm_config_from_job(const hc_job_t *job, bpm_config_t *c) {
                                   "with direct line solves)");
   c->order = hc_job_string(job, "order")[0] == '4' ? 4 : 2;
   if (c->order == 4 && (c->solver != BPM_SOLVER_RICHARDSON || c->dim != 2 || c->bc == BPM_BC_TRANSPARENT))
-    return hc_error(HC_ERR_PARAM, "parameter order=4: the 5-point stencil makes a pentadiagonal matrix, solved here by "
-                                  "the paper's iteration only: give solver=richardson (2-D, walls conductor or absorbing)");
+    return hc_error(HC_ERR_PARAM,
+                    "parameter order=4: the 5-point stencil makes a pentadiagonal matrix, solved here by "
+                    "the paper's iteration only: give solver=richardson (2-D, walls conductor or absorbing)");
   c->iters = hc_job_int(job, "iters");
   c->tol = hc_job_float(job, "tol"); /* 0: chosen with the matrix (march2d.c) */
 

@@ -18,8 +18,8 @@
 #include "bpm.h"
 
 /* Thomas for tridiag(lo, diag, lo) x = b; cp: scratch of m. */
-static void thomas(int64_t m, double complex lo, const double complex *diag, const double complex *b,
-                   double complex *x, double complex *cp) {
+static void thomas(int64_t m, double complex lo, const double complex *diag, const double complex *b, double complex *x,
+                   double complex *cp) {
   double complex piv = diag[0], d;
   cp[0] = lo / piv;
   x[0] = d = b[0] / piv;
@@ -50,7 +50,7 @@ static void line_solve(const bpm_config_t *c, const bpm_axis_t *a, int64_t m, co
 static void band_solve(int64_t n, int half, const double complex *a, double complex *w, double complex *b) {
   const size_t bw = (size_t)(2 * half + 1);
   memcpy(w, a, (size_t)n * bw * sizeof *w);
-#define W(i, j) w[(size_t)(i) * bw + (size_t)((j) - (i) + half)]
+#define W(i, j) w[(size_t)(i)*bw + (size_t)((j) - (i) + half)]
   for (int64_t i = 0; i < n; i++)
     for (int64_t r = i + 1; r <= i + half && r < n; r++) {
       double complex f = W(r, i) / W(i, i);
@@ -122,11 +122,12 @@ static hc_status_t host_adi3d(const bpm_config_t *c, const bpm_problem_t *p, dou
     free(es), free(b), free(x), free(diag), free(cp);
     return hc_error(HC_ERR_NO_MEMORY, "bpm: out of host memory for the reference");
   }
-#define E(i, j) e[(i) * ny + (j)]
-#define ES(i, j) es[(i) * ny + (j)]
+#define E(i, j) e[(i)*ny + (j)]
+#define ES(i, j) es[(i)*ny + (j)]
   for (int64_t s = 0; s < c->steps; s++) {
     for (int64_t j = 0; j < ny; j++) { /* x-lines */
-      double complex etaL = tbc ? bpm_tbc_eta(E(0, j), E(1, j)) : 0, etaR = tbc ? bpm_tbc_eta(E(nx - 1, j), E(nx - 2, j)) : 0;
+      double complex etaL = tbc ? bpm_tbc_eta(E(0, j), E(1, j)) : 0,
+                     etaR = tbc ? bpm_tbc_eta(E(nx - 1, j), E(nx - 2, j)) : 0;
       for (int64_t i = 0; i < nx; i++) {
         double complex gl = tbc ? bpm_tbc_eta(E(i, 0), E(i, 1)) * E(i, 0) : 0;
         double complex gr = tbc ? bpm_tbc_eta(E(i, ny - 1), E(i, ny - 2)) * E(i, ny - 1) : 0;
@@ -137,7 +138,8 @@ static hc_status_t host_adi3d(const bpm_config_t *c, const bpm_problem_t *p, dou
       for (int64_t i = 0; i < nx; i++) ES(i, j) = x[i];
     }
     for (int64_t i = 0; i < nx; i++) { /* y-lines */
-      double complex etaL = tbc ? bpm_tbc_eta(ES(i, 0), ES(i, 1)) : 0, etaR = tbc ? bpm_tbc_eta(ES(i, ny - 1), ES(i, ny - 2)) : 0;
+      double complex etaL = tbc ? bpm_tbc_eta(ES(i, 0), ES(i, 1)) : 0,
+                     etaR = tbc ? bpm_tbc_eta(ES(i, ny - 1), ES(i, ny - 2)) : 0;
       for (int64_t j = 0; j < ny; j++) {
         double complex gl = tbc ? bpm_tbc_eta(ES(0, j), ES(1, j)) * ES(0, j) : 0;
         double complex gr = tbc ? bpm_tbc_eta(ES(nx - 1, j), ES(nx - 2, j)) * ES(nx - 1, j) : 0;
@@ -203,8 +205,9 @@ hc_status_t bpm_verify(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t
   int ok = 1;
   char msg[768];
   if (c->launch == BPM_LAUNCH_MODE && c->profile == BPM_PROFILE_UNIFORM && c->bc == BPM_BC_CONDUCTOR && p->v_uniform) {
-    double complex g = c->dim == 2 ? mode_gain(c, c->hy, c->Ly, 1.0, p->v[0])
-                                   : mode_gain(c, c->hx, c->Lx, 0.5, p->v[0]) * mode_gain(c, c->hy, c->Ly, 0.5, p->v[0]);
+    double complex g = c->dim == 2
+                           ? mode_gain(c, c->hy, c->Ly, 1.0, p->v[0])
+                           : mode_gain(c, c->hx, c->Lx, 0.5, p->v[0]) * mode_gain(c, c->hy, c->Ly, 0.5, p->v[0]);
     double complex gn = cpow(g, steps);
     for (size_t i = 0; i < count; i++) ref[i] = gn * p->e0[i];
     double err = rel_diff(got, c->f64, ref, count);
@@ -260,12 +263,16 @@ power:;
     snprintf(msg + len, sizeof msg - len, "; the field or the power is not finite");
   } else if (lossless && c->theta == 0.5) {
     ok = ok && fabs(drift) <= pbound;
-    snprintf(msg + len, sizeof msg - len, "; power conservation (Crank-Nicolson, conductors, lossless): relative "
-             "drift %.3g (bound %.3g)", drift, pbound);
+    snprintf(msg + len, sizeof msg - len,
+             "; power conservation (Crank-Nicolson, conductors, lossless): relative "
+             "drift %.3g (bound %.3g)",
+             drift, pbound);
   } else if (passive) {
     ok = ok && drift <= 1e-3;
-    snprintf(msg + len, sizeof msg - len, "; power in a passive medium: relative change %.3g (may not grow by more "
-             "than the bound 0.001)", drift);
+    snprintf(msg + len, sizeof msg - len,
+             "; power in a passive medium: relative change %.3g (may not grow by more "
+             "than the bound 0.001)",
+             drift);
   } else {
     snprintf(msg + len, sizeof msg - len, "; a medium with gain: the power is not bounded");
   }

@@ -15,32 +15,34 @@
 extern const char convert_kernels_src[];
 
 /* Host kernels for every (input, output) pair of dtypes. */
-#define CONVERT_HOST(IE, IT, IC, OE, OT, OC)                                                                     \
-  static void convert_##IE##_##OE(const hc_host_group_t *g, void *const *args) {                                 \
-    const IT *restrict in = args[1];                                                                             \
-    OT *restrict out = args[2];                                                                                  \
-    const int part = *(const int *)args[3];                                                                      \
-    const size_t lo = g->lo[0], hi = g->hi[0];                                                                   \
-    if (IC && OC)                                                                                                \
-      for (size_t i = lo; i < hi; i++) out[2 * i] = (OT)in[2 * i], out[2 * i + 1] = (OT)in[2 * i + 1];           \
-    else if (IC)                                                                                                 \
-      for (size_t i = lo; i < hi; i++) out[i] = (OT)in[2 * i + (size_t)part];                                    \
-    else if (OC)                                                                                                 \
-      for (size_t i = lo; i < hi; i++) out[2 * i] = (OT)in[i], out[2 * i + 1] = 0;                               \
-    else                                                                                                         \
-      for (size_t i = lo; i < hi; i++) out[i] = (OT)in[i];                                                       \
+#define CONVERT_HOST(IE, IT, IC, OE, OT, OC)                                                           \
+  static void convert_##IE##_##OE(const hc_host_group_t *g, void *const *args) {                       \
+    const IT *restrict in = args[1];                                                                   \
+    OT *restrict out = args[2];                                                                        \
+    const int part = *(const int *)args[3];                                                            \
+    const size_t lo = g->lo[0], hi = g->hi[0];                                                         \
+    if (IC && OC)                                                                                      \
+      for (size_t i = lo; i < hi; i++) out[2 * i] = (OT)in[2 * i], out[2 * i + 1] = (OT)in[2 * i + 1]; \
+    else if (IC)                                                                                       \
+      for (size_t i = lo; i < hi; i++) out[i] = (OT)in[2 * i + (size_t)part];                          \
+    else if (OC)                                                                                       \
+      for (size_t i = lo; i < hi; i++) out[2 * i] = (OT)in[i], out[2 * i + 1] = 0;                     \
+    else                                                                                               \
+      for (size_t i = lo; i < hi; i++) out[i] = (OT)in[i];                                             \
   }
-#define CONVERT_ROW(IE, IT, IC)                                                                                  \
-  CONVERT_HOST(IE, IT, IC, F32, float, 0)                                                                        \
-  CONVERT_HOST(IE, IT, IC, F64, double, 0)                                                                       \
-  CONVERT_HOST(IE, IT, IC, C64, float, 1)                                                                        \
+#define CONVERT_ROW(IE, IT, IC)            \
+  CONVERT_HOST(IE, IT, IC, F32, float, 0)  \
+  CONVERT_HOST(IE, IT, IC, F64, double, 0) \
+  CONVERT_HOST(IE, IT, IC, C64, float, 1)  \
   CONVERT_HOST(IE, IT, IC, C128, double, 1)
 CONVERT_ROW(F32, float, 0)
 CONVERT_ROW(F64, double, 0)
 CONVERT_ROW(C64, float, 1)
 CONVERT_ROW(C128, double, 1)
-#define TABLE_ROW(IE)                                                                                            \
-  [HC_##IE] = {[HC_F32] = convert_##IE##_F32, [HC_F64] = convert_##IE##_F64, [HC_C64] = convert_##IE##_C64,     \
+#define TABLE_ROW(IE)                         \
+  [HC_##IE] = {[HC_F32] = convert_##IE##_F32, \
+               [HC_F64] = convert_##IE##_F64, \
+               [HC_C64] = convert_##IE##_C64, \
                [HC_C128] = convert_##IE##_C128}
 static const hc_host_kernel_fn host_table[HC_DTYPE_COUNT_][HC_DTYPE_COUNT_] = {TABLE_ROW(F32), TABLE_ROW(F64),
                                                                                TABLE_ROW(C64), TABLE_ROW(C128)};
@@ -151,5 +153,11 @@ static const hc_workload_ops_t convert_ops = {
     .run = convert_run,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "convert", "1.0",
-                        "glue: converts a field to f32, f64, c64 or c128", &convert_ops};
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        HC_ABI_MINOR,
+                        HC_PLUGIN_WORKLOAD,
+                        0,
+                        "convert",
+                        "1.0",
+                        "glue: converts a field to f32, f64, c64 or c128",
+                        &convert_ops};

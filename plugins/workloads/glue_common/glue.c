@@ -9,11 +9,11 @@
 
 const char *glue_real_ctype(hc_dtype_t dt) { return hc_dtype_is_double(dt) ? "double" : "float"; }
 
-
 hc_status_t glue_input(hc_job_t *job, const char *port, hc_field_t **out) {
   *out = hc_job_input(job, port);
   if (!*out)
-    return hc_error(HC_ERR_PARAM, "%s: input '%s' is not bound (give it a field, or put a stage before it in a pipeline)",
+    return hc_error(HC_ERR_PARAM,
+                    "%s: input '%s' is not bound (give it a field, or put a stage before it in a pipeline)",
                     hc_job_workload(job), port);
   return HC_OK;
 }
@@ -67,8 +67,9 @@ hc_status_t glue_map_run(hc_job_t *job, const hc_field_t *in, const glue_map_t *
   hc_device_t *dev = hc_job_device(job);
   hc_field_t *o = NULL;
   *out = NULL;
-  hc_status_t st = hc_device_check_memory(dev, (uint64_t)hc_field_bytes(in) + hc_field_count(in) * hc_dtype_size(m->out_dtype),
-                                          "the input and output fields");
+  hc_status_t st =
+      hc_device_check_memory(dev, (uint64_t)hc_field_bytes(in) + hc_field_count(in) * hc_dtype_size(m->out_dtype),
+                             "the input and output fields");
   if (st == HC_OK) st = glue_field_like(dev, in, m->out_dtype, &o);
   if (st == HC_OK) {
     hc_kernel_desc_t kd = {sizeof kd, m->kernel, m->source, m->options, m->host};

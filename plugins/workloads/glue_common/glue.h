@@ -31,15 +31,15 @@ hc_status_t glue_field_like(hc_device_t *dev, const hc_field_t *like, hc_dtype_t
 
 /* One element-wise launch: kernel(long items, in, out, extra scalars...). */
 typedef struct glue_map {
-  const char *kernel;      /* name in source */
-  const char *source;      /* portable text */
-  char options[256];       /* build options selecting the types */
-  hc_host_kernel_fn host;  /* the same on the cpu backend */
+  const char *kernel;     /* name in source */
+  const char *source;     /* portable text */
+  char options[256];      /* build options selecting the types */
+  hc_host_kernel_fn host; /* the same on the cpu backend */
   hc_dtype_t out_dtype;
-  long items;              /* work items (scalars or elements) */
+  long items; /* work items (scalars or elements) */
   uint32_t nextra;
   hc_arg_t extra[4];
-  double bytes;            /* algorithmic traffic, for bandwidth_gbs */
+  double bytes; /* algorithmic traffic, for bandwidth_gbs */
 } glue_map_t;
 
 /* Creates the output (like `in`, dtype m->out_dtype), runs the map timed

@@ -60,8 +60,10 @@ static hc_status_t fill(hc_field_t *x, double seed, double **host) {
   }
   for (size_t i = 0; i < n; i++) {
     double v = sin(seed * (double)(i % 100003) + 0.1 * (double)(i / 100003));
-    if (f64) ((double *)raw)[i] = v;
-    else ((float *)raw)[i] = (float)v;
+    if (f64)
+      ((double *)raw)[i] = v;
+    else
+      ((float *)raw)[i] = (float)v;
     h[i] = f64 ? v : (double)(float)v;
   }
   hc_status_t st = hc_field_write(x, raw);
@@ -99,7 +101,8 @@ static hc_status_t gx_run(hc_job_t *job) {
   hc_grid_options_t o = {sizeof o, fuse, host, 0};
   double *hh = NULL;
   hc_buffer_t *copybuf = NULL;
-  if ((st = hc_field_create(dev, dt, rank, shape, &F.f)) != HC_OK || (st = hc_field_create(dev, dt, rank, shape, &F.g)) != HC_OK ||
+  if ((st = hc_field_create(dev, dt, rank, shape, &F.f)) != HC_OK ||
+      (st = hc_field_create(dev, dt, rank, shape, &F.g)) != HC_OK ||
       (st = hc_field_create(dev, dt, rank, shape, &F.h)) != HC_OK)
     goto out;
   double hs[3];
@@ -111,11 +114,16 @@ static hc_status_t gx_run(hc_job_t *job) {
   hc_gexpr_t *ef = hc_gexpr_dense(g, F.f), *eg = hc_gexpr_dense(g, F.g), *e = NULL;
   double s2d = 0;
   for (uint32_t d = 0; d < rank; d++) s2d += 2.0 / (hs[d] * hs[d]);
-  if (!strcmp(expr, "lapsum")) e = hc_gexpr_apply(g, hc_gop_laplacian(g, rank, NULL), hc_gexpr_add(g, ef, eg));
-  else if (!strcmp(expr, "lap")) e = hc_gexpr_apply(g, hc_gop_laplacian(g, rank, NULL), ef);
-  else if (!strcmp(expr, "sum")) e = hc_gexpr_add(g, ef, eg);
-  else if (!strcmp(expr, "axpy")) e = hc_gexpr_add(g, hc_gexpr_scale(g, 2.5, ef), eg);
-  else if (!strcmp(expr, "copy")) e = ef;
+  if (!strcmp(expr, "lapsum"))
+    e = hc_gexpr_apply(g, hc_gop_laplacian(g, rank, NULL), hc_gexpr_add(g, ef, eg));
+  else if (!strcmp(expr, "lap"))
+    e = hc_gexpr_apply(g, hc_gop_laplacian(g, rank, NULL), ef);
+  else if (!strcmp(expr, "sum"))
+    e = hc_gexpr_add(g, ef, eg);
+  else if (!strcmp(expr, "axpy"))
+    e = hc_gexpr_add(g, hc_gexpr_scale(g, 2.5, ef), eg);
+  else if (!strcmp(expr, "copy"))
+    e = ef;
   else {
     /* u' = sum_d (u(i-e_d) + u(i+e_d)) / (h_d² Σ) + f / Σ, Σ = Σ_d 2/h_d²: jacobi's update */
     int32_t off[6 * 3];
@@ -170,7 +178,8 @@ static hc_status_t gx_run(hc_job_t *job) {
   hc_job_add_metric(job, "bytes", bytes, "B");
   hc_job_add_metric(job, "bandwidth_gbs", bytes / t / 1e9, "GB/s");
   const hc_device_info_t *info = hc_device_info(dev);
-  if (info->peak_bandwidth_gbs > 0) hc_job_add_metric(job, "bandwidth_fraction", bytes / t / 1e9 / info->peak_bandwidth_gbs, "");
+  if (info->peak_bandwidth_gbs > 0)
+    hc_job_add_metric(job, "bandwidth_fraction", bytes / t / 1e9 / info->peak_bandwidth_gbs, "");
   hc_job_add_metric(job, "glups", (double)box / t / 1e9, "GLUP/s");
   const double assigns = (double)(iters * batch);
   hc_job_add_metric(job, "kernels_per_assign", (double)(s1.launches - s0.launches) / assigns, "");
@@ -182,7 +191,9 @@ static hc_status_t gx_run(hc_job_t *job) {
               hc_device_info(dev)->languages & HC_LANG_BIT(HC_LANG_HOST)
                   ? (s1.host_evaluated > s0.host_evaluated ? "host row evaluator" : "host C compiled at run time")
                   : "generated portable kernel",
-              s1.materialised > s0.materialised ? ", with a materialised temporary" : s1.staged > s0.staged ? ", staged through local memory" : "");
+              s1.materialised > s0.materialised ? ", with a materialised temporary"
+              : s1.staged > s0.staged           ? ", staged through local memory"
+                                                : "");
   if (s1.compiler_fallbacks && hc_grid_compiler_unavailable(g))
     hc_job_note(job, "grid expressions: compiled host kernels unavailable (%s): the row evaluator ran instead",
                 hc_grid_compiler_unavailable(g));
@@ -226,9 +237,12 @@ static hc_status_t gx_run(hc_job_t *job) {
           size_t c = (size_t)((i * n[1] + j) * n[2] + k);
           size_t st1[3] = {(size_t)(n[1] * n[2]), (size_t)n[2], 1};
           double want = 0;
-          if (!strcmp(expr, "sum")) want = F.hf[c] + F.hg[c];
-          else if (!strcmp(expr, "axpy")) want = 2.5 * F.hf[c] + F.hg[c];
-          else if (!strcmp(expr, "copy")) want = F.hf[c];
+          if (!strcmp(expr, "sum"))
+            want = F.hf[c] + F.hg[c];
+          else if (!strcmp(expr, "axpy"))
+            want = 2.5 * F.hf[c] + F.hg[c];
+          else if (!strcmp(expr, "copy"))
+            want = F.hf[c];
           else {
             int lapsum = !strcmp(expr, "lapsum"), jac = !strcmp(expr, "jacobi");
             double centre = F.hf[c] + (lapsum ? F.hg[c] : 0);
@@ -257,8 +271,10 @@ static hc_status_t gx_run(hc_job_t *job) {
     hc_field_set_name(out, "h");
     st = hc_grid_assign(z, out, hc_gexpr_scalar(z, 0.0), NULL, NULL);
     if (st == HC_OK) st = hc_grid_assign(z, out, hc_gexpr_dense(z, F.h), range, NULL);
-    if (st == HC_OK) st = hc_job_set_output(job, "h", out);
-    else hc_field_destroy(out);
+    if (st == HC_OK)
+      st = hc_job_set_output(job, "h", out);
+    else
+      hc_field_destroy(out);
   } else {
     st = hc_job_set_output(job, "h", F.h);
     F.h = NULL;
@@ -284,6 +300,11 @@ static const hc_workload_ops_t gx_ops = {
     .run = gx_run,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "gridexpr", "1.0",
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        HC_ABI_MINOR,
+                        HC_PLUGIN_WORKLOAD,
+                        0,
+                        "gridexpr",
+                        "1.0",
                         "grid-expression micro-benchmarks: Δ(f+g) fused vs materialised, bandwidth, a Jacobi sweep",
                         &gx_ops};

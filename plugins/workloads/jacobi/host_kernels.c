@@ -19,7 +19,6 @@
 #define HOST_CLONES
 #endif
 
-
 /* Non-temporal stores of n values (sweep2's output rows, on grids that
  * stream from memory): a store that misses the cache first reads its line,
  * so a pass that reads `in` and writes `out` moves the traffic of a plain
@@ -29,25 +28,24 @@
  * the write-combining buffers. Plain stores where SSE2 is missing. */
 #if defined(__SSE2__) && defined(__x86_64__)
 #include <emmintrin.h>
-#define STREAM_LOOP(IT, VW, VSTORE, SSTORE)                                                   \
-  long k = 0;                                                                                   \
-  for (; k < n && ((uintptr_t)(dst + k) & 15); k++) {                                           \
-    IT v;                                                                                       \
-    memcpy(&v, src + k, sizeof v);                                                              \
-    SSTORE;                                                                                     \
-  }                                                                                             \
-  for (; k + VW <= n; k += VW) VSTORE;                                                          \
-  for (; k < n; k++) {                                                                          \
-    IT v;                                                                                       \
-    memcpy(&v, src + k, sizeof v);                                                              \
-    SSTORE;                                                                                     \
+#define STREAM_LOOP(IT, VW, VSTORE, SSTORE)           \
+  long k = 0;                                         \
+  for (; k < n && ((uintptr_t)(dst + k) & 15); k++) { \
+    IT v;                                             \
+    memcpy(&v, src + k, sizeof v);                    \
+    SSTORE;                                           \
+  }                                                   \
+  for (; k + VW <= n; k += VW) VSTORE;                \
+  for (; k < n; k++) {                                \
+    IT v;                                             \
+    memcpy(&v, src + k, sizeof v);                    \
+    SSTORE;                                           \
   }
 static inline void stream_store_f32(float *restrict dst, const float *restrict src, long n) {
   STREAM_LOOP(int, 4, _mm_stream_ps(dst + k, _mm_loadu_ps(src + k)), _mm_stream_si32((int *)(dst + k), v))
 }
 static inline void stream_store_f64(double *restrict dst, const double *restrict src, long n) {
-  STREAM_LOOP(long long, 2, _mm_stream_pd(dst + k, _mm_loadu_pd(src + k)),
-              _mm_stream_si64((long long *)(dst + k), v))
+  STREAM_LOOP(long long, 2, _mm_stream_pd(dst + k, _mm_loadu_pd(src + k)), _mm_stream_si64((long long *)(dst + k), v))
 }
 /* Streaming stores are weakly ordered: fenced before a group ends, so that
  * the pool's completion publishes them. */
@@ -61,7 +59,7 @@ static inline void stream_store_f64(double *restrict dst, const double *restrict
 }
 static inline void stream_fence(void) {}
 #endif
-#define STREAM_STORE(d, s, n) _Generic((d), float *: stream_store_f32, double *: stream_store_f64)(d, s, n)
+#define STREAM_STORE(d, s, n) _Generic((d), float * : stream_store_f32, double * : stream_store_f64)(d, s, n)
 
 #define REAL float
 #define F_STORED 0

@@ -11,17 +11,17 @@
 #include <hc/plugin.h>
 
 /* Built-in right-hand sides: X(ENUM, "name", analytic solution known). */
-#define JACOBI_RHS_LIST(X)                                                     \
-  X(SIN, "sin", 1)                                                             \
-  X(GAUSS, "gauss", 0)                                                         \
-  X(POINT, "point", 0)                                                         \
+#define JACOBI_RHS_LIST(X) \
+  X(SIN, "sin", 1)         \
+  X(GAUSS, "gauss", 0)     \
+  X(POINT, "point", 0)     \
   X(ZERO, "zero", 0)
 
 typedef enum {
 #define JACOBI_RHS_ENUM_(e, n, a) RHS_##e,
   JACOBI_RHS_LIST(JACOBI_RHS_ENUM_)
 #undef JACOBI_RHS_ENUM_
-  RHS_FIELD /* a field: the input port f or a .npy file */
+      RHS_FIELD /* a field: the input port f or a .npy file */
 } jacobi_rhs_t;
 
 typedef enum { INIT_ZERO, INIT_EIGEN, INIT_FIELD } jacobi_init_t;
@@ -41,12 +41,12 @@ typedef struct {
   /* Grid. */
   int dim;
   int64_t n[3];
-  double h[3], w[3];   /* spacing and 1/h² (0 for the missing 2-D axis) */
-  double c[3], cf;     /* Jacobi weights: c_d = w_d / 2Σw, cf = 1 / 2Σw */
-  size_t cells;        /* all points */
-  size_t interior;     /* updated points */
+  double h[3], w[3]; /* spacing and 1/h² (0 for the missing 2-D axis) */
+  double c[3], cf;   /* Jacobi weights: c_d = w_d / 2Σw, cf = 1 / 2Σw */
+  size_t cells;      /* all points */
+  size_t interior;   /* updated points */
   hc_dtype_t dtype;
-  size_t es;           /* element bytes */
+  size_t es; /* element bytes */
 
   /* Right-hand side: built-in (a product A g0 g1 g2) or a field. */
   jacobi_rhs_t rhs;
@@ -56,8 +56,8 @@ typedef struct {
 
   /* Start. */
   jacobi_init_t init;
-  int mode[3];         /* eigenvector wave numbers per internal axis */
-  hc_field_t *u0;      /* the initial field on the device, or NULL */
+  int mode[3];    /* eigenvector wave numbers per internal axis */
+  hc_field_t *u0; /* the initial field on the device, or NULL */
   int u0_owned;
 
   /* Stopping. */
@@ -67,7 +67,7 @@ typedef struct {
   /* Kernels. */
   jacobi_variant_t variant;
   jacobi_sweep_t sweep;
-  int block[3];        /* internal order; 1 on axes the block does not cut */
+  int block[3]; /* internal order; 1 on axes the block does not cut */
   int block_rank;
   int block_given;
   int depth;           /* marching sweep: planes loaded ahead */
@@ -115,18 +115,18 @@ int jacobi_rhs_analytic(jacobi_rhs_t rhs);
 /* Kernels (kernels.c). */
 typedef struct {
   hc_kernel_t *sweep, *residual, *compare, *fill, *rfield;
-  hc_kernel_t *sweep2;      /* two sweeps per pass (host tiled), or NULL */
-  hc_buffer_t *scratch;     /* sweep2's rings, a slice of `slice` elements per group */
+  hc_kernel_t *sweep2;  /* two sweeps per pass (host tiled), or NULL */
+  hc_buffer_t *scratch; /* sweep2's rings, a slice of `slice` elements per group */
   long slice;
-  int stream;               /* sweep2 writes with non-temporal stores */
+  int stream; /* sweep2 writes with non-temporal stores */
   hc_language_t lang;
   size_t sweep_global[3], sweep_local[3];
   uint32_t sweep_dims;
-  int chunk;                /* planes per work-group of the march sweep */
+  int chunk; /* planes per work-group of the march sweep */
   size_t red_global[2], red_local[2];
   size_t red_groups;
-  int acc_f64;              /* partial sums are doubles */
-  void *host_partials;      /* host copy of the partials (4 per group) */
+  int acc_f64;         /* partial sums are doubles */
+  void *host_partials; /* host copy of the partials (4 per group) */
   char options[256];
 } jacobi_kernels_t;
 
@@ -146,12 +146,11 @@ hc_status_t jacobi_sweep2(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buf
  * kernel (4 per group), summed on the host. */
 hc_status_t jacobi_residual(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u, hc_buffer_t *f,
                             hc_buffer_t *tab, hc_buffer_t *partial, double *r2, double *f2);
-hc_status_t jacobi_compare(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u, hc_buffer_t *tab2,
-                           double s1, double s2, hc_buffer_t *partial, double out[4]);
-hc_status_t jacobi_fill(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *out, hc_buffer_t *tab,
-                        double s);
-hc_status_t jacobi_residual_field(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u,
-                                  hc_buffer_t *f, hc_buffer_t *tab, hc_buffer_t *r);
+hc_status_t jacobi_compare(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u, hc_buffer_t *tab2, double s1,
+                           double s2, hc_buffer_t *partial, double out[4]);
+hc_status_t jacobi_fill(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *out, hc_buffer_t *tab, double s);
+hc_status_t jacobi_residual_field(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u, hc_buffer_t *f,
+                                  hc_buffer_t *tab, hc_buffer_t *r);
 /* Uploads a double table as the problem's element type. */
 hc_status_t jacobi_upload_table(hc_device_t *dev, const jacobi_problem_t *p, const double *tab, size_t count,
                                 hc_buffer_t **out);
@@ -167,7 +166,6 @@ hc_status_t jacobi_solve(hc_job_t *job, jacobi_problem_t *p);
 
 /* Host reference sweeps in double (verify.c) for right-hand sides with no
  * closed form: small problems only. */
-hc_status_t jacobi_reference(const jacobi_problem_t *p, const double *f, const double *u0, int64_t sweeps,
-                             double *u);
+hc_status_t jacobi_reference(const jacobi_problem_t *p, const double *f, const double *u0, int64_t sweeps, double *u);
 
 #endif

@@ -22,7 +22,8 @@ static void block_text(const jacobi_problem_t *p, char *buf, size_t n) {
   int r = p->block_rank ? p->block_rank : p->dim;
   size_t len = 0;
   buf[0] = '\0';
-  for (int a = 3 - r; a < 3 && len < n; a++) len += (size_t)snprintf(buf + len, n - len, "%s%d", a > 3 - r ? "x" : "", p->block[a]);
+  for (int a = 3 - r; a < 3 && len < n; a++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%d", a > 3 - r ? "x" : "", p->block[a]);
 }
 
 /* How many groups a host launch should have: about 4 per thread, but no
@@ -175,8 +176,10 @@ static hc_status_t check_block(const jacobi_problem_t *p, const hc_device_info_t
     snprintf(b + len, sizeof b - len, " rows=%d", p->rows);
     /* The marching kernel offsets within a plane in 32 bits. */
     if (p->n[1] * p->n[2] > INT32_MAX)
-      return hc_error(HC_ERR_PARAM, "n: planes of %lld points; the marching kernel takes at most %d (a 3-D block "
-                      "selects the tiled kernel)", (long long)(p->n[1] * p->n[2]), INT32_MAX);
+      return hc_error(HC_ERR_PARAM,
+                      "n: planes of %lld points; the marching kernel takes at most %d (a 3-D block "
+                      "selects the tiled kernel)",
+                      (long long)(p->n[1] * p->n[2]), INT32_MAX);
   }
   size_t items = (size_t)p->block[0] * (size_t)p->block[1] * (size_t)p->block[2];
   if (p->sweep == SWEEP_TILED)
@@ -187,13 +190,15 @@ static hc_status_t check_block(const jacobi_problem_t *p, const hc_device_info_t
     return hc_error(HC_ERR_PARAM, "block=%s: %zu work-items per group, but %s allows at most %u", b, items, dev_id,
                     in->max_work_group_size);
   if (p->dim == 3 && p->block[0] > 64)
-    return hc_error(HC_ERR_PARAM, "block=%s: at most 64 on the slowest block axis (a device limit of CUDA and "
-                    "most OpenCL GPUs)", b);
+    return hc_error(HC_ERR_PARAM,
+                    "block=%s: at most 64 on the slowest block axis (a device limit of CUDA and "
+                    "most OpenCL GPUs)",
+                    b);
   if (p->variant == VARIANT_TILED && in->local_mem_bytes) {
     size_t tile = tile_bytes(p);
     if (tile > in->local_mem_bytes)
-      return hc_error(HC_ERR_PARAM, "block=%s: its tile with halo needs %zu bytes of local memory, but %s has %llu",
-                      b, tile, dev_id, (unsigned long long)in->local_mem_bytes);
+      return hc_error(HC_ERR_PARAM, "block=%s: its tile with halo needs %zu bytes of local memory, but %s has %llu", b,
+                      tile, dev_id, (unsigned long long)in->local_mem_bytes);
   }
   return HC_OK;
 }
@@ -213,13 +218,12 @@ static hc_status_t make(hc_device_t *dev, const char *name, const char *options,
  * work, so it is no faster there. Each
  * group gets a ring of three planes of its rows plus a halo row on each
  * side (2-D: three rows) and a staging row in the scratch buffer. */
-static hc_status_t sweep2_make(hc_device_t *dev, const jacobi_problem_t *p, jacobi_kernels_t *k,
-                               hc_host_kernel_fn fn) {
+static hc_status_t sweep2_make(hc_device_t *dev, const jacobi_problem_t *p, jacobi_kernels_t *k, hc_host_kernel_fn fn) {
   if (p->sweeps_per_pass == 1) return HC_OK;
   const hc_device_info_t *in = hc_device_info(dev);
-  const char *why = k->lang != HC_LANG_HOST ? "the device compiles its kernels; two sweeps per pass is the host "
-                                              "kernel's (e.g. the cpu backend)"
-                    : p->variant != VARIANT_TILED           ? "variant=naive sweeps once per pass"
+  const char *why = k->lang != HC_LANG_HOST       ? "the device compiles its kernels; two sweeps per pass is the host "
+                                                    "kernel's (e.g. the cpu backend)"
+                    : p->variant != VARIANT_TILED ? "variant=naive sweeps once per pass"
                     : k->sweep_local[0] < k->sweep_global[0] ? "the block does not hold whole rows"
                                                              : NULL;
   if (why) return p->sweeps_per_pass == 2 ? hc_error(HC_ERR_PARAM, "sweeps_per_pass=2: %s", why) : HC_OK;
@@ -255,14 +259,14 @@ hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_
   memset(k, 0, sizeof *k);
   const hc_device_info_t *in = hc_device_info(dev);
   /* The core runs host functions where the device takes them. */
-  k->lang = (in->languages & HC_LANG_BIT(HC_LANG_HOST)) ? HC_LANG_HOST
+  k->lang = (in->languages & HC_LANG_BIT(HC_LANG_HOST))     ? HC_LANG_HOST
             : (in->languages & HC_LANG_BIT(HC_LANG_CUDA_C)) ? HC_LANG_CUDA_C
-                                                             : HC_LANG_OPENCL_C;
+                                                            : HC_LANG_OPENCL_C;
   const int host = k->lang == HC_LANG_HOST;
   if (!p->block_given) default_block(p, in, host);
-  p->sweep = p->variant == VARIANT_NAIVE ? SWEEP_NAIVE
+  p->sweep = p->variant == VARIANT_NAIVE                    ? SWEEP_NAIVE
              : (p->dim == 3 && p->block_rank == 2 && !host) ? SWEEP_MARCH
-                                                           : SWEEP_TILED;
+                                                            : SWEEP_TILED;
   hc_status_t st;
   if (!host && (st = check_block(p, in, hc_device_name(dev))) != HC_OK) return st;
   sweep_geometry(p, in, k);
@@ -282,7 +286,9 @@ hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_
            p->dtype == HC_F64 ? "double" : "float", p->dim, p->f_stored, (int)p->sweep + 1, tb[0], tb[1], tb[2],
            p->sweep == SWEEP_MARCH ? p->depth : 2, p->sweep == SWEEP_MARCH ? p->rows : 1);
   const jacobi_host_fns_t *fns = &jacobi_host_fns[p->dtype == HC_F64][p->f_stored];
-  const char *sweep_name = p->sweep == SWEEP_NAIVE ? "jacobi_naive" : p->sweep == SWEEP_MARCH ? "jacobi_march" : "jacobi_tiled";
+  const char *sweep_name = p->sweep == SWEEP_NAIVE   ? "jacobi_naive"
+                           : p->sweep == SWEEP_MARCH ? "jacobi_march"
+                                                     : "jacobi_tiled";
   if ((st = make(dev, sweep_name, k->options, fns->sweep, &k->sweep)) != HC_OK ||
       (st = make(dev, "residual_norms", k->options, fns->residual, &k->residual)) != HC_OK ||
       (st = make(dev, "compare_norms", k->options, fns->compare, &k->compare)) != HC_OK ||
@@ -296,8 +302,8 @@ hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_
     if (most && items > most) {
       char b[64];
       block_text(p, b, sizeof b);
-      return hc_error(HC_ERR_PARAM, "block=%s: %zu work-items per group, but the %s kernel allows at most %zu on %s",
-                      b, items, sweep_name, most, hc_device_name(dev));
+      return hc_error(HC_ERR_PARAM, "block=%s: %zu work-items per group, but the %s kernel allows at most %zu on %s", b,
+                      items, sweep_name, most, hc_device_name(dev));
     }
     size_t red = hc_kernel_max_group_size(k->residual), cmp = hc_kernel_max_group_size(k->compare);
     if ((red && red < JACOBI_RED_X * JACOBI_RED_Y) || (cmp && cmp < JACOBI_RED_X * JACOBI_RED_Y))
@@ -340,10 +346,21 @@ static hc_status_t launch_sweep(jacobi_kernels_t *k, const jacobi_problem_t *p, 
                                 hc_buffer_t *out, hc_buffer_t *f, hc_buffer_t *tab) {
   int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2], chunk = k->chunk;
   real_t c[4];
-  hc_arg_t a[15] = {HC_ARG_BUF(in),    HC_ARG_BUF(out),   HC_ARG_BUF(f ? f : tab), HC_ARG_BUF(tab),
-                    HC_ARG_VAL(n0),    HC_ARG_VAL(n1),    HC_ARG_VAL(n2),          real_arg(p, &c[0], p->c[0]),
-                    real_arg(p, &c[1], p->c[1]), real_arg(p, &c[2], p->c[2]), real_arg(p, &c[3], p->cf),
-                    HC_ARG_VAL(chunk), HC_ARG_BUF(k->scratch), HC_ARG_VAL(k->slice), HC_ARG_VAL(k->stream)};
+  hc_arg_t a[15] = {HC_ARG_BUF(in),
+                    HC_ARG_BUF(out),
+                    HC_ARG_BUF(f ? f : tab),
+                    HC_ARG_BUF(tab),
+                    HC_ARG_VAL(n0),
+                    HC_ARG_VAL(n1),
+                    HC_ARG_VAL(n2),
+                    real_arg(p, &c[0], p->c[0]),
+                    real_arg(p, &c[1], p->c[1]),
+                    real_arg(p, &c[2], p->c[2]),
+                    real_arg(p, &c[3], p->cf),
+                    HC_ARG_VAL(chunk),
+                    HC_ARG_BUF(k->scratch),
+                    HC_ARG_VAL(k->slice),
+                    HC_ARG_VAL(k->stream)};
   return hc_kernel_launch(kern, k->sweep_dims, k->sweep_global, k->sweep_local, kern == k->sweep2 ? 15 : 12, a);
 }
 
@@ -368,8 +385,10 @@ static hc_status_t gather(const jacobi_kernels_t *k, hc_buffer_t *partial, int n
     for (int j = 0; j < n; j++) {
       size_t i = g * (size_t)n + (size_t)j;
       double v = k->acc_f64 ? ((const double *)k->host_partials)[i] : ((const float *)k->host_partials)[i];
-      if (is_max && is_max[j]) out[j] = v > out[j] || isnan(v) ? (isnan(out[j]) ? out[j] : v) : out[j];
-      else out[j] += v;
+      if (is_max && is_max[j])
+        out[j] = v > out[j] || isnan(v) ? (isnan(out[j]) ? out[j] : v) : out[j];
+      else
+        out[j] += v;
     }
   /* The kernels' max drops NaNs (fmax); the sums beside it keep them. A max
    * whose sums are not finite is not a bound of anything: NaN. */
@@ -384,9 +403,16 @@ hc_status_t jacobi_residual(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_b
                             hc_buffer_t *tab, hc_buffer_t *partial, double *r2, double *f2) {
   int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2];
   real_t w[3];
-  hc_arg_t a[10] = {HC_ARG_BUF(u),  HC_ARG_BUF(f ? f : tab), HC_ARG_BUF(tab), HC_ARG_VAL(n0),
-                    HC_ARG_VAL(n1), HC_ARG_VAL(n2),          real_arg(p, &w[0], p->w[0]),
-                    real_arg(p, &w[1], p->w[1]), real_arg(p, &w[2], p->w[2]), HC_ARG_BUF(partial)};
+  hc_arg_t a[10] = {HC_ARG_BUF(u),
+                    HC_ARG_BUF(f ? f : tab),
+                    HC_ARG_BUF(tab),
+                    HC_ARG_VAL(n0),
+                    HC_ARG_VAL(n1),
+                    HC_ARG_VAL(n2),
+                    real_arg(p, &w[0], p->w[0]),
+                    real_arg(p, &w[1], p->w[1]),
+                    real_arg(p, &w[2], p->w[2]),
+                    HC_ARG_BUF(partial)};
   hc_status_t st = hc_kernel_launch(k->residual, 2, k->red_global, k->red_local, 10, a);
   double s[2] = {0, 0};
   if (st == HC_OK) st = gather(k, partial, 2, NULL, s);
@@ -394,35 +420,41 @@ hc_status_t jacobi_residual(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_b
   return st;
 }
 
-hc_status_t jacobi_compare(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u, hc_buffer_t *tab2,
-                           double s1, double s2, hc_buffer_t *partial, double out[4]) {
+hc_status_t jacobi_compare(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u, hc_buffer_t *tab2, double s1,
+                           double s2, hc_buffer_t *partial, double out[4]) {
   int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2];
   real_t s[2];
-  hc_arg_t a[8] = {HC_ARG_BUF(u),  HC_ARG_BUF(tab2), HC_ARG_VAL(n0), HC_ARG_VAL(n1), HC_ARG_VAL(n2),
-                   real_arg(p, &s[0], s1), real_arg(p, &s[1], s2), HC_ARG_BUF(partial)};
+  hc_arg_t a[8] = {HC_ARG_BUF(u),  HC_ARG_BUF(tab2),       HC_ARG_VAL(n0),         HC_ARG_VAL(n1),
+                   HC_ARG_VAL(n2), real_arg(p, &s[0], s1), real_arg(p, &s[1], s2), HC_ARG_BUF(partial)};
   hc_status_t st = hc_kernel_launch(k->compare, 2, k->red_global, k->red_local, 8, a);
   static const int is_max[4] = {0, 1, 0, 0};
   if (st == HC_OK) st = gather(k, partial, 4, is_max, out);
   return st;
 }
 
-hc_status_t jacobi_fill(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *out, hc_buffer_t *tab,
-                        double s) {
+hc_status_t jacobi_fill(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *out, hc_buffer_t *tab, double s) {
   int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2];
   real_t v;
-  hc_arg_t a[6] = {HC_ARG_BUF(out), HC_ARG_BUF(tab), HC_ARG_VAL(n0), HC_ARG_VAL(n1), HC_ARG_VAL(n2),
-                   real_arg(p, &v, s)};
+  hc_arg_t a[6] = {HC_ARG_BUF(out), HC_ARG_BUF(tab), HC_ARG_VAL(n0),
+                   HC_ARG_VAL(n1),  HC_ARG_VAL(n2),  real_arg(p, &v, s)};
   size_t global[3] = {(size_t)n2, (size_t)n1, (size_t)n0};
   return hc_kernel_launch(k->fill, (uint32_t)p->dim, global, NULL, 6, a);
 }
 
-hc_status_t jacobi_residual_field(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u,
-                                  hc_buffer_t *f, hc_buffer_t *tab, hc_buffer_t *r) {
+hc_status_t jacobi_residual_field(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u, hc_buffer_t *f,
+                                  hc_buffer_t *tab, hc_buffer_t *r) {
   int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2];
   real_t w[3];
-  hc_arg_t a[10] = {HC_ARG_BUF(u),  HC_ARG_BUF(f ? f : tab), HC_ARG_BUF(tab), HC_ARG_VAL(n0),
-                    HC_ARG_VAL(n1), HC_ARG_VAL(n2),          real_arg(p, &w[0], p->w[0]),
-                    real_arg(p, &w[1], p->w[1]), real_arg(p, &w[2], p->w[2]), HC_ARG_BUF(r)};
+  hc_arg_t a[10] = {HC_ARG_BUF(u),
+                    HC_ARG_BUF(f ? f : tab),
+                    HC_ARG_BUF(tab),
+                    HC_ARG_VAL(n0),
+                    HC_ARG_VAL(n1),
+                    HC_ARG_VAL(n2),
+                    real_arg(p, &w[0], p->w[0]),
+                    real_arg(p, &w[1], p->w[1]),
+                    real_arg(p, &w[2], p->w[2]),
+                    HC_ARG_BUF(r)};
   size_t global[2] = {(size_t)(n2 - 2), interior_rows(p)};
   return hc_kernel_launch(k->rfield, 2, global, NULL, 10, a);
 }
@@ -432,8 +464,10 @@ hc_status_t jacobi_upload_table(hc_device_t *dev, const jacobi_problem_t *p, con
   void *tmp = malloc(count * p->es);
   if (!tmp) return hc_error(HC_ERR_NO_MEMORY, "jacobi: out of host memory");
   for (size_t i = 0; i < count; i++) {
-    if (p->dtype == HC_F64) ((double *)tmp)[i] = tab[i];
-    else ((float *)tmp)[i] = (float)tab[i];
+    if (p->dtype == HC_F64)
+      ((double *)tmp)[i] = tab[i];
+    else
+      ((float *)tmp)[i] = (float)tab[i];
   }
   hc_status_t st = hc_buffer_create(dev, count * p->es, out);
   if (st == HC_OK) st = hc_buffer_write(*out, 0, tmp, count * p->es);

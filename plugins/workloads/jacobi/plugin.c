@@ -38,7 +38,8 @@ static const hc_param_spec_t params[] = {
     {"sweeps_per_pass", HC_PARAM_INT, 0, "0", 0, 2, NULL,
      "sweeps per pass over memory: 2 on host devices (the cpu backend) with variant=tiled and blocks of whole "
      "rows: each cache block is swept twice while in cache (temporal blocking), which halves the memory traffic "
-     "and gives the same field bit for bit; 1 on every device; 0: 2 where it runs and the two arrays outgrow the last-level cache, else 1"},
+     "and gives the same field bit for bit; 1 on every device; 0: 2 where it runs and the two arrays outgrow the "
+     "last-level cache, else 1"},
     {"stores", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|plain|streaming",
      "two sweeps per pass (cpu backend): streaming (non-temporal) stores, which skip the read of each written "
      "line, or plain stores; auto: streaming where the two arrays outgrow the last-level cache"},
@@ -57,7 +58,8 @@ static const hc_port_spec_t inputs[] = {
 
 static const hc_port_spec_t outputs[] = {
     {"u", HC_DTYPES_REAL, 2, 3, HC_PORT_PRIMARY, "the solution after the sweeps (spacing h, origin 0)"},
-    {"residual", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL, "f + Lap u at the interior, 0 on the boundary (residual=true)"},
+    {"residual", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL,
+     "f + Lap u at the interior, 0 on the boundary (residual=true)"},
 };
 
 static int jacobi_check(const hc_job_t *job, const hc_device_info_t *dev, char *why, size_t n) {
@@ -92,5 +94,11 @@ static const hc_workload_ops_t jacobi_ops = {
     .split = jacobi_split,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "jacobi", "1.0",
-                        "Poisson's equation on the unit square/cube by Jacobi iteration (seed 001)", &jacobi_ops};
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        HC_ABI_MINOR,
+                        HC_PLUGIN_WORKLOAD,
+                        0,
+                        "jacobi",
+                        "1.0",
+                        "Poisson's equation on the unit square/cube by Jacobi iteration (seed 001)",
+                        &jacobi_ops};

@@ -61,8 +61,10 @@ static hc_status_t check_shape(const jacobi_problem_t *p, const char *what, uint
 static void convert(void *dst, hc_dtype_t dt, const void *src, hc_dtype_t st, size_t count) {
   for (size_t i = 0; i < count; i++) {
     double v = st == HC_F64 ? ((const double *)src)[i] : ((const float *)src)[i];
-    if (dt == HC_F64) ((double *)dst)[i] = v;
-    else ((float *)dst)[i] = (float)v;
+    if (dt == HC_F64)
+      ((double *)dst)[i] = v;
+    else
+      ((float *)dst)[i] = (float)v;
   }
 }
 
@@ -82,8 +84,7 @@ static hc_status_t upload(hc_device_t *dev, const jacobi_problem_t *p, const voi
 }
 
 /* A port field of another dtype than the run's: converted through the host. */
-static hc_status_t port_field(hc_job_t *job, const jacobi_problem_t *p, hc_field_t *in, hc_field_t **out,
-                              int *owned) {
+static hc_status_t port_field(hc_job_t *job, const jacobi_problem_t *p, hc_field_t *in, hc_field_t **out, int *owned) {
   if (hc_field_dtype(in) == p->dtype) {
     *out = in;
     *owned = 0;
@@ -154,8 +155,7 @@ static hc_status_t settle_grid(hc_job_t *job, jacobi_problem_t *p, uint32_t fran
   int dim = dim_given ? (int)hc_job_int(job, "dim") : 0;
   int64_t pub[3];
   if (!hc_job_given(job, "n") && frank) {
-    if (dim && dim != (int)frank)
-      return hc_error(HC_ERR_PARAM, "dim=%d, but %s is %u-D", dim, fwhat, frank);
+    if (dim && dim != (int)frank) return hc_error(HC_ERR_PARAM, "dim=%d, but %s is %u-D", dim, fwhat, frank);
     hc_job_param_unused(job, "n"); /* the field's shape, not the default n */
     dim = (int)frank;
     for (int d = 0; d < dim; d++) pub[d] = fshape[d];
@@ -176,8 +176,10 @@ static hc_status_t settle_grid(hc_job_t *job, jacobi_problem_t *p, uint32_t fran
   p->dim = dim;
   for (int d = 0; d < dim; d++)
     if (pub[d] < 3)
-      return hc_error(HC_ERR_PARAM, "%s: %lld points on axis %d; every axis needs at least 3 (two boundary "
-                      "points and one interior point)", hc_job_given(job, "n") ? "n" : fwhat, (long long)pub[d], d);
+      return hc_error(HC_ERR_PARAM,
+                      "%s: %lld points on axis %d; every axis needs at least 3 (two boundary "
+                      "points and one interior point)",
+                      hc_job_given(job, "n") ? "n" : fwhat, (long long)pub[d], d);
   p->n[0] = 1;
   for (int d = 0; d < dim; d++) p->n[3 - dim + d] = pub[d];
   count_points(p);
@@ -212,8 +214,8 @@ static hc_status_t parse_mode(hc_job_t *job, jacobi_problem_t *p) {
     double k = m.v[m.count == 1 ? 0 : d];
     int a = 3 - p->dim + d;
     if (k != floor(k) || k < 1 || k > (double)(p->n[a] - 2))
-      return hc_error(HC_ERR_PARAM, "mode=%s: wave numbers are whole numbers from 1 to n-2 = %lld on axis %d",
-                      text, (long long)(p->n[a] - 2), d);
+      return hc_error(HC_ERR_PARAM, "mode=%s: wave numbers are whole numbers from 1 to n-2 = %lld on axis %d", text,
+                      (long long)(p->n[a] - 2), d);
     p->mode[a] = (int)k;
   }
   return HC_OK;
@@ -227,7 +229,8 @@ static hc_status_t parse_block(hc_job_t *job, jacobi_problem_t *p) {
   char text[96];
   shape_text(text, sizeof text, b.rank, b.dims);
   if ((p->dim == 2 && b.rank != 2) || (p->dim == 3 && b.rank != 2 && b.rank != 3))
-    return hc_error(HC_ERR_PARAM, "block=%s: a %d-D grid takes a block of %s extents", text, p->dim, p->dim == 2 ? "2" : "2 (a marching tile) or 3");
+    return hc_error(HC_ERR_PARAM, "block=%s: a %d-D grid takes a block of %s extents", text, p->dim,
+                    p->dim == 2 ? "2" : "2 (a marching tile) or 3");
   p->block_rank = (int)b.rank;
   for (uint32_t d = 0; d < b.rank; d++) p->block[3 - b.rank + d] = (int)b.dims[d];
   return HC_OK;
@@ -247,11 +250,14 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
   const char *fname = hc_job_string(job, "f");
   if (fport && hc_job_given(job, "f"))
     return hc_error(HC_ERR_PARAM, "f=%s and the input field f: give one of them", fname);
-  if (fport) p->rhs = RHS_FIELD, hc_job_param_unused(job, "f"); /* the report shows no default f=sin */
+  if (fport)
+    p->rhs = RHS_FIELD, hc_job_param_unused(job, "f"); /* the report shows no default f=sin */
   else if (!jacobi_rhs_from_name(fname, &p->rhs)) {
     if (!ends_with(fname, ".npy"))
-      return hc_error(HC_ERR_PARAM, "f=%s: neither a built-in right-hand side (sin, gauss, point, zero) nor a "
-                      ".npy file", fname);
+      return hc_error(HC_ERR_PARAM,
+                      "f=%s: neither a built-in right-hand side (sin, gauss, point, zero) nor a "
+                      ".npy file",
+                      fname);
     p->rhs = RHS_FIELD;
     hf.path = fname;
     if ((st = read_host_field(&hf)) != HC_OK) goto out;
@@ -264,9 +270,12 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
     st = hc_error(HC_ERR_PARAM, "init=%s and the input field u0: give one of them", init);
     goto out;
   }
-  if (uport) p->init = INIT_FIELD, hc_job_param_unused(job, "init");
-  else if (!strcmp(init, "zero")) p->init = INIT_ZERO;
-  else if (!strcmp(init, "eigen")) p->init = INIT_EIGEN;
+  if (uport)
+    p->init = INIT_FIELD, hc_job_param_unused(job, "init");
+  else if (!strcmp(init, "zero"))
+    p->init = INIT_ZERO;
+  else if (!strcmp(init, "eigen"))
+    p->init = INIT_EIGEN;
   else if (ends_with(init, ".npy")) {
     p->init = INIT_FIELD;
     hu.path = init;
@@ -281,10 +290,14 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
     uint32_t frank = 0;
     const int64_t *fshape = NULL;
     char what[4200] = "";
-    if (fport) frank = hc_field_rank(fport), fshape = hc_field_shape(fport), snprintf(what, sizeof what, "input f");
-    else if (hf.path) frank = hf.rank, fshape = hf.shape, snprintf(what, sizeof what, "f=%s", hf.path);
-    else if (uport) frank = hc_field_rank(uport), fshape = hc_field_shape(uport), snprintf(what, sizeof what, "input u0");
-    else if (hu.path) frank = hu.rank, fshape = hu.shape, snprintf(what, sizeof what, "init=%s", hu.path);
+    if (fport)
+      frank = hc_field_rank(fport), fshape = hc_field_shape(fport), snprintf(what, sizeof what, "input f");
+    else if (hf.path)
+      frank = hf.rank, fshape = hf.shape, snprintf(what, sizeof what, "f=%s", hf.path);
+    else if (uport)
+      frank = hc_field_rank(uport), fshape = hc_field_shape(uport), snprintf(what, sizeof what, "input u0");
+    else if (hu.path)
+      frank = hu.rank, fshape = hu.shape, snprintf(what, sizeof what, "init=%s", hu.path);
     if ((st = settle_grid(job, p, frank, fshape, what)) != HC_OK) goto out;
   }
   char what[4200];
@@ -333,17 +346,20 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
    * the fields read from files. */
   uint64_t field = (uint64_t)p->cells * p->es;
   uint64_t need = 2 * field + (p->f_stored && !(fport && hc_field_dtype(fport) == p->dtype) ? field : 0) +
-                  (p->want_residual ? field : 0) + (hu.path || (uport && hc_field_dtype(uport) != p->dtype) ? field : 0);
+                  (p->want_residual ? field : 0) +
+                  (hu.path || (uport && hc_field_dtype(uport) != p->dtype) ? field : 0);
   if ((st = hc_device_check_memory(dev, need, "jacobi's fields")) != HC_OK) goto out;
 
   /* Fields onto the device. */
-  if (fport) st = port_field(job, p, fport, &p->f_field, &p->f_owned);
+  if (fport)
+    st = port_field(job, p, fport, &p->f_field, &p->f_owned);
   else if (hf.path) {
     st = upload(dev, p, hf.data, hf.dtype, &p->f_field);
     p->f_owned = 1;
   }
   if (st != HC_OK) goto out;
-  if (uport) st = port_field(job, p, uport, &p->u0, &p->u0_owned);
+  if (uport)
+    st = port_field(job, p, uport, &p->u0, &p->u0_owned);
   else if (hu.path) {
     st = upload(dev, p, hu.data, hu.dtype, &p->u0);
     p->u0_owned = 1;

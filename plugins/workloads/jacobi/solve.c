@@ -18,14 +18,14 @@ typedef struct {
   hc_device_t *dev;
   jacobi_problem_t *p;
   jacobi_kernels_t k;
-  hc_field_t *u[2];       /* the two solution buffers */
-  hc_field_t *f_built;    /* a built-in f stored as a field */
-  hc_buffer_t *tab;       /* right-hand-side factors */
-  hc_buffer_t *partial;   /* reduction partials */
-  hc_buffer_t *f;         /* what the kernels read as f (NULL: computed) */
-  double f2;              /* ||f||² over the interior */
-  double r2_start;        /* ||f + Δu_0||² */
-  double *htab;           /* host copy of the factors (3 axes) */
+  hc_field_t *u[2];     /* the two solution buffers */
+  hc_field_t *f_built;  /* a built-in f stored as a field */
+  hc_buffer_t *tab;     /* right-hand-side factors */
+  hc_buffer_t *partial; /* reduction partials */
+  hc_buffer_t *f;       /* what the kernels read as f (NULL: computed) */
+  double f2;            /* ||f||² over the interior */
+  double r2_start;      /* ||f + Δu_0||² */
+  double *htab;         /* host copy of the factors (3 axes) */
   size_t ntab;
 } run_t;
 
@@ -100,7 +100,8 @@ static hc_status_t setup(run_t *r) {
     hc_field_set_name(r->u[b], "u");
   }
   /* f: a field, a built-in stored as a field, or computed in the kernels. */
-  if (p->f_field) r->f = hc_field_buffer(p->f_field);
+  if (p->f_field)
+    r->f = hc_field_buffer(p->f_field);
   else if (p->f_stored) {
     if ((st = hc_field_create(r->dev, p->dtype, (uint32_t)p->dim, shape, &r->f_built)) != HC_OK ||
         (st = jacobi_fill(&r->k, p, hc_field_buffer(r->f_built), r->tab, 1.0)) != HC_OK)
@@ -121,9 +122,12 @@ static hc_status_t setup(run_t *r) {
   for (int b = 0; b < 2 && st == HC_OK; b++) {
     hc_buffer_t *dst = hc_field_buffer(r->u[b]);
     static const double zero = 0;
-    if (p->init == INIT_FIELD) st = hc_buffer_copy(dst, 0, hc_field_buffer(p->u0), 0, bytes);
-    else if (p->init == INIT_ZERO) st = hc_buffer_fill(dst, 0, &zero, p->es, bytes);
-    else st = jacobi_fill(&r->k, p, dst, eig, 1.0);
+    if (p->init == INIT_FIELD)
+      st = hc_buffer_copy(dst, 0, hc_field_buffer(p->u0), 0, bytes);
+    else if (p->init == INIT_ZERO)
+      st = hc_buffer_fill(dst, 0, &zero, p->es, bytes);
+    else
+      st = jacobi_fill(&r->k, p, dst, eig, 1.0);
   }
   hc_buffer_destroy(eig);
   if (st != HC_OK) return st;
@@ -184,7 +188,7 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
     if (p->tol > 0 && p->tol < 1 && *res > 0 && *res < 1) frac = fmax(frac, fmin(1, log(*res) / log(p->tol)));
     if (!p->part || hc_part_index(p->part) == 0)
       hc_job_progress(r->job, frac, "sweep %lld residual %.3e %.1f GLUP/s", (long long)s, *res,
-                    el > 0 ? (double)p->interior * (double)s / el / 1e9 : 0.0);
+                      el > 0 ? (double)p->interior * (double)s / el / 1e9 : 0.0);
     if (*res_at == s && !isfinite(*res)) {
       st = hc_error(HC_ERR_NUMERIC, "jacobi: the relative residual is %g after sweep %lld", *res, (long long)s);
       break;
@@ -249,20 +253,23 @@ static hc_status_t verify(run_t *r, int64_t sweeps) {
     /* rounding grows with the sweeps that still matter, about the
      * condition number; past 1e-3 of the solution it would pass a wrong one */
     double tol = fmin(8 * eps * (1 + depth), 1e-3) * scale + 8 * eps;
-    hc_job_set_verified(r->job, o[1] <= tol, "max |u - u_n| = %.3g against the closed-form iterate after %lld sweeps "
-                        "(bound %.2g: 8 eps (1 + sweeps that matter), at most 1e-3, times max |u_n|)", o[1],
-                        (long long)sweeps, tol);
+    hc_job_set_verified(r->job, o[1] <= tol,
+                        "max |u - u_n| = %.3g against the closed-form iterate after %lld sweeps "
+                        "(bound %.2g: 8 eps (1 + sweeps that matter), at most 1e-3, times max |u_n|)",
+                        o[1], (long long)sweeps, tol);
     return HC_OK;
   }
   if (p->part) {
     hc_job_note(r->job, "verification skipped: a split run checks against closed forms only (f=sin or zero, "
-                "init=zero or eigen)");
+                        "init=zero or eigen)");
     return HC_OK;
   }
   double work = (double)p->interior * (double)sweeps;
   if (work > 2e8) {
-    hc_job_note(r->job, "verification skipped: no closed form for this f or start, and %.3g cell updates are too "
-                "many for the host reference", work);
+    hc_job_note(r->job,
+                "verification skipped: no closed form for this f or start, and %.3g cell updates are too "
+                "many for the host reference",
+                work);
     return HC_OK;
   }
   hc_status_t st = HC_OK;
@@ -310,9 +317,10 @@ static hc_status_t verify(run_t *r, int64_t sweeps) {
     big = fmax(big, fabs(ref[c]));
   }
   double tol = fmin(8 * eps * (1 + depth), 1e-3) * (big > 0 ? big : 1);
-  hc_job_set_verified(r->job, worst <= tol, "max |u - u_ref| = %.3g against %lld host sweeps in double "
-                      "(bound %.2g: 8 eps (1 + sweeps that matter), at most 1e-3, times max |u_ref|)", worst,
-                      (long long)sweeps, tol);
+  hc_job_set_verified(r->job, worst <= tol,
+                      "max |u - u_ref| = %.3g against %lld host sweeps in double "
+                      "(bound %.2g: 8 eps (1 + sweeps that matter), at most 1e-3, times max |u_ref|)",
+                      worst, (long long)sweeps, tol);
 out:
   free(f);
   free(u0);
@@ -350,7 +358,8 @@ static void describe(run_t *r) {
   char b[64] = "";
   size_t len = 0;
   int rank = p->block_rank ? p->block_rank : p->dim;
-  for (int a = 3 - rank; a < 3; a++) len += (size_t)snprintf(b + len, sizeof b - len, "%s%d", a > 3 - rank ? "x" : "", p->block[a]);
+  for (int a = 3 - rank; a < 3; a++)
+    len += (size_t)snprintf(b + len, sizeof b - len, "%s%d", a > 3 - rank ? "x" : "", p->block[a]);
   if (r->k.lang == HC_LANG_HOST)
     hc_job_note(r->job, "kernel: host, %s cache blocks of %s points, f %s, %s",
                 p->variant == VARIANT_NAIVE ? "slab" : "marching", b, p->f_stored ? "stored" : "computed",
@@ -406,13 +415,14 @@ static hc_status_t outputs(run_t *r) {
     for (int d = 0; d < p->dim; d++) shape[d] = p->n[3 - p->dim + d];
     if ((st = hc_field_create(r->dev, p->dtype, (uint32_t)p->dim, shape, &rf)) == HC_OK &&
         (st = hc_buffer_fill(hc_field_buffer(rf), 0, &zero, p->es, p->cells * p->es)) == HC_OK &&
-        (st = jacobi_residual_field(&r->k, p, hc_field_buffer(r->u[0]), r->f, r->tab, hc_field_buffer(rf))) ==
-            HC_OK) {
+        (st = jacobi_residual_field(&r->k, p, hc_field_buffer(r->u[0]), r->f, r->tab, hc_field_buffer(rf))) == HC_OK) {
       hc_field_set_spacing(rf, hc_field_spacing(r->u[0]));
       hc_field_set_origin(rf, hc_field_origin(r->u[0]));
       hc_field_set_name(rf, "residual");
-      if ((st = own_rows(r, &rf)) == HC_OK) st = hc_job_set_output(r->job, "residual", rf);
-      else hc_field_destroy(rf);
+      if ((st = own_rows(r, &rf)) == HC_OK)
+        st = hc_job_set_output(r->job, "residual", rf);
+      else
+        hc_field_destroy(rf);
     } else {
       hc_field_destroy(rf);
     }

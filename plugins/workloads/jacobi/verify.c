@@ -6,8 +6,7 @@
 
 #include "jacobi.h"
 
-hc_status_t jacobi_reference(const jacobi_problem_t *p, const double *f, const double *u0, int64_t sweeps,
-                             double *u) {
+hc_status_t jacobi_reference(const jacobi_problem_t *p, const double *f, const double *u0, int64_t sweeps, double *u) {
   double *v = malloc(p->cells * sizeof *v);
   if (!v) return hc_error(HC_ERR_NO_MEMORY, "jacobi: out of host memory for the reference");
   memcpy(u, u0, p->cells * sizeof *u);

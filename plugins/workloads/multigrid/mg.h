@@ -30,19 +30,19 @@
 typedef enum { MG_RBGS, MG_JACOBI } mg_smoother_t;
 
 typedef struct {
-  int64_t n[3];      /* public extents (dim of them) */
+  int64_t n[3]; /* public extents (dim of them) */
   double h[3];
-  unsigned semi;     /* axes (bit d: axis d) that the next level halves, when
-                        not all of them (semi-coarsening, semi.c); 0: all */
-  hc_field_t *u, *f, *t; /* t: weighted Jacobi's second buffer */
-  hc_field_t *r;     /* semi-coarsening: the residual handed to semi.c */
-  hc_gexpr_t *smooth_u;  /* u + s (f + Δu): into u (RB-GS) or t (Jacobi) */
-  hc_gexpr_t *smooth_t;  /* t + s (f + Δt): into u (Jacobi) */
-  hc_gexpr_t *copy_t;    /* t (Jacobi: an odd sweep count copies back) */
+  unsigned semi;                 /* axes (bit d: axis d) that the next level halves, when
+                                    not all of them (semi-coarsening, semi.c); 0: all */
+  hc_field_t *u, *f, *t;         /* t: weighted Jacobi's second buffer */
+  hc_field_t *r;                 /* semi-coarsening: the residual handed to semi.c */
+  hc_gexpr_t *smooth_u;          /* u + s (f + Δu): into u (RB-GS) or t (Jacobi) */
+  hc_gexpr_t *smooth_t;          /* t + s (f + Δt): into u (Jacobi) */
+  hc_gexpr_t *copy_t;            /* t (Jacobi: an odd sweep count copies back) */
   hc_gexpr_t *restrict_residual; /* R (f + Δu) of this level: into the next f */
-  hc_gexpr_t *correct;   /* u + P u_coarser */
+  hc_gexpr_t *correct;           /* u + P u_coarser */
   hc_gexpr_t *zero;
-  hc_gexpr_t *residual;  /* f + Δu */
+  hc_gexpr_t *residual; /* f + Δu */
 } mg_level_t;
 
 typedef struct {
@@ -52,10 +52,10 @@ typedef struct {
   hc_dtype_t dtype;
   size_t es;
   /* right-hand side */
-  char rhs[16];          /* sin | gauss | point | zero | field */
-  hc_field_t *f_in;      /* a field given (port or file), or NULL */
+  char rhs[16];     /* sin | gauss | point | zero | field */
+  hc_field_t *f_in; /* a field given (port or file), or NULL */
   int f_in_owned;
-  hc_field_t *u0;        /* initial guess (port), or NULL */
+  hc_field_t *u0; /* initial guess (port), or NULL */
   /* solver */
   mg_smoother_t smoother;
   double omega;

@@ -47,7 +47,8 @@ static const hc_port_spec_t inputs[] = {
 
 static const hc_port_spec_t outputs[] = {
     {"u", HC_DTYPES_REAL, 2, 3, HC_PORT_PRIMARY, "the solution (spacing h, origin 0)"},
-    {"residual", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL, "f + Lap u at the interior, 0 on the boundary (residual=true)"},
+    {"residual", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL,
+     "f + Lap u at the interior, 0 on the boundary (residual=true)"},
 };
 
 static int mg_check(const hc_job_t *job, const hc_device_info_t *dev, char *why, size_t n) {
@@ -95,6 +96,11 @@ static const hc_workload_ops_t mg_ops = {
     .split = mg_split,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "multigrid", "1.0",
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        HC_ABI_MINOR,
+                        HC_PLUGIN_WORKLOAD,
+                        0,
+                        "multigrid",
+                        "1.0",
                         "Poisson's equation by geometric multigrid V-cycles written with grid expressions (seed 004)",
                         &mg_ops};

@@ -42,8 +42,7 @@ static hc_status_t settle_grid(hc_job_t *job, mg_t *m, uint32_t frank, const int
     if (!dim) dim = frank ? (int)frank : 2;
     for (int d = 0; d < dim; d++) pub[d] = n.dims[0];
   } else if (n.rank == 2 || n.rank == 3) {
-    if (dim && dim != (int)n.rank)
-    {
+    if (dim && dim != (int)n.rank) {
       shape_text(text, sizeof text, n.rank, n.dims);
       return hc_error(HC_ERR_PARAM, "n=%s has %u extents but dim=%d", text, n.rank, dim);
     }
@@ -68,14 +67,17 @@ static hc_status_t settle_grid(hc_job_t *job, mg_t *m, uint32_t frank, const int
 /* Copies (converting the dtype if needed) a field of the grid's shape into dst. */
 static hc_status_t copy_into(hc_field_t *dst, const hc_field_t *src) {
   size_t n = hc_field_count(dst);
-  if (hc_field_dtype(src) == hc_field_dtype(dst)) return hc_buffer_copy(hc_field_buffer(dst), 0, hc_field_buffer(src), 0, hc_field_bytes(dst));
+  if (hc_field_dtype(src) == hc_field_dtype(dst))
+    return hc_buffer_copy(hc_field_buffer(dst), 0, hc_field_buffer(src), 0, hc_field_bytes(dst));
   void *a = malloc(hc_field_bytes(src)), *b = malloc(hc_field_bytes(dst));
   hc_status_t st = (!a || !b) ? hc_error(HC_ERR_NO_MEMORY, "multigrid: out of host memory converting a field")
                               : hc_field_read(src, a);
   for (size_t i = 0; st == HC_OK && i < n; i++) {
     double v = hc_field_dtype(src) == HC_F64 ? ((double *)a)[i] : ((float *)a)[i];
-    if (hc_field_dtype(dst) == HC_F64) ((double *)b)[i] = v;
-    else ((float *)b)[i] = (float)v;
+    if (hc_field_dtype(dst) == HC_F64)
+      ((double *)b)[i] = v;
+    else
+      ((float *)b)[i] = (float)v;
   }
   if (st == HC_OK) st = hc_field_write(dst, b);
   free(a);
@@ -145,7 +147,8 @@ static hc_status_t read_params(hc_job_t *job, mg_t *m, int64_t pub[3]) {
       return hc_error_prefix(HC_ERR_PARAM, "f=%s: (not sin, gauss, point or zero, so read as a .npy file) ", f);
     free(data);
     if (hc_dtype_is_complex(dt) || frank < 2 || frank > 3)
-      return hc_error(HC_ERR_PARAM, "f=%s: a real 2-D or 3-D field is needed (got %u-D %s)", f, frank, hc_dtype_name(dt));
+      return hc_error(HC_ERR_PARAM, "f=%s: a real 2-D or 3-D field is needed (got %u-D %s)", f, frank,
+                      hc_dtype_name(dt));
     memcpy(fshape, shape, sizeof fshape);
     fwhat = f;
   }
@@ -274,11 +277,14 @@ hc_status_t mg_setup(hc_job_t *job, mg_t *m) {
     }
   }
   const char *why = NULL;
-  if ((st = hc_grid_error(g, &why)) != HC_OK) return hc_error(st, "multigrid: building the cycle's expressions: %s", why);
+  if ((st = hc_grid_error(g, &why)) != HC_OK)
+    return hc_error(st, "multigrid: building the cycle's expressions: %s", why);
   /* the right-hand side and the start */
   mg_level_t *top = &m->lv[0];
-  if (m->f_in) st = copy_into(top->f, m->f_in);
-  else st = hc_grid_assign(g, top->f, rhs_expr(m), NULL, NULL);
+  if (m->f_in)
+    st = copy_into(top->f, m->f_in);
+  else
+    st = hc_grid_assign(g, top->f, rhs_expr(m), NULL, NULL);
   if (st == HC_OK && m->u0) st = copy_into(top->u, m->u0);
   if (st == HC_OK && m->u0 && top->t) st = copy_into(top->t, m->u0); /* same boundary values */
   return st;

@@ -36,8 +36,8 @@ static hc_status_t sine_error(mg_t *m, double a, double *out) {
  * ||f||; twice that is the bound (eps: the unit roundoff, 2^-24 or 2^-53). */
 hc_status_t mg_rounding_floor(mg_t *m, double *out) {
   double u2 = 0, s = 0;
-  hc_status_t st = hc_grid_reduce(m->g, HC_GRID_SUMSQ, m->lv[0].u, hc_gexpr_dense(m->g, m->lv[0].u), &m->interior,
-                                  NULL, &u2);
+  hc_status_t st =
+      hc_grid_reduce(m->g, HC_GRID_SUMSQ, m->lv[0].u, hc_gexpr_dense(m->g, m->lv[0].u), &m->interior, NULL, &u2);
   if (st != HC_OK) return st;
   for (int d = 0; d < m->dim; d++) s += 2 / (m->lv[0].h[d] * m->lv[0].h[d]);
   const double eps = m->dtype == HC_F64 ? 0x1p-53 : 0x1p-24;
@@ -69,15 +69,18 @@ static hc_status_t restart(mg_t *m) {
     if (!tmp) return hc_error(HC_ERR_NO_MEMORY, "multigrid: out of host memory");
     /* the warm-up cycle left u changed: start again from the input */
     st = hc_field_read(m->u0, tmp);
-    if (st == HC_OK && hc_field_dtype(m->u0) == m->dtype) st = hc_field_write(m->lv[0].u, tmp);
+    if (st == HC_OK && hc_field_dtype(m->u0) == m->dtype)
+      st = hc_field_write(m->lv[0].u, tmp);
     else if (st == HC_OK) {
       size_t n = hc_field_count(m->lv[0].u);
       void *conv = malloc(b);
       if (!conv) st = hc_error(HC_ERR_NO_MEMORY, "multigrid: out of host memory");
       for (size_t i = 0; st == HC_OK && i < n; i++) {
         double v = hc_field_dtype(m->u0) == HC_F64 ? ((double *)tmp)[i] : ((float *)tmp)[i];
-        if (m->dtype == HC_F64) ((double *)conv)[i] = v;
-        else ((float *)conv)[i] = (float)v;
+        if (m->dtype == HC_F64)
+          ((double *)conv)[i] = v;
+        else
+          ((float *)conv)[i] = (float)v;
       }
       if (st == HC_OK) st = hc_field_write(m->lv[0].u, conv);
       free(conv);
@@ -92,7 +95,8 @@ hc_status_t mg_solve(mg_t *m) {
   hc_job_t *job = m->job;
   hc_status_t st;
   double f2 = 0;
-  if ((st = hc_grid_reduce(m->g, HC_GRID_SUMSQ, m->lv[0].f, hc_gexpr_dense(m->g, m->lv[0].f), &m->interior, NULL, &f2)) != HC_OK)
+  if ((st = hc_grid_reduce(m->g, HC_GRID_SUMSQ, m->lv[0].f, hc_gexpr_dense(m->g, m->lv[0].f), &m->interior, NULL,
+                           &f2)) != HC_OK)
     return st;
   m->f_norm = sqrt(f2);
   /* A NaN or an infinity in f cannot be solved for (status.h, "Non-finite
@@ -132,8 +136,8 @@ hc_status_t mg_solve(mg_t *m) {
     m->done++;
     if ((st = mg_residual(m, &m->res[m->done])) != HC_OK) break;
     const double r = m->res[m->done], prev = m->res[m->done - 1];
-    hc_job_progress(job, (double)m->done / (double)m->cycles, "cycle %lld: relative residual %.3e",
-                    (long long)m->done, r);
+    hc_job_progress(job, (double)m->done / (double)m->cycles, "cycle %lld: relative residual %.3e", (long long)m->done,
+                    r);
     if (!isfinite(r)) {
       st = hc_error(HC_ERR_NUMERIC, "multigrid: the relative residual is %g after cycle %lld", r, (long long)m->done);
       break;
@@ -162,11 +166,12 @@ hc_status_t mg_solve(mg_t *m) {
   if (st != HC_OK) return st;
   if (failed) {
     int64_t k = m->done;
-    return hc_error(HC_ERR_VERIFY,
-                    "multigrid: %s at cycle %lld: relative residual %.3e after %.3e (the %s rounding floor of this grid "
-                    "is %.3e)",
-                    failed == 1 ? "the V-cycle diverged" : "the V-cycle stalled", (long long)k, m->res[k],
-                    m->res[k - 1], hc_dtype_name(m->dtype), floor_res);
+    return hc_error(
+        HC_ERR_VERIFY,
+        "multigrid: %s at cycle %lld: relative residual %.3e after %.3e (the %s rounding floor of this grid "
+        "is %.3e)",
+        failed == 1 ? "the V-cycle diverged" : "the V-cycle stalled", (long long)k, m->res[k], m->res[k - 1],
+        hc_dtype_name(m->dtype), floor_res);
   }
   hc_job_set_times(job, t, dev_s);
 
@@ -198,10 +203,11 @@ hc_status_t mg_solve(mg_t *m) {
   memset(&gs, 0, sizeof gs);
   gs.size = sizeof gs;
   hc_grid_stats(m->g, &gs);
-  hc_job_note(job, "V(%lld,%lld) cycles, %s smoother%s, %d levels (%s), coarse solve %lld sweeps",
-              (long long)m->pre, (long long)m->post, m->smoother == MG_RBGS ? "red-black Gauss-Seidel" : "weighted Jacobi",
+  hc_job_note(job, "V(%lld,%lld) cycles, %s smoother%s, %d levels (%s), coarse solve %lld sweeps", (long long)m->pre,
+              (long long)m->post, m->smoother == MG_RBGS ? "red-black Gauss-Seidel" : "weighted Jacobi",
               m->smoother == MG_RBGS ? "" : " (omega given)", m->nlevels, lv, (long long)m->coarse);
-  hc_job_note(job, "grid expressions: %llu kernels generated in the untimed warm-up cycle (%.3f s), %llu launches, "
+  hc_job_note(job,
+              "grid expressions: %llu kernels generated in the untimed warm-up cycle (%.3f s), %llu launches, "
               "%llu cache hits, %llu built during the timed cycles",
               (unsigned long long)gs0.kernels_built, build_s, (unsigned long long)gs.launches,
               (unsigned long long)gs.cache_hits, (unsigned long long)(gs.kernels_built - gs0.kernels_built));
@@ -257,8 +263,10 @@ hc_status_t mg_solve(mg_t *m) {
     hc_field_set_name(r, "residual");
     st = hc_grid_assign(m->g, r, m->lv[0].zero, NULL, NULL);
     if (st == HC_OK) st = hc_grid_assign(m->g, r, m->lv[0].residual, &m->interior, NULL);
-    if (st == HC_OK) st = hc_job_set_output(job, "residual", r);
-    else hc_field_destroy(r);
+    if (st == HC_OK)
+      st = hc_job_set_output(job, "residual", r);
+    else
+      hc_field_destroy(r);
     if (st != HC_OK) return st;
   }
   st = hc_job_set_output(job, "u", m->lv[0].u);

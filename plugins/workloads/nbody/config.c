@@ -26,8 +26,7 @@ hc_status_t nb_config_read(const hc_job_t *job, nb_config_t *c) {
   c->seed = (uint64_t)hc_job_int(job, "seed");
   c->v0 = hc_job_float(job, "v0");
 
-  if (!(c->dt > 0))
-    return hc_error(HC_ERR_PARAM, "dt=%g: the time step must be positive", c->dt);
+  if (!(c->dt > 0)) return hc_error(HC_ERR_PARAM, "dt=%g: the time step must be positive", c->dt);
   /* The largest value must survive the working precision. */
   const double big = c->f64 ? DBL_MAX : FLT_MAX;
   if (c->dt > big || fabs(c->k) > big || c->eps > big)
@@ -37,15 +36,14 @@ hc_status_t nb_config_read(const hc_job_t *job, nb_config_t *c) {
     return hc_error(HC_ERR_PARAM, "B: give the three components of the magnetic field, B=bx,by,bz (got %u number%s)",
                     b.count, b.count == 1 ? "" : "s");
   for (int d = 0; d < 3; d++) {
-    if (fabs(b.v[d]) > big) return hc_error(HC_ERR_PARAM, "B: %g is beyond the range of %s", b.v[d],
-                                            c->f64 ? "f64" : "f32");
+    if (fabs(b.v[d]) > big)
+      return hc_error(HC_ERR_PARAM, "B: %g is beyond the range of %s", b.v[d], c->f64 ? "f64" : "f32");
     c->B[d] = b.v[d];
   }
   const char *integ = hc_job_string(job, "integrator");
   int bnonzero = c->B[0] != 0 || c->B[1] != 0 || c->B[2] != 0;
   c->boris = !strcmp(integ, "boris") || (!strcmp(integ, "auto") && bnonzero);
-  if (c->wg % 32 != 0)
-    return hc_error(HC_ERR_PARAM, "wg=%d: the work-group size must be a multiple of 32", c->wg);
+  if (c->wg % 32 != 0) return hc_error(HC_ERR_PARAM, "wg=%d: the work-group size must be a multiple of 32", c->wg);
   if (c->unroll > c->wg || c->wg % c->unroll != 0)
     return hc_error(HC_ERR_PARAM, "unroll=%d: must divide wg=%d", c->unroll, c->wg);
   if (!*c->init) return hc_error(HC_ERR_PARAM, "init=: give cube, plummer, two-stream or a .npy file");

@@ -67,14 +67,18 @@ NB_TARGET void field_f64(double xi, double yi, double zi, const double *xs, cons
 }
 
 /* Specialised on guard and pot, so neither costs anything per pair. */
-#define NB_SPECIALISE(T, fn)                                                                                           \
-  __attribute__((target("avx512f"))) void nb_avx512_##fn(T xi, T yi, T zi, const T *xs, const T *ys, const T *zs,     \
-                                                         const T *qs, int64_t len, T eps2, int guard, int pot,         \
-                                                         double *out) {                                                \
-    if (guard && pot) fn(xi, yi, zi, xs, ys, zs, qs, len, eps2, 1, 1, out);                                            \
-    else if (guard) fn(xi, yi, zi, xs, ys, zs, qs, len, eps2, 1, 0, out);                                              \
-    else if (pot) fn(xi, yi, zi, xs, ys, zs, qs, len, eps2, 0, 1, out);                                                \
-    else fn(xi, yi, zi, xs, ys, zs, qs, len, eps2, 0, 0, out);                                                         \
+#define NB_SPECIALISE(T, fn)                                                                                      \
+  __attribute__((target("avx512f"))) void nb_avx512_##fn(T xi, T yi, T zi, const T *xs, const T *ys, const T *zs, \
+                                                         const T *qs, int64_t len, T eps2, int guard, int pot,    \
+                                                         double *out) {                                           \
+    if (guard && pot)                                                                                             \
+      fn(xi, yi, zi, xs, ys, zs, qs, len, eps2, 1, 1, out);                                                       \
+    else if (guard)                                                                                               \
+      fn(xi, yi, zi, xs, ys, zs, qs, len, eps2, 1, 0, out);                                                       \
+    else if (pot)                                                                                                 \
+      fn(xi, yi, zi, xs, ys, zs, qs, len, eps2, 0, 1, out);                                                       \
+    else                                                                                                          \
+      fn(xi, yi, zi, xs, ys, zs, qs, len, eps2, 0, 0, out);                                                       \
   }
 NB_SPECIALISE(float, field_f32)
 NB_SPECIALISE(double, field_f64)

@@ -6,16 +6,14 @@
  * compiler vectorises the j loop without reassociating anything. */
 #define NB_VL ((int)(64 / sizeof(NB_T)))
 #define NB_JB ((int)(4096 / sizeof(NB_T))) /* j block as SoA: 4 arrays, 16 KiB */
-#define NB_IB 128                         /* i bodies per sweep over the j blocks */
+#define NB_IB 128                          /* i bodies per sweep over the j blocks */
 
 /* Adds the field at (xi, yi, zi) of the SoA bodies [0, len) (len a multiple
  * of NB_VL) to out[0..3]; guard and pot are constants after inlining. */
-static inline __attribute__((always_inline)) void NB_SFX(field_one)(NB_T xi, NB_T yi, NB_T zi,
-                                                                     const NB_T *restrict xs,
-                                                                     const NB_T *restrict ys,
-                                                                     const NB_T *restrict zs,
-                                                                     const NB_T *restrict qs, int64_t len,
-                                                                     NB_T eps2, int guard, int pot, double *out) {
+static inline __attribute__((always_inline)) void NB_SFX(field_one)(NB_T xi, NB_T yi, NB_T zi, const NB_T *restrict xs,
+                                                                    const NB_T *restrict ys, const NB_T *restrict zs,
+                                                                    const NB_T *restrict qs, int64_t len, NB_T eps2,
+                                                                    int guard, int pot, double *out) {
   NB_T ax[NB_VL], ay[NB_VL], az[NB_VL], ap[NB_VL];
   for (int l = 0; l < NB_VL; l++) ax[l] = ay[l] = az[l] = ap[l] = 0;
   for (int64_t j = 0; j < len; j += NB_VL) {
@@ -69,10 +67,14 @@ NB_CLONES static void NB_SFX(field_rows)(const NB_T *restrict pos, NB_T *restric
         }
 #endif
         /* Four specialisations, so neither flag costs anything per pair. */
-        if (guard && pot) NB_SFX(field_one)(p[0], p[1], p[2], xs, ys, zs, qs, len, eps2, 1, 1, a);
-        else if (guard) NB_SFX(field_one)(p[0], p[1], p[2], xs, ys, zs, qs, len, eps2, 1, 0, a);
-        else if (pot) NB_SFX(field_one)(p[0], p[1], p[2], xs, ys, zs, qs, len, eps2, 0, 1, a);
-        else NB_SFX(field_one)(p[0], p[1], p[2], xs, ys, zs, qs, len, eps2, 0, 0, a);
+        if (guard && pot)
+          NB_SFX(field_one)(p[0], p[1], p[2], xs, ys, zs, qs, len, eps2, 1, 1, a);
+        else if (guard)
+          NB_SFX(field_one)(p[0], p[1], p[2], xs, ys, zs, qs, len, eps2, 1, 0, a);
+        else if (pot)
+          NB_SFX(field_one)(p[0], p[1], p[2], xs, ys, zs, qs, len, eps2, 0, 1, a);
+        else
+          NB_SFX(field_one)(p[0], p[1], p[2], xs, ys, zs, qs, len, eps2, 0, 0, a);
       }
     }
     for (int64_t i = ib; i < ie; i++)
@@ -89,8 +91,9 @@ static void NB_SFX(field)(const hc_host_group_t *g, void *const *args) {
   const int64_t slice = (int64_t)g->group_id[1];
   const int64_t off = *(const int64_t *)args[7];
   const int64_t j0 = slice * slice_len, j1 = j0 + slice_len < npad ? j0 + slice_len : npad;
-  NB_SFX(field_rows)((const NB_T *)args[5], (NB_T *)args[6] + 4 * slice * npad, off + (int64_t)g->lo[0],
-                     off + (int64_t)g->hi[0], j0, j1, eps2, !!(flags & NB_FLAG_GUARD), !!(flags & NB_FLAG_POT));
+  NB_SFX(field_rows)
+  ((const NB_T *)args[5], (NB_T *)args[6] + 4 * slice * npad, off + (int64_t)g->lo[0], off + (int64_t)g->hi[0], j0, j1,
+   eps2, !!(flags & NB_FLAG_GUARD), !!(flags & NB_FLAG_POT));
 }
 
 /* The same sum as a plain serial double loop, as a programmer writes it
@@ -134,7 +137,7 @@ static void NB_SFX(update)(const hc_host_group_t *g, void *const *args) {
   NB_T *pos = args[11], *vel = args[12];
   const NB_T *field = args[13];
   double *partial = args[14];
-  const size_t i_lo = (size_t)*(const int64_t *)args[15], i_hi = (size_t)*(const int64_t *)args[16];
+  const size_t i_lo = (size_t) * (const int64_t *)args[15], i_hi = (size_t) * (const int64_t *)args[16];
   /* The self term of the potential, as the field loop computed it. */
   const NB_T self_inv = (diag && !nb_guard(eps2, sizeof(NB_T) == 8)) ? NB_RSQRT(eps2) : 0;
   double ke = 0, pe = 0, mom[3] = {0, 0, 0};

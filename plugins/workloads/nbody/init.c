@@ -10,7 +10,9 @@
 /* ---------------------------------------------------------------- random */
 
 /* splitmix64: small, fast, and the same sequence on every platform. */
-typedef struct { uint64_t s; } rng_t;
+typedef struct {
+  uint64_t s;
+} rng_t;
 
 static uint64_t rng_next(rng_t *r) {
   uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
@@ -83,7 +85,8 @@ static void init_two_stream(double *s, int64_t n, rng_t *r, double v0) {
 #define NB_BUILTINS(X) X("cube", init_cube) X("plummer", init_plummer) X("two-stream", init_two_stream)
 
 int nb_init_is_builtin(const char *init) {
-#define NB_IS_(name, fn) if (!strcmp(init, name)) return 1;
+#define NB_IS_(name, fn) \
+  if (!strcmp(init, name)) return 1;
   NB_BUILTINS(NB_IS_)
 #undef NB_IS_
   return 0;
@@ -103,11 +106,11 @@ static void zero_momentum(double *s, int64_t n) {
 
 static hc_status_t init_builtin(const nb_config_t *c, int64_t n, double *s) {
   rng_t r = {c->seed * 0x2545F4914F6CDD1Dull + 1};
-#define NB_RUN_(name, fn)                                                                                              \
-  if (!strcmp(c->init, name)) {                                                                                        \
-    fn(s, n, &r, c->v0);                                                                                               \
-    if (n > 1) zero_momentum(s, n);                                                                                    \
-    return HC_OK;                                                                                                      \
+#define NB_RUN_(name, fn)           \
+  if (!strcmp(c->init, name)) {     \
+    fn(s, n, &r, c->v0);            \
+    if (n > 1) zero_momentum(s, n); \
+    return HC_OK;                   \
   }
   NB_BUILTINS(NB_RUN_)
 #undef NB_RUN_
@@ -121,8 +124,8 @@ static hc_status_t init_builtin(const nb_config_t *c, int64_t n, double *s) {
 static void put_columns(double *s, const void *data, hc_dtype_t dt, int64_t rows, int cols, int col0) {
   for (int64_t i = 0; i < rows; i++)
     for (int c = 0; c < cols; c++)
-      s[i * NB_COLS + col0 + c] = dt == HC_F64 ? ((const double *)data)[i * cols + c]
-                                               : (double)((const float *)data)[i * cols + c];
+      s[i * NB_COLS + col0 + c] =
+          dt == HC_F64 ? ((const double *)data)[i * cols + c] : (double)((const float *)data)[i * cols + c];
 }
 
 /* Every value finite and every mass positive; what names the source. */
@@ -130,11 +133,10 @@ static hc_status_t check_state(const double *s, int64_t n, const char *what) {
   for (int64_t i = 0; i < n; i++) {
     const double *b = s + i * NB_COLS;
     for (int c = 0; c < NB_COLS; c++)
-      if (!isfinite(b[c])) return hc_error(HC_ERR_PARAM, "%s: body %lld has a non-finite value in column %d", what,
-                                           (long long)i, c);
+      if (!isfinite(b[c]))
+        return hc_error(HC_ERR_PARAM, "%s: body %lld has a non-finite value in column %d", what, (long long)i, c);
     if (!(b[NB_M] > 0))
-      return hc_error(HC_ERR_PARAM, "%s: body %lld has mass %g (masses must be positive)", what, (long long)i,
-                      b[NB_M]);
+      return hc_error(HC_ERR_PARAM, "%s: body %lld has mass %g (masses must be positive)", what, (long long)i, b[NB_M]);
   }
   return HC_OK;
 }
@@ -168,8 +170,8 @@ static hc_status_t implied_n(const hc_job_t *job, const nb_config_t *c, int64_t 
     int64_t shape[HC_MAX_DIMS] = {0};
     hc_status_t s = hc_npy_read(c->init, file_dt, &rank, shape, file);
     if (s != HC_OK)
-      return hc_error_prefix(HC_ERR_PARAM, "init=%s: not a built-in (cube, plummer, two-stream), and as a .npy file: ",
-                             c->init);
+      return hc_error_prefix(HC_ERR_PARAM,
+                             "init=%s: not a built-in (cube, plummer, two-stream), and as a .npy file: ", c->init);
     if (rank != 2 || shape[1] != NB_COLS || shape[0] < 1 || hc_dtype_is_complex(*file_dt)) {
       free(*file);
       *file = NULL;
@@ -212,8 +214,8 @@ hc_status_t nb_bodies_init(hc_job_t *job, nb_config_t *c, nb_bodies_t *out) {
   hc_status_t st = implied_n(job, c, &n, &from, &file, &file_dt);
   if (st != HC_OK) return st;
   if (n && c->n && n != c->n) {
-    st = hc_error(HC_ERR_PARAM, "n=%lld disagrees with %s, which has %lld bodies (leave n out)", (long long)c->n,
-                  from, (long long)n);
+    st = hc_error(HC_ERR_PARAM, "n=%lld disagrees with %s, which has %lld bodies (leave n out)", (long long)c->n, from,
+                  (long long)n);
     goto fail;
   }
   if (!n) n = c->n ? c->n : 4096;
@@ -252,8 +254,10 @@ hc_status_t nb_bodies_init(hc_job_t *job, nb_config_t *c, nb_bodies_t *out) {
     data = NULL;
   }
   char what[512] = "the initial state";
-  if (sf) snprintf(what, sizeof what, "input state");
-  else if (file) snprintf(what, sizeof what, "init=%s", c->init);
+  if (sf)
+    snprintf(what, sizeof what, "input state");
+  else if (file)
+    snprintf(what, sizeof what, "init=%s", c->init);
   if ((st = check_state(out->s, n, what)) != HC_OK) goto fail;
   free(file);
   return HC_OK;

@@ -15,17 +15,17 @@
 /* ---------------------------------------------------------------- config */
 
 typedef struct nb_config {
-  int64_t n;          /* bodies; 0 until the initial state fixes it */
+  int64_t n; /* bodies; 0 until the initial state fixes it */
   int64_t steps;
   double dt, eps, k;
   double B[3];
-  int f64;            /* dtype=f64 */
-  int boris;          /* integrator resolved (auto: Boris when B != 0) */
-  int diagnostics;    /* energy and momentum traces */
-  int output_acc;     /* output port acc */
-  int serial;         /* variant=serial-reference */
+  int f64;                                 /* dtype=f64 */
+  int boris;                               /* integrator resolved (auto: Boris when B != 0) */
+  int diagnostics;                         /* energy and momentum traces */
+  int output_acc;                          /* output port acc */
+  int serial;                              /* variant=serial-reference */
   int wg, bpt, unroll, slices, fast_rsqrt; /* tuning of the tiled kernel */
-  const char *init;   /* cube | plummer | two-stream | path.npy */
+  const char *init;                        /* cube | plummer | two-stream | path.npy */
   uint64_t seed;
   double v0;
 } nb_config_t;
@@ -61,8 +61,7 @@ int nb_init_is_builtin(const char *init);
 /* float64 host reference of the Coulomb field sum E_i = Σ_j q_j r_ij /
  * (|r_ij|²+ε²)^{3/2} (k not applied) for the bodies idx[0..count), with the
  * kernels' conventions (see kernels.hcl: `guard`). out: count x 3. */
-void nb_reference_field(const nb_bodies_t *b, double eps2, int guard, const int64_t *idx, int64_t count,
-                        double *out);
+void nb_reference_field(const nb_bodies_t *b, double eps2, int guard, const int64_t *idx, int64_t count, double *out);
 
 /* ---------------------------------------------------------------- kernels */
 
@@ -102,16 +101,16 @@ typedef struct nb_real_arg {
 typedef struct nb_sim {
   hc_device_t *dev;
   const nb_config_t *cfg;
-  int host;             /* kernels are host-language (cpu backend) */
-  int guard;            /* see nb_guard */
-  int diag_f64;         /* diagnostics buffers hold doubles */
-  size_t es;            /* bytes of one real */
-  int64_t n, npad;      /* bodies, bodies with padding */
-  int64_t lo, hi;       /* bodies the field and update kernels compute: [0, npad), or a part's slice */
-  int nslices;          /* j range split for small N on big devices */
+  int host;        /* kernels are host-language (cpu backend) */
+  int guard;       /* see nb_guard */
+  int diag_f64;    /* diagnostics buffers hold doubles */
+  size_t es;       /* bytes of one real */
+  int64_t n, npad; /* bodies, bodies with padding */
+  int64_t lo, hi;  /* bodies the field and update kernels compute: [0, npad), or a part's slice */
+  int nslices;     /* j range split for small N on big devices */
   int64_t slice_len;
-  int ugroups;          /* groups of nbody_update with diagnostics */
-  size_t host_rows;     /* rows per group of the host field kernel */
+  int ugroups;      /* groups of nbody_update with diagnostics */
+  size_t host_rows; /* rows per group of the host field kernel */
   nb_real_arg_t eps2, dt, kc, b[3];
   hc_kernel_t *kfield, *kupdate, *kreduce, *kaccel, *kunpack;
   hc_buffer_t *pos, *vel, *field, *partial, *trace;

@@ -9,8 +9,8 @@
 #define UNBOUNDED 1, 0 /* min > max: no range */
 
 static const hc_param_spec_t params[] = {
-    {"n", HC_PARAM_INT, 0, "4096", 1, 2147483647.0,
-     NULL, "number of bodies (taken from the initial state when a file or input gives it)"},
+    {"n", HC_PARAM_INT, 0, "4096", 1, 2147483647.0, NULL,
+     "number of bodies (taken from the initial state when a file or input gives it)"},
     {"steps", HC_PARAM_INT, 0, "10", 0, 1e12, NULL, "time steps (0: only the initial state, e.g. with output_acc)"},
     {"dt", HC_PARAM_FLOAT, 0, "1e-3", UNBOUNDED, NULL, "time step, > 0"},
     {"eps", HC_PARAM_FLOAT, 0, "0.01", 0, 1e300, NULL, "softening length: r / (|r|^2 + eps^2)^(3/2)"},
@@ -28,10 +28,12 @@ static const hc_param_spec_t params[] = {
     {"dtype", HC_PARAM_ENUM, 0, "f32", 0, 0, "f32|f64", "precision"},
     {"diagnostics", HC_PARAM_BOOL, 0, "false", UNBOUNDED, NULL,
      "total energy and momentum at every step (outputs energy, momentum)"},
-    {"output_acc", HC_PARAM_BOOL, 0, "false", UNBOUNDED, NULL, "output the accelerations of the final state (port acc)"},
+    {"output_acc", HC_PARAM_BOOL, 0, "false", UNBOUNDED, NULL,
+     "output the accelerations of the final state (port acc)"},
     {"variant", HC_PARAM_ENUM, 0, "tiled", 0, 0, "tiled|serial-reference",
      "tiled: the fast kernels; serial-reference: a plain serial double loop on the host (a benchmark peer)"},
-    {"wg", HC_PARAM_INT, 0, "256", 32, 1024, NULL, "tiled kernel: work-group size = bodies per shared-memory tile (multiple of 32)"},
+    {"wg", HC_PARAM_INT, 0, "256", 32, 1024, NULL,
+     "tiled kernel: work-group size = bodies per shared-memory tile (multiple of 32)"},
     {"bpt", HC_PARAM_INT, 0, "2", 1, 8, NULL, "tiled kernel: bodies per work-item (register blocking)"},
     {"unroll", HC_PARAM_INT, 0, "16", 1, 1024, NULL, "tiled kernel: unroll factor of the loop over a tile"},
     {"slices", HC_PARAM_INT, 0, "0", 0, 4096, NULL,
@@ -81,6 +83,12 @@ static const hc_workload_ops_t nb_ops = {
     .split = nb_split,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "nbody", "1.0",
-                        "charged particles in a magnetic field, all pairs: Coulomb + Lorentz, Euler or Boris (seed 002)",
-                        &nb_ops};
+HC_PLUGIN_DESCRIPTOR = {
+    HC_ABI_MAJOR,
+    HC_ABI_MINOR,
+    HC_PLUGIN_WORKLOAD,
+    0,
+    "nbody",
+    "1.0",
+    "charged particles in a magnetic field, all pairs: Coulomb + Lorentz, Euler or Boris (seed 002)",
+    &nb_ops};

@@ -5,7 +5,9 @@
 
 /* Neumaier's compensated sum: the reference must be far more accurate
  * than the f64 kernels it judges (1e-12). */
-typedef struct { double s, c; } nb_ksum_t;
+typedef struct {
+  double s, c;
+} nb_ksum_t;
 
 static inline void ksum_add(nb_ksum_t *k, double x) {
   double t = k->s + x;
@@ -13,8 +15,7 @@ static inline void ksum_add(nb_ksum_t *k, double x) {
   k->s = t;
 }
 
-void nb_reference_field(const nb_bodies_t *b, double eps2, int guard, const int64_t *idx, int64_t count,
-                        double *out) {
+void nb_reference_field(const nb_bodies_t *b, double eps2, int guard, const int64_t *idx, int64_t count, double *out) {
   for (int64_t k = 0; k < count; k++) {
     const double *pi = b->s + idx[k] * NB_COLS;
     nb_ksum_t e[3] = {{0, 0}, {0, 0}, {0, 0}};

@@ -100,15 +100,18 @@ static hc_status_t output_traces(hc_job_t *job, nb_sim_t *s) {
   hc_job_add_metric(job, "momentum_change", sqrt(dp), "");
   const hc_dtype_t dt = s->cfg->f64 ? HC_F64 : HC_F32;
   const int64_t she[1] = {rows}, shm[2] = {rows, 3};
-  if ((st = hc_field_create(s->dev, dt, 1, she, &fe)) != HC_OK || (st = hc_field_create(s->dev, dt, 2, shm, &fm)) != HC_OK)
+  if ((st = hc_field_create(s->dev, dt, 1, she, &fe)) != HC_OK ||
+      (st = hc_field_create(s->dev, dt, 2, shm, &fm)) != HC_OK)
     goto out;
   for (int pass = 0; pass < 2; pass++) {
     const int64_t cols = pass ? 3 : 1;
     for (int64_t r = 0; r < rows; r++)
       for (int64_t c = 0; c < cols; c++) {
         const double v = e[4 * r + (pass ? 1 + c : 0)];
-        if (s->cfg->f64) ((double *)cast)[r * cols + c] = v;
-        else ((float *)cast)[r * cols + c] = (float)v;
+        if (s->cfg->f64)
+          ((double *)cast)[r * cols + c] = v;
+        else
+          ((float *)cast)[r * cols + c] = (float)v;
       }
     if ((st = hc_field_write(pass ? fm : fe, cast)) != HC_OK) goto out;
   }
@@ -139,11 +142,13 @@ static void add_metrics(hc_job_t *job, const nb_sim_t *s, double seconds, double
   const double peak = c->f64 ? in->peak_fp64_gflops : in->peak_fp32_gflops;
   if (peak > 0) hc_job_add_metric(job, "peak_fraction", gflops / peak, "");
   hc_job_add_metric(job, "ms_per_step", 1e3 * t / (double)c->steps, "ms");
-  hc_job_note(job, "%lld bodies (%lld with padding), %d j-slice%s, %s, %s; flops counted at 20 per interaction "
+  hc_job_note(job,
+              "%lld bodies (%lld with padding), %d j-slice%s, %s, %s; flops counted at 20 per interaction "
               "(N^2 per step) as in the paper; device time %.4g s",
-              (long long)s->n, (long long)s->npad, s->nslices, s->nslices > 1 ? "s" : "",
-              c->boris ? "Boris" : "Euler",
-              c->serial ? "serial-reference (plain double loop, one thread)" : s->host ? "host kernel" : "tiled kernel",
+              (long long)s->n, (long long)s->npad, s->nslices, s->nslices > 1 ? "s" : "", c->boris ? "Boris" : "Euler",
+              c->serial ? "serial-reference (plain double loop, one thread)"
+              : s->host ? "host kernel"
+                        : "tiled kernel",
               device_s);
 }
 
@@ -190,8 +195,10 @@ hc_status_t nb_run(hc_job_t *job) {
   double seconds = 0, device_s = 0;
   if ((st = nb_sim_warm_up(&sim)) != HC_OK || (st = step_loop(job, &sim, &seconds, &device_s)) != HC_OK) goto out;
   hc_job_set_times(job, seconds, device_s);
-  if (cfg.steps > 0) add_metrics(job, &sim, seconds, device_s);
-  else hc_job_note(job, "steps=0: no time steps, only the initial state");
+  if (cfg.steps > 0)
+    add_metrics(job, &sim, seconds, device_s);
+  else
+    hc_job_note(job, "steps=0: no time steps, only the initial state");
 
   /* Diagnostics of the final state; accelerations of the final state. */
   if (cfg.diagnostics || cfg.output_acc) {

@@ -7,8 +7,8 @@
 
 #include "nbody.h"
 
-#define NB_UWG 256          /* work-group of nbody_update (a power of two) */
-#define NB_UGROUPS_MAX 64   /* its groups when it also sums diagnostics */
+#define NB_UWG 256        /* work-group of nbody_update (a power of two) */
+#define NB_UGROUPS_MAX 64 /* its groups when it also sums diagnostics */
 
 static hc_arg_t real_arg(const nb_sim_t *s, const nb_real_arg_t *v) {
   return s->cfg->f64 ? (hc_arg_t)HC_ARG_VAL(v->d) : (hc_arg_t)HC_ARG_VAL(v->f);
@@ -37,8 +37,7 @@ static hc_status_t build(nb_sim_t *s) {
                       in->max_work_group_size);
     if (in->local_mem_bytes && (uint64_t)c->wg * 4 * s->es > in->local_mem_bytes)
       return hc_error(HC_ERR_PARAM, "wg=%d: a tile of %d bodies needs %llu bytes of local memory, %s has %llu", c->wg,
-                      c->wg, (unsigned long long)c->wg * 4 * s->es, in->name,
-                      (unsigned long long)in->local_mem_bytes);
+                      c->wg, (unsigned long long)c->wg * 4 * s->es, in->name, (unsigned long long)in->local_mem_bytes);
   }
   /* The serial reference offers only host code: check() keeps it off GPUs. */
   hc_kernel_desc_t kd = {sizeof kd, "nbody_field", c->serial ? NULL : nbody_kernels_src, opts,
@@ -108,8 +107,10 @@ static hc_status_t upload(nb_sim_t *s, const nb_bodies_t *b) {
     const double p[4] = {r ? r[NB_X] : 0, r ? r[NB_Y] : 0, r ? r[NB_Z] : 0, r ? r[NB_Q] : 0};
     const double v[4] = {r ? r[NB_VX] : 0, r ? r[NB_VY] : 0, r ? r[NB_VZ] : 0, r ? r[NB_M] : 1};
     for (int k = 0; k < 4; k++) {
-      if (s->cfg->f64) ((double *)hp)[4 * i + k] = p[k], ((double *)hv)[4 * i + k] = v[k];
-      else ((float *)hp)[4 * i + k] = (float)p[k], ((float *)hv)[4 * i + k] = (float)v[k];
+      if (s->cfg->f64)
+        ((double *)hp)[4 * i + k] = p[k], ((double *)hv)[4 * i + k] = v[k];
+      else
+        ((float *)hp)[4 * i + k] = (float)p[k], ((float *)hv)[4 * i + k] = (float)v[k];
     }
   }
   if ((st = hc_buffer_write(s->pos, 0, hp, bytes)) == HC_OK) st = hc_buffer_write(s->vel, 0, hv, bytes);
@@ -177,7 +178,7 @@ hc_status_t nb_sim_field(nb_sim_t *s, int one_group) {
    * touches (still within npad; the extra bodies' field goes unused). */
   const int64_t tile = s->host ? 1 : (int64_t)s->cfg->wg * s->cfg->bpt;
   const int64_t off = s->lo / tile * tile, end = round_up(s->hi, tile);
-  hc_arg_t a[8] = {HC_ARG_VAL(n),     HC_ARG_VAL(npad),    HC_ARG_VAL(slice_len),  real_arg(s, &s->eps2),
+  hc_arg_t a[8] = {HC_ARG_VAL(n),     HC_ARG_VAL(npad),   HC_ARG_VAL(slice_len), real_arg(s, &s->eps2),
                    HC_ARG_VAL(flags), HC_ARG_BUF(s->pos), HC_ARG_BUF(s->field),  HC_ARG_VAL(off)};
   size_t global[2], local[2];
   if (s->host) {
@@ -193,12 +194,11 @@ hc_status_t nb_sim_field(nb_sim_t *s, int one_group) {
 hc_status_t nb_sim_update(nb_sim_t *s, int64_t step, int commit) {
   const int64_t npad = s->npad, lo = s->lo, hi = s->hi, count = hi - lo;
   const int32_t nslices = s->nslices, boris = s->cfg->boris, diag = s->cfg->diagnostics, com = commit;
-  hc_arg_t a[17] = {HC_ARG_VAL(npad),        HC_ARG_VAL(nslices),     real_arg(s, &s->dt),
-                    real_arg(s, &s->kc),     real_arg(s, &s->b[0]),   real_arg(s, &s->b[1]),
-                    real_arg(s, &s->b[2]),   real_arg(s, &s->eps2),   HC_ARG_VAL(boris),
-                    HC_ARG_VAL(com),         HC_ARG_VAL(diag),        HC_ARG_BUF(s->pos),
-                    HC_ARG_BUF(s->vel),      HC_ARG_BUF(s->field),    HC_ARG_BUF(s->partial),
-                    HC_ARG_VAL(lo),          HC_ARG_VAL(hi)};
+  hc_arg_t a[17] = {HC_ARG_VAL(npad),      HC_ARG_VAL(nslices),   real_arg(s, &s->dt),    real_arg(s, &s->kc),
+                    real_arg(s, &s->b[0]), real_arg(s, &s->b[1]), real_arg(s, &s->b[2]),  real_arg(s, &s->eps2),
+                    HC_ARG_VAL(boris),     HC_ARG_VAL(com),       HC_ARG_VAL(diag),       HC_ARG_BUF(s->pos),
+                    HC_ARG_BUF(s->vel),    HC_ARG_BUF(s->field),  HC_ARG_BUF(s->partial), HC_ARG_VAL(lo),
+                    HC_ARG_VAL(hi)};
   size_t global, local;
   int32_t groups;
   if (s->host) {
@@ -227,10 +227,17 @@ hc_status_t nb_sim_output3(nb_sim_t *s, const char *what, hc_field_t **out) {
   hc_field_set_name(*out, what);
   size_t global = (size_t)n;
   if (!strcmp(what, "acc")) {
-    hc_arg_t a[11] = {HC_ARG_VAL(n),          HC_ARG_VAL(npad),        HC_ARG_VAL(nslices),
-                      real_arg(s, &s->kc),    real_arg(s, &s->b[0]),   real_arg(s, &s->b[1]),
-                      real_arg(s, &s->b[2]),  HC_ARG_BUF(s->pos),      HC_ARG_BUF(s->vel),
-                      HC_ARG_BUF(s->field),   HC_ARG_BUF(hc_field_buffer(*out))};
+    hc_arg_t a[11] = {HC_ARG_VAL(n),
+                      HC_ARG_VAL(npad),
+                      HC_ARG_VAL(nslices),
+                      real_arg(s, &s->kc),
+                      real_arg(s, &s->b[0]),
+                      real_arg(s, &s->b[1]),
+                      real_arg(s, &s->b[2]),
+                      HC_ARG_BUF(s->pos),
+                      HC_ARG_BUF(s->vel),
+                      HC_ARG_BUF(s->field),
+                      HC_ARG_BUF(hc_field_buffer(*out))};
     st = hc_kernel_launch(s->kaccel, 1, &global, NULL, 11, a);
   } else {
     hc_arg_t a[3] = {HC_ARG_VAL(n), HC_ARG_BUF(!strcmp(what, "pos") ? s->pos : s->vel),

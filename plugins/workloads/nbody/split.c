@@ -59,8 +59,10 @@ hc_status_t nb_split_reduce_traces(nb_sim_t *s, hc_part_t *part) {
   for (size_t i = 0; i < vals; i++) {
     double v = 0;
     for (uint32_t p = 0; p < parts; p++) v += all[(size_t)p * vals + i];
-    if (s->diag_f64) ((double *)raw)[i] = v;
-    else ((float *)raw)[i] = (float)v;
+    if (s->diag_f64)
+      ((double *)raw)[i] = v;
+    else
+      ((float *)raw)[i] = (float)v;
   }
   st = hc_buffer_write(s->trace, 0, raw, vals * ds);
 out:

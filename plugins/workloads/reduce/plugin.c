@@ -25,37 +25,37 @@ static inline double extreme(int mn, double a, double b) {
   return mn ? (b < a ? b : a) : (b > a ? b : a);
 }
 
-#define REDUCE_HOST(NAME, T)                                                                                     \
-  static void NAME(const hc_host_group_t *g, void *const *args) {                                                \
-    const T *restrict x = args[1];                                                                               \
-    double *partial = args[2];                                                                                   \
-    const int op = *(const int *)args[3];                                                                        \
-    const size_t lo = g->lo[0], hi = g->hi[0];                                                                   \
-    double acc[8];                                                                                               \
-    size_t i = lo;                                                                                               \
-    if (op == OP_SUM || op == OP_L2) {                                                                           \
-      const int sq = op == OP_L2;                                                                                \
-      for (int k = 0; k < 8; k++) acc[k] = 0;                                                                    \
-      for (; i + 8 <= hi; i += 8)                                                                                \
-        for (int k = 0; k < 8; k++) {                                                                            \
-          const double v = x[i + (size_t)k];                                                                     \
-          acc[k] += sq ? v * v : v;                                                                              \
-        }                                                                                                        \
-      for (; i < hi; i++) acc[0] += sq ? (double)x[i] * x[i] : (double)x[i];                                     \
+#define REDUCE_HOST(NAME, T)                                                                                       \
+  static void NAME(const hc_host_group_t *g, void *const *args) {                                                  \
+    const T *restrict x = args[1];                                                                                 \
+    double *partial = args[2];                                                                                     \
+    const int op = *(const int *)args[3];                                                                          \
+    const size_t lo = g->lo[0], hi = g->hi[0];                                                                     \
+    double acc[8];                                                                                                 \
+    size_t i = lo;                                                                                                 \
+    if (op == OP_SUM || op == OP_L2) {                                                                             \
+      const int sq = op == OP_L2;                                                                                  \
+      for (int k = 0; k < 8; k++) acc[k] = 0;                                                                      \
+      for (; i + 8 <= hi; i += 8)                                                                                  \
+        for (int k = 0; k < 8; k++) {                                                                              \
+          const double v = x[i + (size_t)k];                                                                       \
+          acc[k] += sq ? v * v : v;                                                                                \
+        }                                                                                                          \
+      for (; i < hi; i++) acc[0] += sq ? (double)x[i] * x[i] : (double)x[i];                                       \
       partial[g->group_id[0]] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])); \
-    } else {                                                                                                     \
-      const int mn = op == OP_MIN;                                                                               \
-      for (int k = 0; k < 8; k++) acc[k] = x[lo];                                                                \
-      for (; i + 8 <= hi; i += 8)                                                                                \
-        for (int k = 0; k < 8; k++) {                                                                            \
-          const double v = x[i + (size_t)k];                                                                     \
-          acc[k] = extreme(mn, acc[k], v);                                                                       \
-        }                                                                                                        \
-      for (; i < hi; i++) acc[0] = extreme(mn, acc[0], x[i]);                                                    \
-      double r = acc[0];                                                                                         \
-      for (int k = 1; k < 8; k++) r = extreme(mn, r, acc[k]);                                                    \
-      partial[g->group_id[0]] = r;                                                                               \
-    }                                                                                                            \
+    } else {                                                                                                       \
+      const int mn = op == OP_MIN;                                                                                 \
+      for (int k = 0; k < 8; k++) acc[k] = x[lo];                                                                  \
+      for (; i + 8 <= hi; i += 8)                                                                                  \
+        for (int k = 0; k < 8; k++) {                                                                              \
+          const double v = x[i + (size_t)k];                                                                       \
+          acc[k] = extreme(mn, acc[k], v);                                                                         \
+        }                                                                                                          \
+      for (; i < hi; i++) acc[0] = extreme(mn, acc[0], x[i]);                                                      \
+      double r = acc[0];                                                                                           \
+      for (int k = 1; k < 8; k++) r = extreme(mn, r, acc[k]);                                                      \
+      partial[g->group_id[0]] = r;                                                                                 \
+    }                                                                                                              \
   }
 REDUCE_HOST(reduce_partial_f32, float)
 REDUCE_HOST(reduce_partial_f64, double)
@@ -66,8 +66,7 @@ static void reduce_final_host(const hc_host_group_t *g, void *const *args) {
   double *out = args[2];
   const int op = *(const int *)args[3];
   double r = op == OP_MIN || op == OP_MAX ? partial[0] : 0;
-  for (long i = 0; i < m; i++)
-    r = op == OP_MIN || op == OP_MAX ? extreme(op == OP_MIN, r, partial[i]) : r + partial[i];
+  for (long i = 0; i < m; i++) r = op == OP_MIN || op == OP_MAX ? extreme(op == OP_MIN, r, partial[i]) : r + partial[i];
   out[0] = op == OP_L2 ? sqrt(r) : r;
   (void)g;
 }
@@ -124,9 +123,12 @@ static hc_status_t reduce_verify(hc_job_t *job, const hc_field_t *in, int op, do
   if (st != HC_OK) return st;
   long double r = op == OP_MIN || op == OP_MAX ? a[0] : 0, mag = 0;
   for (size_t i = 0; i < n; i++) {
-    if (op == OP_SUM) r += a[i], mag += fabsl((long double)a[i]);
-    else if (op == OP_L2) r += (long double)a[i] * a[i];
-    else r = extreme(op == OP_MIN, (double)r, a[i]);
+    if (op == OP_SUM)
+      r += a[i], mag += fabsl((long double)a[i]);
+    else if (op == OP_L2)
+      r += (long double)a[i] * a[i];
+    else
+      r = extreme(op == OP_MIN, (double)r, a[i]);
   }
   free(a);
   if (op == OP_L2) r = sqrtl(r), mag = r;
@@ -225,5 +227,11 @@ static const hc_workload_ops_t reduce_ops = {
     .run = reduce_run,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "reduce", "1.0",
-                        "glue: sum, min, max or L2 norm of a field (double accumulation, on the device)", &reduce_ops};
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        HC_ABI_MINOR,
+                        HC_PLUGIN_WORKLOAD,
+                        0,
+                        "reduce",
+                        "1.0",
+                        "glue: sum, min, max or L2 norm of a field (double accumulation, on the device)",
+                        &reduce_ops};

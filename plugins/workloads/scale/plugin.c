@@ -9,12 +9,12 @@
 
 extern const char scale_kernels_src[];
 
-#define SCALE_HOST(NAME, T)                                                                                      \
-  static void NAME(const hc_host_group_t *g, void *const *args) {                                                \
-    const T *restrict in = args[1];                                                                              \
-    T *restrict out = args[2];                                                                                   \
-    const T factor = *(const T *)args[3];                                                                        \
-    for (size_t i = g->lo[0]; i < g->hi[0]; i++) out[i] = factor * in[i];                                       \
+#define SCALE_HOST(NAME, T)                                               \
+  static void NAME(const hc_host_group_t *g, void *const *args) {         \
+    const T *restrict in = args[1];                                       \
+    T *restrict out = args[2];                                            \
+    const T factor = *(const T *)args[3];                                 \
+    for (size_t i = g->lo[0]; i < g->hi[0]; i++) out[i] = factor * in[i]; \
   }
 SCALE_HOST(scale_f32, float)
 SCALE_HOST(scale_f64, double)
@@ -98,5 +98,11 @@ static const hc_workload_ops_t scale_ops = {
     .run = scale_run,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "scale", "1.0",
-                        "glue: multiplies a real or complex field by a real factor", &scale_ops};
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        HC_ABI_MINOR,
+                        HC_PLUGIN_WORKLOAD,
+                        0,
+                        "scale",
+                        "1.0",
+                        "glue: multiplies a real or complex field by a real factor",
+                        &scale_ops};

@@ -55,14 +55,14 @@ static hc_status_t check_shape(const char *what, uint32_t rank, const int64_t *s
   char s[96];
   shape_text(s, sizeof s, rank, shape);
   if (rank < 1 || rank > 3)
-    return hc_error(HC_ERR_PARAM, "%s: a %u-D array (shape %s): simpson integrates 1-, 2- or 3-D fields", what,
-                    rank, rank ? s : "()");
+    return hc_error(HC_ERR_PARAM, "%s: a %u-D array (shape %s): simpson integrates 1-, 2- or 3-D fields", what, rank,
+                    rank ? s : "()");
   double total = 1;
   for (uint32_t d = 0; d < rank; d++) {
     if (shape[d] < 2)
       return hc_error(HC_ERR_PARAM,
-                      "%s: axis %u has %lld sample%s (shape %s); Simpson's rule needs at least 2 samples per axis", what,
-                      d, (long long)shape[d], shape[d] == 1 ? "" : "s", s);
+                      "%s: axis %u has %lld sample%s (shape %s); Simpson's rule needs at least 2 samples per axis",
+                      what, d, (long long)shape[d], shape[d] == 1 ? "" : "s", s);
     if (shape[d] > SIMPSON_MAX_EXTENT)
       return hc_error(HC_ERR_PARAM, "%s: axis %u has %lld samples (shape %s); at most %lld per axis", what, d,
                       (long long)shape[d], s, (long long)SIMPSON_MAX_EXTENT);
@@ -84,12 +84,14 @@ static hc_status_t parse_box(const char *text, simpson_config_t *cfg) {
     char *end;
     lo[count] = strtod(p, &end);
     if (end == p || *end != ':')
-      return hc_error(HC_ERR_PARAM, "box=%s: expected intervals a:b, one for all axes or one per axis (e.g. -1:1 or 0:1,0:2,0:3)",
+      return hc_error(HC_ERR_PARAM,
+                      "box=%s: expected intervals a:b, one for all axes or one per axis (e.g. -1:1 or 0:1,0:2,0:3)",
                       text);
     p = end + 1;
     hi[count] = strtod(p, &end);
     if (end == p || (*end && *end != ','))
-      return hc_error(HC_ERR_PARAM, "box=%s: expected intervals a:b, one for all axes or one per axis (e.g. -1:1 or 0:1,0:2,0:3)",
+      return hc_error(HC_ERR_PARAM,
+                      "box=%s: expected intervals a:b, one for all axes or one per axis (e.g. -1:1 or 0:1,0:2,0:3)",
                       text);
     if (!isfinite(lo[count]) || !isfinite(hi[count]) || !(hi[count] > lo[count]))
       return hc_error(HC_ERR_PARAM, "box=%s: interval %u is %g:%g; it needs finite a < b", text, count + 1, lo[count],
@@ -190,7 +192,8 @@ static hc_status_t resolve_source(hc_job_t *job, simpson_config_t *cfg) {
     if (!simpson_grid_spacing(input, cfg->rank, cfg->h) && !hc_job_given(job, "h")) {
       int all = 1;
       for (uint32_t d = 0; d < cfg->rank; d++) all &= hc_job_given(job, axis_param[d]);
-      if (!all) hc_job_note(job, "input=%s has no .grid side file and no h= was given: spacing 1 on the other axes", input);
+      if (!all)
+        hc_job_note(job, "input=%s has no .grid side file and no h= was given: spacing 1 on the other axes", input);
     }
     return HC_OK;
   }
@@ -231,8 +234,8 @@ hc_status_t simpson_config_resolve(hc_job_t *job, simpson_config_t *cfg) {
       if (!same) {
         char have[96];
         shape_text(have, sizeof have, cfg->rank, cfg->shape);
-        return hc_error(HC_ERR_PARAM, "n=%s disagrees with the shape of the input (%s): %s", param_text(job, "n"),
-                        from, have);
+        return hc_error(HC_ERR_PARAM, "n=%s disagrees with the shape of the input (%s): %s", param_text(job, "n"), from,
+                        have);
       }
     }
   }

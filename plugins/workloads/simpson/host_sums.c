@@ -57,31 +57,30 @@ static inline void add4_f32(v2d *lo, v2d *hi, const float *p) {
 #endif
 
 /* The scalar tail from m (even) to n. */
-#define SIMPSON_TAIL(x, m, n, e, o)                                            \
+#define SIMPSON_TAIL(x, m, n, e, o)                                                   \
   for (; (m) + 1 < (n); (m) += 2) (e) += (double)(x)[m], (o) += (double)(x)[(m) + 1]; \
   if ((m) < (n)) (e) += (double)(x)[m]
 
-#define SIMPSON_BASE_SUMS(T, SUFFIX)                                                               \
-  static void sums_base_##SUFFIX(const T *restrict x, size_t n, double *even, double *odd) {       \
-    double e = 0, o = 0;                                                                           \
-    size_t m = 0;                                                                                  \
-    while (m + 16 <= n) {                                                                          \
-      const size_t stop = n - m > BLOCKLEN ? m + BLOCKLEN : n;                                     \
-      v2d a0 = v2d_zero(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;          \
-      for (; m + 16 <= stop; m += 16) {                                                            \
-        add4_##SUFFIX(&a0, &a1, x + m);                                                            \
-        add4_##SUFFIX(&a2, &a3, x + m + 4);                                                        \
-        add4_##SUFFIX(&a4, &a5, x + m + 8);                                                        \
-        add4_##SUFFIX(&a6, &a7, x + m + 12);                                                       \
-      }                                                                                            \
-      const v2d t = v2d_add(v2d_add(v2d_add(a0, a1), v2d_add(a2, a3)),                             \
-                            v2d_add(v2d_add(a4, a5), v2d_add(a6, a7)));                            \
-      e += v2d_lane0(t);                                                                           \
-      o += v2d_lane1(t);                                                                           \
-    }                                                                                              \
-    SIMPSON_TAIL(x, m, n, e, o);                                                                   \
-    *even = e;                                                                                     \
-    *odd = o;                                                                                      \
+#define SIMPSON_BASE_SUMS(T, SUFFIX)                                                                               \
+  static void sums_base_##SUFFIX(const T *restrict x, size_t n, double *even, double *odd) {                       \
+    double e = 0, o = 0;                                                                                           \
+    size_t m = 0;                                                                                                  \
+    while (m + 16 <= n) {                                                                                          \
+      const size_t stop = n - m > BLOCKLEN ? m + BLOCKLEN : n;                                                     \
+      v2d a0 = v2d_zero(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;                          \
+      for (; m + 16 <= stop; m += 16) {                                                                            \
+        add4_##SUFFIX(&a0, &a1, x + m);                                                                            \
+        add4_##SUFFIX(&a2, &a3, x + m + 4);                                                                        \
+        add4_##SUFFIX(&a4, &a5, x + m + 8);                                                                        \
+        add4_##SUFFIX(&a6, &a7, x + m + 12);                                                                       \
+      }                                                                                                            \
+      const v2d t = v2d_add(v2d_add(v2d_add(a0, a1), v2d_add(a2, a3)), v2d_add(v2d_add(a4, a5), v2d_add(a6, a7))); \
+      e += v2d_lane0(t);                                                                                           \
+      o += v2d_lane1(t);                                                                                           \
+    }                                                                                                              \
+    SIMPSON_TAIL(x, m, n, e, o);                                                                                   \
+    *even = e;                                                                                                     \
+    *odd = o;                                                                                                      \
   }
 SIMPSON_BASE_SUMS(float, f32)
 SIMPSON_BASE_SUMS(double, f64)
@@ -93,27 +92,26 @@ SIMPSON_BASE_SUMS(double, f64)
 #include <immintrin.h>
 
 /* W doubles per vector, four vectors per step. */
-#define SIMPSON_WIDE_SUMS(NAME, TARGET, T, VD, W, ZERO, ADD, LOAD, STORE)                          \
-  __attribute__((target(TARGET))) static void NAME(const T *restrict x, size_t n, double *even,    \
-                                                   double *odd) {                                  \
-    double e = 0, o = 0;                                                                           \
-    size_t m = 0;                                                                                  \
-    while (m + 4 * W <= n) {                                                                       \
-      const size_t stop = n - m > BLOCKLEN ? m + BLOCKLEN : n;                                     \
-      VD a0 = ZERO(), a1 = a0, a2 = a0, a3 = a0;                                                   \
-      for (; m + 4 * W <= stop; m += 4 * W) {                                                      \
-        a0 = ADD(a0, LOAD(x + m));                                                                 \
-        a1 = ADD(a1, LOAD(x + m + W));                                                             \
-        a2 = ADD(a2, LOAD(x + m + 2 * W));                                                         \
-        a3 = ADD(a3, LOAD(x + m + 3 * W));                                                         \
-      }                                                                                            \
-      double l[W];                                                                                 \
-      STORE(l, ADD(ADD(a0, a1), ADD(a2, a3)));                                                     \
-      for (int i = 0; i < W; i += 2) e += l[i], o += l[i + 1];                                     \
-    }                                                                                              \
-    SIMPSON_TAIL(x, m, n, e, o);                                                                   \
-    *even = e;                                                                                     \
-    *odd = o;                                                                                      \
+#define SIMPSON_WIDE_SUMS(NAME, TARGET, T, VD, W, ZERO, ADD, LOAD, STORE)                                      \
+  __attribute__((target(TARGET))) static void NAME(const T *restrict x, size_t n, double *even, double *odd) { \
+    double e = 0, o = 0;                                                                                       \
+    size_t m = 0;                                                                                              \
+    while (m + 4 * W <= n) {                                                                                   \
+      const size_t stop = n - m > BLOCKLEN ? m + BLOCKLEN : n;                                                 \
+      VD a0 = ZERO(), a1 = a0, a2 = a0, a3 = a0;                                                               \
+      for (; m + 4 * W <= stop; m += 4 * W) {                                                                  \
+        a0 = ADD(a0, LOAD(x + m));                                                                             \
+        a1 = ADD(a1, LOAD(x + m + W));                                                                         \
+        a2 = ADD(a2, LOAD(x + m + 2 * W));                                                                     \
+        a3 = ADD(a3, LOAD(x + m + 3 * W));                                                                     \
+      }                                                                                                        \
+      double l[W];                                                                                             \
+      STORE(l, ADD(ADD(a0, a1), ADD(a2, a3)));                                                                 \
+      for (int i = 0; i < W; i += 2) e += l[i], o += l[i + 1];                                                 \
+    }                                                                                                          \
+    SIMPSON_TAIL(x, m, n, e, o);                                                                               \
+    *even = e;                                                                                                 \
+    *odd = o;                                                                                                  \
   }
 
 #define SIMPSON_AVX2_F32(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
@@ -122,10 +120,10 @@ SIMPSON_WIDE_SUMS(sums_avx2_f32, "avx2", float, __m256d, 4, _mm256_setzero_pd, _
                   _mm256_storeu_pd)
 SIMPSON_WIDE_SUMS(sums_avx2_f64, "avx2", double, __m256d, 4, _mm256_setzero_pd, _mm256_add_pd, _mm256_loadu_pd,
                   _mm256_storeu_pd)
-SIMPSON_WIDE_SUMS(sums_avx512_f32, "avx512f", float, __m512d, 8, _mm512_setzero_pd, _mm512_add_pd,
-                  SIMPSON_AVX512_F32, _mm512_storeu_pd)
-SIMPSON_WIDE_SUMS(sums_avx512_f64, "avx512f", double, __m512d, 8, _mm512_setzero_pd, _mm512_add_pd,
-                  _mm512_loadu_pd, _mm512_storeu_pd)
+SIMPSON_WIDE_SUMS(sums_avx512_f32, "avx512f", float, __m512d, 8, _mm512_setzero_pd, _mm512_add_pd, SIMPSON_AVX512_F32,
+                  _mm512_storeu_pd)
+SIMPSON_WIDE_SUMS(sums_avx512_f64, "avx512f", double, __m512d, 8, _mm512_setzero_pd, _mm512_add_pd, _mm512_loadu_pd,
+                  _mm512_storeu_pd)
 #endif
 
 /* ---------------------------------------------------------------- dispatch */
@@ -138,8 +136,8 @@ __attribute__((constructor)) static void find_best_isa(void) {
 #ifdef SIMPSON_X86
   __builtin_cpu_init();
   best = __builtin_cpu_supports("avx512f") ? SIMPSON_ISA_AVX512
-         : __builtin_cpu_supports("avx2") ? SIMPSON_ISA_AVX2
-                                          : SIMPSON_ISA_SSE2;
+         : __builtin_cpu_supports("avx2")  ? SIMPSON_ISA_AVX2
+                                           : SIMPSON_ISA_SSE2;
 #endif
 }
 
@@ -154,8 +152,10 @@ const char *simpson_isa_name(int isa) {
 
 void simpson_parity_sums_f32(int isa, const float *x, size_t n, double *even, double *odd) {
 #ifdef SIMPSON_X86
-  if (isa == SIMPSON_ISA_AVX512) sums_avx512_f32(x, n, even, odd);
-  else if (isa == SIMPSON_ISA_AVX2) sums_avx2_f32(x, n, even, odd);
+  if (isa == SIMPSON_ISA_AVX512)
+    sums_avx512_f32(x, n, even, odd);
+  else if (isa == SIMPSON_ISA_AVX2)
+    sums_avx2_f32(x, n, even, odd);
   else
 #endif
     sums_base_f32(x, n, even, odd);
@@ -163,8 +163,10 @@ void simpson_parity_sums_f32(int isa, const float *x, size_t n, double *even, do
 
 void simpson_parity_sums_f64(int isa, const double *x, size_t n, double *even, double *odd) {
 #ifdef SIMPSON_X86
-  if (isa == SIMPSON_ISA_AVX512) sums_avx512_f64(x, n, even, odd);
-  else if (isa == SIMPSON_ISA_AVX2) sums_avx2_f64(x, n, even, odd);
+  if (isa == SIMPSON_ISA_AVX512)
+    sums_avx512_f64(x, n, even, odd);
+  else if (isa == SIMPSON_ISA_AVX2)
+    sums_avx2_f64(x, n, even, odd);
   else
 #endif
     sums_base_f64(x, n, even, odd);

@@ -25,9 +25,9 @@ hc_status_t simpson_npy_peek(const char *path, hc_dtype_t *dtype, uint32_t *rank
     fclose(f);
     return hc_error(HC_ERR_FORMAT, "not a .npy file (it does not start with the \\x93NUMPY magic)");
   }
-  size_t total = pre[6] == 1 ? 10 + ((size_t)pre[8] | (size_t)pre[9] << 8)
-                             : 12 + ((size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 |
-                                     (size_t)pre[11] << 24);
+  size_t total = pre[6] == 1
+                     ? 10 + ((size_t)pre[8] | (size_t)pre[9] << 8)
+                     : 12 + ((size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24);
   if (total > NPY_MAX_HEADER + 12) total = NPY_MAX_HEADER + 12; /* hc_npy_parse names the problem */
   unsigned char *buf = malloc(total > got ? total : got);
   if (!buf) {
@@ -71,8 +71,8 @@ int simpson_grid_spacing(const char *path, uint32_t rank, double *h) {
   return found;
 }
 
-hc_status_t simpson_load_file(hc_device_t *dev, const simpson_config_t *cfg, hc_field_t **out,
-                              double *transfer_s, void **host_data) {
+hc_status_t simpson_load_file(hc_device_t *dev, const simpson_config_t *cfg, hc_field_t **out, double *transfer_s,
+                              void **host_data) {
   *out = NULL;
   *transfer_s = 0;
   if (host_data) *host_data = NULL;
@@ -102,8 +102,10 @@ hc_status_t simpson_load_file(hc_device_t *dev, const simpson_config_t *cfg, hc_
     return st;
   }
   hc_field_set_spacing(f, cfg->h);
-  if (host_data) *host_data = data;
-  else free(data);
+  if (host_data)
+    *host_data = data;
+  else
+    free(data);
   *out = f;
   return HC_OK;
 }

@@ -40,7 +40,8 @@ static const hc_param_spec_t params[] = {
     {"hz", HC_PARAM_FLOAT, 0, NULL, 1, 0, NULL, "grid spacing of an input along axis 2 (over h=)"},
     {"dtype", HC_PARAM_ENUM, 0, "f64", 0, 0, "f32|f64", "sample type for func= (an input's own type is checked)"},
     {"groups", HC_PARAM_INT, 0, "0", 0, 1e8, NULL,
-     "work-groups of the fused source kernel (0: 20 per compute unit, 80 for f64 read as pairs on CUDA); one partial sum each"},
+     "work-groups of the fused source kernel (0: 20 per compute unit, 80 for f64 read as pairs on CUDA); one partial "
+     "sum each"},
     {"isa", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|avx512|avx2|sse2",
      "widest SIMD instructions of the host kernels' sums (cpu backend; auto: the widest the CPU has, a wider cap "
      "than the CPU has means the CPU's widest); the run's notes name the one used"},
@@ -63,8 +64,7 @@ static int simpson_check(const hc_job_t *job, const hc_device_info_t *dev, char 
   return 1;
 }
 
-static hc_status_t simpson_describe_output(const hc_job_t *job, const char *port, hc_dtype_t *dtype,
-                                           uint32_t *rank) {
+static hc_status_t simpson_describe_output(const hc_job_t *job, const char *port, hc_dtype_t *dtype, uint32_t *rank) {
   (void)job;
   if (strcmp(port, "integral") != 0) return hc_error(HC_ERR_NOT_FOUND, "simpson has no output '%s'", port);
   *dtype = HC_F64;
@@ -243,6 +243,12 @@ static const hc_workload_ops_t simpson_ops = {
     .split = simpson_split,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "simpson", "1.0",
-                        "composite Simpson integration of a sampled 1-3-D field (seed 000): 4 variants, SciPy's odd rule",
-                        &simpson_ops};
+HC_PLUGIN_DESCRIPTOR = {
+    HC_ABI_MAJOR,
+    HC_ABI_MINOR,
+    HC_PLUGIN_WORKLOAD,
+    0,
+    "simpson",
+    "1.0",
+    "composite Simpson integration of a sampled 1-3-D field (seed 000): 4 variants, SciPy's odd rule",
+    &simpson_ops};

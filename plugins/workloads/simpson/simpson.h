@@ -6,9 +6,9 @@
 #include <hc/plugin.h>
 
 /* The four ways to integrate. X(ENUM, "name", "help"). */
-#define SIMPSON_VARIANT_LIST(X)                                                                  \
-  X(PRECOMPUTED, "precomputed", "paper's algorithm 1: weight array, products on the device, host sum") \
-  X(ONTHEFLY, "onthefly", "paper's algorithm 2: weights from indices, products on the device, host sum") \
+#define SIMPSON_VARIANT_LIST(X)                                                                           \
+  X(PRECOMPUTED, "precomputed", "paper's algorithm 1: weight array, products on the device, host sum")    \
+  X(ONTHEFLY, "onthefly", "paper's algorithm 2: weights from indices, products on the device, host sum")  \
   X(DEVICEREDUCE, "devicereduce", "paper's algorithm 3: weights from indices, reduced by one work-group") \
   X(FUSED, "fused", "one pass, weights from indices, multi-group reduction in f64 (default)")
 
@@ -16,21 +16,21 @@ typedef enum {
 #define SIMPSON_VARIANT_ENUM_(e, n, h) SIMPSON_##e,
   SIMPSON_VARIANT_LIST(SIMPSON_VARIANT_ENUM_)
 #undef SIMPSON_VARIANT_ENUM_
-  SIMPSON_VARIANT_COUNT_
+      SIMPSON_VARIANT_COUNT_
 } simpson_variant_t;
 
 /* Built-in test functions on a box. X(ENUM, "name"). */
-#define SIMPSON_FUNC_LIST(X)                                                   \
-  X(ONE, "one")                                                                \
-  X(POLY, "poly")                                                              \
-  X(GAUSS, "gauss")                                                            \
+#define SIMPSON_FUNC_LIST(X) \
+  X(ONE, "one")              \
+  X(POLY, "poly")            \
+  X(GAUSS, "gauss")          \
   X(SINPROD, "sinprod")
 
 typedef enum {
 #define SIMPSON_FUNC_ENUM_(e, n) SIMPSON_FUNC_##e,
   SIMPSON_FUNC_LIST(SIMPSON_FUNC_ENUM_)
 #undef SIMPSON_FUNC_ENUM_
-  SIMPSON_FUNC_COUNT_
+      SIMPSON_FUNC_COUNT_
 } simpson_func_t;
 
 typedef enum { SIMPSON_SRC_PORT, SIMPSON_SRC_FILE, SIMPSON_SRC_FUNC } simpson_source_t;
@@ -47,16 +47,16 @@ typedef struct {
   simpson_variant_t variant;
   simpson_source_t source;
   simpson_func_t func;
-  const char *path;  /* input= (SRC_FILE), owned by the job */
+  const char *path; /* input= (SRC_FILE), owned by the job */
   hc_dtype_t dtype;
-  uint32_t rank;     /* 1..3 */
-  int64_t shape[3];  /* user axes */
-  double h[3];       /* spacing per user axis */
+  uint32_t rank;       /* 1..3 */
+  int64_t shape[3];    /* user axes */
+  double h[3];         /* spacing per user axis */
   double lo[3], hi[3]; /* box per user axis (SRC_FUNC) */
-  int nx, ny, nz;    /* padded 3-D extents */
-  int64_t n;         /* samples */
-  int64_t groups;    /* groups= (0: automatic) */
-  int isa;           /* host sums' SIMD instructions (isa=, simpson_isa) */
+  int nx, ny, nz;      /* padded 3-D extents */
+  int64_t n;           /* samples */
+  int64_t groups;      /* groups= (0: automatic) */
+  int isa;             /* host sums' SIMD instructions (isa=, simpson_isa) */
   /* A split run's slab: samples [row0, row0 + shape[0]) of the grows
    * samples of axis 0; a built-in function is sampled at the whole box's
    * coordinates (lo, hi are the whole box's). Whole runs: row0 = 0. */
@@ -72,8 +72,8 @@ const char *simpson_func_name(simpson_func_t f);
 /* input.c: reads input= into a new field on dev; *transfer_s is the upload
  * time. When host_data is not NULL it receives the host copy of the samples
  * (the caller frees it), for verification. */
-hc_status_t simpson_load_file(hc_device_t *dev, const simpson_config_t *cfg, hc_field_t **out,
-                              double *transfer_s, void **host_data);
+hc_status_t simpson_load_file(hc_device_t *dev, const simpson_config_t *cfg, hc_field_t **out, double *transfer_s,
+                              void **host_data);
 /* Peeks at a .npy header: dtype, rank, shape, without reading the data. */
 hc_status_t simpson_npy_peek(const char *path, hc_dtype_t *dtype, uint32_t *rank, int64_t *shape);
 /* Spacing from "<path>.grid" when present (the core's side file); returns
@@ -129,14 +129,13 @@ typedef struct {
   uint64_t groups;      /* partial sums (fused), or work-groups */
   double tolerance;     /* relative to sum |w f|, against the f64 reference */
 } simpson_result_t;
-hc_status_t simpson_run_variant(hc_job_t *job, const simpson_config_t *cfg, hc_field_t *field,
-                                simpson_result_t *res);
+hc_status_t simpson_run_variant(hc_job_t *job, const simpson_config_t *cfg, hc_field_t *field, simpson_result_t *res);
 
 /* verify.c: checks res against the f64 reference (and the exact integral
  * for func=) and records the verdict on the job. host_data: the samples on
  * the host, or NULL (then they are read from the field). */
-hc_status_t simpson_verify(hc_job_t *job, const simpson_config_t *cfg, const simpson_config_t *whole,
-                           hc_field_t *field, const void *host_data, const simpson_result_t *res);
+hc_status_t simpson_verify(hc_job_t *job, const simpson_config_t *cfg, const simpson_config_t *whole, hc_field_t *field,
+                           const void *host_data, const simpson_result_t *res);
 
 /* Scale from weights in twelfths^3 to the integral: prod_d h_d / 12 over
  * the user axes, times 1/144 per padding axis (whose weight is 12). */

@@ -23,7 +23,7 @@ static const struct {
   double c;
   int p[3];
 } poly_terms[] = {
-    {1.0, {0, 0, 0}}, {1.0, {1, 0, 0}},  {-2.0, {0, 1, 0}}, {3.0, {0, 0, 1}},  {1.0, {1, 1, 1}},
+    {1.0, {0, 0, 0}},  {1.0, {1, 0, 0}}, {-2.0, {0, 1, 0}}, {3.0, {0, 0, 1}}, {1.0, {1, 1, 1}},
     {-1.0, {3, 0, 0}}, {2.0, {0, 3, 2}}, {1.0, {2, 1, 3}},  {0.5, {3, 3, 3}},
 };
 #define NPOLY (sizeof poly_terms / sizeof poly_terms[0])
@@ -82,31 +82,31 @@ static int slot_power(const simpson_config_t *cfg, size_t m, int s) {
   return s < pad ? 0 : poly_terms[m].p[s - pad];
 }
 
-#define SIMPSON_FILL_ROWS(T)                                                                       \
-  static void fill_##T(const simpson_config_t *cfg, const tables_t *tb, T *out) {                 \
-    const int64_t nx = tb->len[0], ny = tb->len[1], nz = tb->len[2];                               \
-    const int poly = cfg->func == SIMPSON_FUNC_POLY;                                               \
-    int pw[NPOLY][3];                                                                              \
-    for (size_t m = 0; m < NPOLY; m++)                                                             \
-      for (int s = 0; s < 3; s++) pw[m][s] = slot_power(cfg, m, s);                                \
-    for (int64_t i = 0; i < nx; i++)                                                               \
-      for (int64_t j = 0; j < ny; j++) {                                                           \
-        T *restrict row = out + (i * ny + j) * nz;                                                 \
-        if (!poly) {                                                                               \
-          const double a = tb->t[0][i] * tb->t[1][j];                                              \
-          const double *restrict g = tb->t[2];                                                     \
-          for (int64_t k = 0; k < nz; k++) row[k] = (T)(a * g[k]);                                 \
-          continue;                                                                                \
-        }                                                                                          \
-        double a[NPOLY];                                                                           \
-        for (size_t m = 0; m < NPOLY; m++)                                                         \
-          a[m] = poly_terms[m].c * tb->t[0][pw[m][0] * nx + i] * tb->t[1][pw[m][1] * ny + j];      \
-        for (int64_t k = 0; k < nz; k++) {                                                         \
-          double v = 0;                                                                            \
-          for (size_t m = 0; m < NPOLY; m++) v += a[m] * tb->t[2][pw[m][2] * nz + k];              \
-          row[k] = (T)v;                                                                           \
-        }                                                                                          \
-      }                                                                                            \
+#define SIMPSON_FILL_ROWS(T)                                                                  \
+  static void fill_##T(const simpson_config_t *cfg, const tables_t *tb, T *out) {             \
+    const int64_t nx = tb->len[0], ny = tb->len[1], nz = tb->len[2];                          \
+    const int poly = cfg->func == SIMPSON_FUNC_POLY;                                          \
+    int pw[NPOLY][3];                                                                         \
+    for (size_t m = 0; m < NPOLY; m++)                                                        \
+      for (int s = 0; s < 3; s++) pw[m][s] = slot_power(cfg, m, s);                           \
+    for (int64_t i = 0; i < nx; i++)                                                          \
+      for (int64_t j = 0; j < ny; j++) {                                                      \
+        T *restrict row = out + (i * ny + j) * nz;                                            \
+        if (!poly) {                                                                          \
+          const double a = tb->t[0][i] * tb->t[1][j];                                         \
+          const double *restrict g = tb->t[2];                                                \
+          for (int64_t k = 0; k < nz; k++) row[k] = (T)(a * g[k]);                            \
+          continue;                                                                           \
+        }                                                                                     \
+        double a[NPOLY];                                                                      \
+        for (size_t m = 0; m < NPOLY; m++)                                                    \
+          a[m] = poly_terms[m].c * tb->t[0][pw[m][0] * nx + i] * tb->t[1][pw[m][1] * ny + j]; \
+        for (int64_t k = 0; k < nz; k++) {                                                    \
+          double v = 0;                                                                       \
+          for (size_t m = 0; m < NPOLY; m++) v += a[m] * tb->t[2][pw[m][2] * nz + k];         \
+          row[k] = (T)v;                                                                      \
+        }                                                                                     \
+      }                                                                                       \
   }
 SIMPSON_FILL_ROWS(float)
 SIMPSON_FILL_ROWS(double)
@@ -121,17 +121,18 @@ hc_status_t simpson_func_fill(const simpson_config_t *cfg, void *data) {
   }
   tables_t tb;
   hc_status_t st = HC_OK;
-  if (!tables_make(cfg, &tb)) st = hc_error(HC_ERR_NO_MEMORY, "func=%s: out of host memory", simpson_func_name(cfg->func));
-  else if (cfg->dtype == HC_F32) fill_float(cfg, &tb, data);
-  else fill_double(cfg, &tb, data);
+  if (!tables_make(cfg, &tb))
+    st = hc_error(HC_ERR_NO_MEMORY, "func=%s: out of host memory", simpson_func_name(cfg->func));
+  else if (cfg->dtype == HC_F32)
+    fill_float(cfg, &tb, data);
+  else
+    fill_double(cfg, &tb, data);
   tables_free(&tb);
   return st;
 }
 
 /* Exact integral of x^p over [a, b]. */
-static double mono_integral(double a, double b, int p) {
-  return (pow(b, p + 1) - pow(a, p + 1)) / (p + 1);
-}
+static double mono_integral(double a, double b, int p) { return (pow(b, p + 1) - pow(a, p + 1)) / (p + 1); }
 
 double simpson_func_exact(const simpson_config_t *cfg) {
   double v = 1.0;

@@ -30,9 +30,9 @@ typedef struct {
   hc_job_t *job;
   hc_device_t *dev;
   const simpson_config_t *cfg;
-  size_t es;      /* sample bytes */
-  int acc_f64;    /* source kernels accumulate in double */
-  int block;      /* work-group size the reducing source kernels were built for */
+  size_t es;   /* sample bytes */
+  int acc_f64; /* source kernels accumulate in double */
+  int block;   /* work-group size the reducing source kernels were built for */
 } ctx_t;
 
 /* f64 on CUDA reads pairs of double2 (SIMPSON_PAIR), which was faster
@@ -123,8 +123,9 @@ static hc_status_t run_reduce(ctx_t *c, hc_field_t *field, int one_group, simpso
   } else {
     const size_t per_group = (size_t)c->block * (f32 ? 4 : 2);
     size_t cu = hc_device_info(c->dev)->compute_units ? hc_device_info(c->dev)->compute_units : 1;
-    groups = one_group ? 1 : cfg->groups > 0 ? (size_t)cfg->groups
-                                        : cu * (reads_pairs(c) ? GROUPS_PER_CU_PAIR : GROUPS_PER_CU);
+    groups = one_group         ? 1
+             : cfg->groups > 0 ? (size_t)cfg->groups
+                               : cu * (reads_pairs(c) ? GROUPS_PER_CU_PAIR : GROUPS_PER_CU);
     if (groups > (n + per_group - 1) / per_group) groups = (n + per_group - 1) / per_group;
     if (groups < 1) groups = 1;
     local = (size_t)c->block;
@@ -136,8 +137,13 @@ static hc_status_t run_reduce(ctx_t *c, hc_field_t *field, int one_group, simpso
   const long nn = (long)cfg->n;
   const int isa = cfg->isa;
   /* the host kernel also takes the SIMD instructions of its sums */
-  hc_arg_t args[7] = {HC_ARG_BUF(hc_field_buffer(field)), HC_ARG_BUF(partial), HC_ARG_VAL(nx), HC_ARG_VAL(ny),
-                      HC_ARG_VAL(nz), HC_ARG_VAL(nn), HC_ARG_VAL(isa)};
+  hc_arg_t args[7] = {HC_ARG_BUF(hc_field_buffer(field)),
+                      HC_ARG_BUF(partial),
+                      HC_ARG_VAL(nx),
+                      HC_ARG_VAL(ny),
+                      HC_ARG_VAL(nz),
+                      HC_ARG_VAL(nn),
+                      HC_ARG_VAL(isa)};
   double t0 = hc_now();
   if ((st = hc_device_timer_begin(c->dev)) != HC_OK) goto out;
   if ((st = hc_kernel_launch(k, 1, &global, &local, host ? 7 : 6, args)) != HC_OK) goto out;
@@ -167,7 +173,8 @@ static hc_status_t run_products(ctx_t *c, hc_field_t *field, int precomputed, si
   void *host_w = NULL, *host_out = NULL;
   hc_status_t st;
   if (precomputed)
-    st = build(c, "simpson_products_precomputed", f32 ? simpson_precomputed_host_f32 : simpson_precomputed_host_f64, &k);
+    st =
+        build(c, "simpson_products_precomputed", f32 ? simpson_precomputed_host_f32 : simpson_precomputed_host_f64, &k);
   else
     st = build(c, "simpson_products_onthefly", f32 ? simpson_onthefly_host_f32 : simpson_onthefly_host_f64, &k);
   if (st != HC_OK) return st;
@@ -200,13 +207,16 @@ static hc_status_t run_products(ctx_t *c, hc_field_t *field, int precomputed, si
   const int nx = cfg->nx, ny = cfg->ny, nz = cfg->nz;
   const long nn = (long)cfg->n;
   hc_arg_t pargs[4] = {HC_ARG_BUF(hc_field_buffer(field)), HC_ARG_BUF(out), HC_ARG_BUF(weights), HC_ARG_VAL(nn)};
-  hc_arg_t oargs[6] = {HC_ARG_BUF(hc_field_buffer(field)), HC_ARG_BUF(out), HC_ARG_VAL(nx), HC_ARG_VAL(ny),
-                       HC_ARG_VAL(nz), HC_ARG_VAL(nn)};
+  hc_arg_t oargs[6] = {HC_ARG_BUF(hc_field_buffer(field)),
+                       HC_ARG_BUF(out),
+                       HC_ARG_VAL(nx),
+                       HC_ARG_VAL(ny),
+                       HC_ARG_VAL(nz),
+                       HC_ARG_VAL(nn)};
   double t0 = hc_now();
   if ((st = hc_device_timer_begin(c->dev)) != HC_OK) goto done;
   if (host_w && (st = hc_buffer_write(weights, 0, host_w, bytes)) != HC_OK) goto done;
-  if ((st = hc_kernel_launch(k, 1, &n, &local, precomputed ? 4 : 6, precomputed ? pargs : oargs)) != HC_OK)
-    goto done;
+  if ((st = hc_kernel_launch(k, 1, &n, &local, precomputed ? 4 : 6, precomputed ? pargs : oargs)) != HC_OK) goto done;
   if (host_out) {
     if ((st = hc_buffer_read(out, 0, host_out, bytes)) != HC_OK) goto done;
     result = host_out;
@@ -230,10 +240,9 @@ done:
   return st;
 }
 
-hc_status_t simpson_run_variant(hc_job_t *job, const simpson_config_t *cfg, hc_field_t *field,
-                                simpson_result_t *res) {
+hc_status_t simpson_run_variant(hc_job_t *job, const simpson_config_t *cfg, hc_field_t *field, simpson_result_t *res) {
   memset(res, 0, sizeof *res);
-  ctx_t c = {job, hc_job_device(job), cfg, hc_dtype_size(cfg->dtype), hc_device_info(hc_job_device(job))->fp64 ? 1 : 0,
+  ctx_t c = {job,  hc_job_device(job), cfg, hc_dtype_size(cfg->dtype), hc_device_info(hc_job_device(job))->fp64 ? 1 : 0,
              BLOCK};
   switch (cfg->variant) {
   case SIMPSON_PRECOMPUTED: return run_products(&c, field, 1, res);

@@ -12,8 +12,8 @@
 
 #include "simpson.h"
 
-hc_status_t simpson_verify(hc_job_t *job, const simpson_config_t *cfg, const simpson_config_t *whole,
-                           hc_field_t *field, const void *host_data, const simpson_result_t *res) {
+hc_status_t simpson_verify(hc_job_t *job, const simpson_config_t *cfg, const simpson_config_t *whole, hc_field_t *field,
+                           const void *host_data, const simpson_result_t *res) {
   void *tmp = NULL;
   const void *data = host_data ? host_data : hc_buffer_host_ptr(hc_field_buffer(field));
   if (!data) {
@@ -49,8 +49,7 @@ hc_status_t simpson_verify(hc_job_t *job, const simpson_config_t *cfg, const sim
     snprintf(analytic, sizeof analytic, "; exact %.17g: |I - exact| = %.3g %s %.3g (rule error bound + rounding)",
              exact, aerr, aerr <= bound ? "<=" : ">", bound);
   }
-  hc_job_set_verified(job, pass,
-                      "f64 nested-rule reference %.17g: |I - ref| = %.3g %s %.0e * sum|w f| = %.3g%s", ref.value,
-                      err, err <= allowed ? "<=" : ">", res->tolerance, allowed, analytic);
+  hc_job_set_verified(job, pass, "f64 nested-rule reference %.17g: |I - ref| = %.3g %s %.0e * sum|w f| = %.3g%s",
+                      ref.value, err, err <= allowed ? "<=" : ">", res->tolerance, allowed, analytic);
   return HC_OK;
 }

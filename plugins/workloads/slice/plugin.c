@@ -89,8 +89,12 @@ static hc_status_t slice_run(hc_job_t *job) {
   hc_field_set_spacing(out, h);
   hc_field_set_origin(out, org);
   const long total = (long)(outer * inner), inner_l = (long)inner, n_l = (long)n, index_l = (long)index;
-  hc_arg_t args[6] = {HC_ARG_VAL(total),   HC_ARG_BUF(hc_field_buffer(in)), HC_ARG_BUF(hc_field_buffer(out)),
-                      HC_ARG_VAL(inner_l), HC_ARG_VAL(n_l),                 HC_ARG_VAL(index_l)};
+  hc_arg_t args[6] = {HC_ARG_VAL(total),
+                      HC_ARG_BUF(hc_field_buffer(in)),
+                      HC_ARG_BUF(hc_field_buffer(out)),
+                      HC_ARG_VAL(inner_l),
+                      HC_ARG_VAL(n_l),
+                      HC_ARG_VAL(index_l)};
   hc_kernel_desc_t kd = {sizeof kd, "glue_slice", slice_kernels_src, NULL, slice_host};
   st = glue_launch(job, &kd, total, 6, args, 2.0 * (double)hc_field_bytes(out));
   if (st == HC_OK) {
@@ -100,15 +104,17 @@ static hc_status_t slice_run(hc_job_t *job) {
   if (st == HC_OK && hc_job_verify_requested(job)) {
     /* A copy: every output value must equal its source bit for bit. */
     size_t es = hc_dtype_size(hc_field_dtype(in)), bad = 0;
-    char *a = malloc(hc_field_bytes(in) ? hc_field_bytes(in) : 1), *b = malloc(hc_field_bytes(out) ? hc_field_bytes(out) : 1);
+    char *a = malloc(hc_field_bytes(in) ? hc_field_bytes(in) : 1),
+         *b = malloc(hc_field_bytes(out) ? hc_field_bytes(out) : 1);
     st = a && b ? hc_field_read(in, a) : hc_error(HC_ERR_NO_MEMORY, "slice: out of host memory");
     if (st == HC_OK) st = hc_field_read(out, b);
     size_t ib = inner * 4;
     for (size_t o = 0; st == HC_OK && o < outer; o++)
       bad += memcmp(b + o * ib, a + (o * (size_t)n + (size_t)index) * ib, ib) != 0;
     if (st == HC_OK)
-      hc_job_set_verified(job, bad == 0, "%zu of %zu rows differ from the input plane (exact copy expected; %zu-byte values)",
-                          bad, outer, es);
+      hc_job_set_verified(job, bad == 0,
+                          "%zu of %zu rows differ from the input plane (exact copy expected; %zu-byte values)", bad,
+                          outer, es);
     free(a);
     free(b);
   }
@@ -129,5 +135,11 @@ static const hc_workload_ops_t slice_ops = {
     .run = slice_run,
 };
 
-HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_WORKLOAD, 0, "slice", "1.0",
-                        "glue: the plane of a field at one index along one axis (rank r -> r-1)", &slice_ops};
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        HC_ABI_MINOR,
+                        HC_PLUGIN_WORKLOAD,
+                        0,
+                        "slice",
+                        "1.0",
+                        "glue: the plane of a field at one index along one axis (rank r -> r-1)",
+                        &slice_ops};
