@@ -15,8 +15,10 @@ Tables:
      of the sum of the single-device throughputs, never below the best
      single device), and cuda:0 + opencl:1 (the same GPU through two APIs)
      against cuda:0 (goal: within 5 %), with weights from the single-device
-     throughputs measured in the same run (--split); nbody there has 2^18
-     bodies. Skipped with a line where there is no CUDA device.
+     throughputs measured in the same run (--split), and cuda:0 + cpu:0
+     with --split=auto after one calibrating run (goal: >= 0.95 of the
+     best single device); nbody there has 2^18 bodies. Skipped with a line
+     where there is no CUDA device.
 Figures: the cpu ratio per part count and workload; the GPU fractions.
 """
 import os
@@ -115,10 +117,28 @@ def _gpu(b, repeat):
                      target=0.9 if pair[1] == 'cpu:0' else None)
             b.figure(workload=name, device='+'.join(pair), name='split_over_best', value=best / t, unit='',
                      target=1.0 if pair[1] == 'cpu:0' else 0.95)
+            if pair[1] != 'cpu:0':
+                continue
+            # --split=auto: one run to calibrate (equal shares, recorded),
+            # then the planned runs; the plan says whether a device was
+            # left out.
+            try:
+                b.hcrun(['--device=' + ','.join(pair), '--split=auto'] + args, 1)
+                doc = b.hcrun(['--device=' + ','.join(pair), '--split=auto'] + args, repeat)
+            except BenchError as e:
+                b.log('split: %s on %s with --split=auto: %s' % (name, pair, e))
+                continue
+            ta = compute_s(doc)
+            plan = (doc.get('split') or {}).get('plan') or '; '.join(doc.get('notes', []))
+            rows.append([name, '+'.join(pair) + ' auto', ta * 1e3, best * 1e3, summed / ta, best / ta,
+                         plan[:90]])
+            b.figure(workload=name, device='+'.join(pair), name='split_auto_over_best', value=best / ta, unit='',
+                     target=0.95)
     b.table('split: devices together against each alone (compute time, best of %d)' % repeat,
             ['workload', 'set', 'ms', 'best single, ms', 'of the sum', 'over the best', 'halo / compute'], rows,
             notes=['of the sum: the time the summed single-device throughputs would give, over the split time',
-                   'weights: the single devices\' throughputs measured just before (--split)'])
+                   'weights: the single devices\' throughputs measured just before (--split); "auto" rows: '
+                   '--split=auto after one calibrating run, with the plan (or the note) in the last column'])
 
 
 def run(b):

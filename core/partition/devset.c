@@ -124,6 +124,7 @@ HC_API hc_status_t hc_devset_set_weights(hc_devset_t *s, const double *w, uint32
   free(s->weight);
   s->weight = NULL;
   s->nweights = 0;
+  s->auto_shares = 0;
   if (!w) return HC_OK;
   uint32_t parts = hc__devset_part_count(s);
   if (n != parts) return hc_error(HC_ERR_PARAM, "split: %u weights for %u %s", n, parts, s->tr ? "parts" : "devices");
@@ -137,6 +138,11 @@ HC_API hc_status_t hc_devset_set_weights(hc_devset_t *s, const double *w, uint32
 
 HC_API hc_status_t hc_devset_parse_weights(hc_devset_t *s, const char *text) {
   if (!s || !text) return hc_error(HC_ERR_INVALID_ARG, "hc_devset_parse_weights: NULL argument");
+  if (!strcmp(text, "auto")) {
+    hc_status_t st = hc_devset_set_weights(s, NULL, 0);
+    s->auto_shares = !s->tr; /* a transport's parts share nothing yet */
+    return st;
+  }
   uint32_t cap = 1, n = 0;
   for (const char *c = text; *c; c++) cap += *c == ',';
   double *w = malloc(cap * sizeof *w);

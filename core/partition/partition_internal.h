@@ -13,6 +13,7 @@ struct hc_devset {
   hc_transport_t *tr; /* a transport's one part (hc_devset_set_transport), or NULL */
   double *weight;     /* as given, one per part; NULL: equal shares */
   uint32_t nweights;
+  int auto_shares; /* shares from the performance history (history.c) */
   /* The last run. */
   uint32_t nparts;
   hc_part_stats_t *stats; /* nparts of them */
@@ -42,10 +43,13 @@ uint32_t hc__devset_part_count(const hc_devset_t *set);
 /* How a run over a set is split (split_plan.c): the workload's split and
  * each part's rows and share. */
 typedef struct split_plan {
-  uint32_t nparts; /* 1: runs whole on the set's first device */
+  uint32_t nparts; /* 1: runs whole on the set's device dev[0] */
   int64_t *lo, *hi;
   double *share;
   hc_split_t split;
+  uint32_t dev[HC_DEVSET_MAX]; /* threads: the set's device of each part */
+  char shares[200];            /* how the shares were chosen, for the plan line */
+  int from_history;            /* the history chose the devices and shares */
 } split_plan_t;
 /* Plans job over set: every device of the set can run it, the workload's
  * split, rows by weight. HC_ERR_PARAM naming the problem otherwise. */
@@ -55,6 +59,16 @@ void hc__split_plan_free(split_plan_t *pl);
 void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t index, hc_transport_t *tr);
 /* The set's plan line after a split run. */
 void hc__devset_describe(hc_devset_t *set, const split_plan_t *pl, const hc_transport_t *tr);
+
+/* The performance history (history.c). Records a part's rate (rows per
+ * second of its own work) and exchange overhead (seconds; < 0: not
+ * measured) for the job's configuration on dev. */
+void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double rate, double overhead);
+/* With a figure for every device of the set: weight[] (one per device)
+ * from the rates, use[0..*nuse) the devices to run on, why the plan, and 1;
+ * else 0 with why saying what is missing. */
+int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double *weight, uint32_t *use, uint32_t *nuse,
+                     char *why, size_t why_size);
 
 /* Forgets which outputs the last run left in parts. */
 void hc__devset_forget_outputs(hc_devset_t *set);

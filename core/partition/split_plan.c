@@ -81,10 +81,32 @@ hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl) {
     hc__split_plan_free(pl);
     return hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
   }
+  double weight[HC_DEVSET_MAX];
+  for (uint32_t i = 0; i < parts; i++) {
+    weight[i] = set->weight ? set->weight[i] : 1.0;
+    if (i < HC_DEVSET_MAX) pl->dev[i] = i;
+  }
+  snprintf(pl->shares, sizeof pl->shares, "%s shares", set->weight ? "given" : "equal");
+  uint32_t use[HC_DEVSET_MAX], nuse = 0;
+  if (set->auto_shares && !set->tr &&
+      (pl->from_history =
+           hc__history_plan(job, set, pl->split.rows, weight, use, &nuse, pl->shares, sizeof pl->shares))) {
+    if (nuse == 1) { /* one device alone is predicted faster */
+      hc__split_plan_free(pl);
+      pl->nparts = 1;
+      pl->dev[0] = use[0];
+      snprintf(pl->split.why, sizeof pl->split.why, "%s", pl->shares);
+      return HC_OK;
+    }
+    double used[HC_DEVSET_MAX];
+    for (uint32_t i = 0; i < nuse; i++) used[i] = weight[use[i]], pl->dev[i] = use[i];
+    memcpy(weight, used, nuse * sizeof *used);
+    parts = nuse;
+  }
   pl->nparts = parts;
   double total = 0;
-  for (uint32_t i = 0; i < parts; i++) total += set->weight ? set->weight[i] : 1.0;
-  for (uint32_t i = 0; i < parts; i++) pl->share[i] = (set->weight ? set->weight[i] : 1.0) / total;
+  for (uint32_t i = 0; i < parts; i++) total += weight[i];
+  for (uint32_t i = 0; i < parts; i++) pl->share[i] = weight[i] / total;
   assign_rows(pl, pl->split.rows, min_rows);
   return HC_OK;
 }
@@ -105,11 +127,10 @@ void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, u
 }
 
 void hc__devset_describe(hc_devset_t *set, const split_plan_t *pl, const hc_transport_t *tr) {
-  const char *shares = set->weight ? "given" : "equal";
   if (pl->split.kind == HC_SPLIT_SLABS)
-    snprintf(set->plan, sizeof set->plan, "%u parts along axis 0 of %lld rows (halo %u), %s shares, %s transport",
-             pl->nparts, (long long)pl->split.rows, pl->split.halo, shares, tr->ops->name);
+    snprintf(set->plan, sizeof set->plan, "%u parts along axis 0 of %lld rows (halo %u), %s, %s transport", pl->nparts,
+             (long long)pl->split.rows, pl->split.halo, pl->shares, tr->ops->name);
   else
-    snprintf(set->plan, sizeof set->plan, "%u parts of %lld items (inputs replicated), %s shares, %s transport",
-             pl->nparts, (long long)pl->split.rows, shares, tr->ops->name);
+    snprintf(set->plan, sizeof set->plan, "%u parts of %lld items (inputs replicated), %s, %s transport", pl->nparts,
+             (long long)pl->split.rows, pl->shares, tr->ops->name);
 }

@@ -167,11 +167,45 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_d
     s->weight = pl->share[i];
     s->compute_s = t.compute_s;
     s->device_s = t.device_s;
-    snprintf(s->device, sizeof s->device, "%s", hc_device_name(set->dev[i]));
+    snprintf(s->device, sizeof s->device, "%s", hc_device_name(set->dev[pl->dev[i]]));
   }
   hc_job_set_times(job, compute, device);
   hc__job_set_build(job, build, first_launch);
   return st;
+}
+
+/* Each part's rate (rows per second of its own work) and exchange
+ * overhead, for later plans (history.c). */
+static void record_parts(hc_job_t *job, const split_plan_t *pl, const hc_devset_t *set) {
+  for (uint32_t i = 0; i < pl->nparts; i++) {
+    const hc_part_stats_t *s = &set->stats[i];
+    /* A part that waited for the others nearly all the time still did its
+     * rows: its own work is at least a microsecond. */
+    const double exchange = s->halo_s + s->collective_s, busy = fmax(1e-6, s->compute_s - s->idle_s - exchange);
+    hc__history_record(job, pl->split.rows, set->dev[pl->dev[i]], (double)(s->hi - s->lo) / busy, exchange);
+  }
+}
+
+/* Moves the job's outputs to dev: a set's outputs are on its first device
+ * even when another ran the job alone. */
+static hc_status_t outputs_to(hc_job_t *job, hc_device_t *dev) {
+  hc_context_t *ctx = hc_job_context(job);
+  const char *wl = hc_job_workload(job);
+  hc_status_t st = HC_OK;
+  for (uint32_t i = 0; i < hc_workload_port_count(ctx, wl, 1) && st == HC_OK; i++) {
+    const char *port = hc_workload_port(ctx, wl, 1, i)->name;
+    hc_field_t *f = hc_job_output(job, port), *moved = NULL;
+    if (f && hc_field_device(f) != dev && (st = hc_field_copy_to(f, dev, &moved)) == HC_OK)
+      st = hc_job_set_output(job, port, moved);
+  }
+  return st;
+}
+
+/* A device the history chose to run alone: its rate, unsplit. */
+static void record_alone(hc_job_t *job, const split_plan_t *pl, hc_device_t *dev) {
+  hc_job_times_t t;
+  hc_job_times(job, &t);
+  if (t.compute_s > 0) hc__history_record(job, pl->split.rows, dev, (double)pl->split.rows / t.compute_s, -1);
 }
 
 HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t flags) {
@@ -189,10 +223,16 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
   }
   if (st != HC_OK) return st;
   if (pl.nparts == 1) {
-    st = hc_job_run(job, set->dev[0], flags);
+    hc_device_t *alone = set->dev[pl.dev[0]];
+    st = hc_job_run(job, alone, flags);
+    if (st == HC_OK && pl.from_history) record_alone(job, &pl, alone);
+    if ((st == HC_OK || st == HC_ERR_VERIFY) && alone != set->dev[0]) {
+      hc_status_t mv = outputs_to(job, set->dev[0]);
+      if (mv != HC_OK) st = mv;
+    }
     if (set->n > 1) {
-      snprintf(set->plan, sizeof set->plan, "'%s' ran on %s alone: %s", hc_job_workload(job),
-               hc_device_name(set->dev[0]), pl.split.why);
+      snprintf(set->plan, sizeof set->plan, "'%s' ran on %s alone: %s", hc_job_workload(job), hc_device_name(alone),
+               pl.split.why);
       if (st == HC_OK || st == HC_ERR_VERIFY) hc_job_note(job, "%s", set->plan);
     }
     return st;
@@ -211,7 +251,7 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
   for (uint32_t i = 0; i < pl.nparts && st == HC_OK; i++) {
     part_run_t *pr = &r->parts[i];
     pr->run = r;
-    pr->dev = set->dev[i];
+    pr->dev = set->dev[pl.dev[i]];
     hc__part_init(&pr->part, set->ctx, &pl, i, tr);
     st = clone_job(job, &pr->job);
     if (st == HC_OK && i == 0) st = hc_job_set_output_dir(pr->job, hc_job_output_dir(job));
@@ -241,6 +281,7 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
     st = collect(job, r, &pl, set);
     if (st == HC_OK) {
       set->nparts = pl.nparts;
+      record_parts(job, &pl, set);
       hc__job_set_wall(job, hc_now() - t0);
       hc__devset_describe(set, &pl, tr);
       if (unverified) st = hc_error(HC_ERR_VERIFY, "%s", unverified->message);

@@ -69,7 +69,10 @@ void hc_devset_destroy(hc_devset_t *set);
  * core). NULL: equal shares. HC_ERR_PARAM on a wrong count or value. */
 hc_status_t hc_devset_set_weights(hc_devset_t *set, const double *weights,
                                   uint32_t n);
-/* Parses "0.8,0.2" into weights for the set. */
+/* Parses "0.8,0.2" into weights for the set, or "auto": shares from the
+ * performance history of earlier split runs, leaving out the devices that
+ * would slow the run (docs/partition.md; equal shares until every device
+ * of the set has a figure, and over a transport). */
 hc_status_t hc_devset_parse_weights(hc_devset_t *set, const char *text);
 uint32_t hc_devset_count(const hc_devset_t *set);
 hc_device_t *hc_devset_device(const hc_devset_t *set, uint32_t i);

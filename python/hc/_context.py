@@ -384,7 +384,8 @@ class Context:
         device: "cuda:0", "cpu", "auto" (default: the best device that can
         run it), or a device set as hcrun takes it, "cuda:0,cpu:0" or
         "all": the work is split over the set (docs/partition.md), with
-        split=(0.8, 0.2) (or "0.8,0.2") as the devices' shares, and
+        split=(0.8, 0.2) (or "0.8,0.2") as the devices' shares, or "auto" (from
+        the measured history of earlier runs, docs/partition.md), and
         Result.split tells how each part did. verify=True checks against
         the workload's reference and raises hc.VerifyError (with .result)
         when it fails."""

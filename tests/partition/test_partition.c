@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <hc/partition.h>
 #include <hc/pipeline.h>
@@ -552,6 +553,60 @@ static void test_part_fails(void) {
   CU_ASSERT_EQUAL(faulty_live(), flive0);
 }
 
+/* --split=auto: the first run over a set has no history and splits in
+ * equal shares; it records each part's rate, and the next run plans from
+ * them. A device whose rate does not pay for the exchanges (faulty:0,
+ * slowed to 3 ms a launch) is left out with a note, and the run is still
+ * the single-device run, bit for bit, with its outputs on the set's first
+ * device. */
+static void test_history_leaves_out_a_slow_device(void) {
+  if (!th_device("faulty")) return;
+  CU_ASSERT_FATAL(faulty_bind());
+  hc_context_t *ctx = th_context();
+  /* parameters no other run used (the cache outlives the test): a history
+   * of its own */
+  char params[96];
+  snprintf(params, sizeof params, "dim=2 n=61x45 iters=%d dtype=f64 f=gauss", 40 + (int)(getpid() % 4000));
+  result_t whole = run_on("cpu:0", NULL, "jacobi", params, "u");
+  CU_ASSERT_EQUAL_FATAL(whole.st, HC_OK);
+  faulty_slow(0.003);
+  for (int run = 0; run < 2; run++) {
+    hc_job_t *job = NULL;
+    hc_devset_t *set = NULL;
+    TH_ASSERT_OK(hc_job_create(ctx, "jacobi", &job));
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", params);
+    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) TH_ASSERT_OK(hc_job_set_kv(job, tok));
+    TH_ASSERT_OK(hc_devset_parse(ctx, "faulty:0,cpu:0", "jacobi", &set));
+    TH_ASSERT_OK(hc_devset_parse_weights(set, "auto"));
+    TH_ASSERT_OK(hc_job_run_split(job, set, 0));
+    const char *plan = hc_devset_plan(set);
+    if (run == 0) {
+      CU_ASSERT_EQUAL(hc_devset_parts(set), 2);
+      CU_ASSERT_PTR_NOT_NULL(strstr(plan, "no history yet"));
+    } else {
+      CU_ASSERT_EQUAL(hc_devset_parts(set), 0); /* it ran whole */
+      CU_ASSERT_PTR_NOT_NULL(strstr(plan, "ran on cpu:0 alone"));
+      CU_ASSERT_PTR_NOT_NULL(strstr(plan, "faulty:0 left out"));
+      CU_ASSERT_PTR_NOT_NULL(strstr(hc_job_notes(job), "faulty:0 left out"));
+    }
+    if (run == 1 && !strstr(plan, "faulty:0 left out")) fprintf(stderr, "plan: %s\n", plan);
+    hc_field_t *u = hc_job_output(job, "u");
+    CU_ASSERT_PTR_NOT_NULL(u);
+    if (u) {
+      CU_ASSERT_PTR_EQUAL(hc_field_device(u), hc_devset_device(set, 0));
+      void *host = malloc(hc_field_bytes(u));
+      CU_ASSERT(host && hc_field_read(u, host) == HC_OK && hc_field_bytes(u) == whole.bytes &&
+                !memcmp(host, whole.u, whole.bytes));
+      free(host);
+    }
+    hc_job_destroy(job);
+    hc_devset_destroy(set);
+  }
+  faulty_slow(0);
+  result_free(&whole);
+}
+
 static int setup(void) {
   setenv("HC_CPU_DEVICES", "4", 1);
   setenv("HC_CPU_THREADS", "4", 1);
@@ -576,6 +631,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_not_split);
   CU_ADD_TEST(s, test_hcrun_report);
   CU_ADD_TEST(s, test_part_fails);
+  CU_ADD_TEST(s, test_history_leaves_out_a_slow_device);
 }
 
 TH_MAIN(register_tests)

@@ -16,6 +16,7 @@
  * hc_faulty_calls(op): calls of op since the last arm. */
 static void (*faulty_arm)(const char *, long);
 static long (*faulty_live)(void);
+static void (*faulty_slow)(double); /* every launch takes this much longer */
 static long (*faulty_calls)(const char *);
 
 static char faulty_dir[4200];
@@ -50,8 +51,9 @@ static int faulty_bind(void) {
   faulty_arm = (void (*)(const char *, long))dlsym(h, "hc_faulty_arm");
   faulty_live = (long (*)(void))dlsym(h, "hc_faulty_live");
   faulty_calls = (long (*)(const char *))dlsym(h, "hc_faulty_calls");
+  faulty_slow = (void (*)(double))dlsym(h, "hc_faulty_slow");
   dlclose(h); /* the context keeps it loaded */
-  return faulty_arm && faulty_live && faulty_calls;
+  return faulty_arm && faulty_live && faulty_calls && faulty_slow;
 }
 
 #endif

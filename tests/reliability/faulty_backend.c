@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define OPS(X) X(alloc) X(write) X(read) X(copy) X(fill) X(kernel) X(launch) X(finish)
 enum {
@@ -33,6 +34,11 @@ static const char *const op_names[] = {
 };
 
 static long calls[OP_COUNT], fail_at[OP_COUNT], live;
+static long slow_ns; /* each launch sleeps this long (hc_faulty_slow) */
+
+/* A slow device, for the split planner's tests: every launch takes
+ * `seconds` longer (0: as fast as it can). */
+HC_PLUGIN_EXPORT void hc_faulty_slow(double seconds) { slow_ns = seconds > 0 ? (long)(seconds * 1e9) : 0; }
 
 HC_PLUGIN_EXPORT void hc_faulty_arm(const char *op, long k) {
   for (int i = 0; i < OP_COUNT; i++) {
@@ -186,6 +192,7 @@ static hc_status_t f_launch(void *dev, void *kernel, const hc_launch_t *l) {
   (void)dev;
   hc_status_t st = call(OP_launch);
   if (st != HC_OK) return st;
+  if (slow_ns) nanosleep(&(struct timespec){slow_ns / 1000000000, slow_ns % 1000000000}, NULL);
   hc_host_kernel_fn fn = *(hc_host_kernel_fn *)kernel;
   void *args[HC_MAX_KERNEL_ARGS];
   for (uint32_t i = 0; i < l->nargs; i++)

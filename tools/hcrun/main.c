@@ -3,7 +3,7 @@
  *   hcrun --list [--json]
  *   hcrun --workload=W --help
  *   hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]
- *   hcrun --device=B:i,B:j[,...] | --device=all [--split=w1,w2,...] --workload=W ...
+ *   hcrun --device=B:i,B:j[,...] | --device=all [--split=w1,w2,...|auto] --workload=W ...
  *         [--input PORT=FILE.npy ...] [--verify] [--repeat=N] [--json] [--output=DIR] [--plugin-dir=DIR]
  *         [--trace=FILE.json]
  *   hcrun --pipeline='W1 k=v @dev | W2 ...' | --pipeline-file=FILE [--trace=FILE.json]
@@ -27,7 +27,7 @@ static void usage(FILE *f) {
   fprintf(f, "usage: hcrun --list [--json]\n"
              "       hcrun --workload=W --help\n"
              "       hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]\n"
-             "       hcrun --device=B:i,B:j,... | --device=all [--split=w1,w2,...] --workload=W [key=value ...]\n"
+             "       hcrun --device=B:i,B:j,... | --device=all [--split=w1,w2,...|auto] --workload=W [key=value ...]\n"
              "             [--input PORT=FILE.npy ...] [--verify] [--repeat=N] [--json] [--output=DIR]\n"
              "             [--plugin-dir=DIR] [--trace=FILE.json]\n"
              "       hcrun --pipeline='W1 k=v @device | W2 k=v' [--pipeline-file=FILE] [--json] [--output=DIR]\n"

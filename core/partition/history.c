@@ -1,0 +1,153 @@
+/* The performance history of split runs, and the plan `--split=auto`
+ * makes from it.
+ *
+ * After every split run of this process's threads, each part's rate (rows
+ * it owned per second of its own work: compute less idle, halo and
+ * collective time) and its exchange overhead (halo plus collective time)
+ * are recorded for (workload, its parameters, rows, device) in the kernel
+ * cache's folder (kind "history", the cache's trust rules), the last
+ * HISTORY_SAMPLES of each; a device's figure is their median, so one noisy
+ * run does not move it. With auto shares and a figure for every device of
+ * the set, shares follow the rates, and devices are left out, slowest
+ * first, while the run predicted without one is faster: rows / (sum of
+ * the rates) plus the largest overhead, none for one device alone. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition_internal.h"
+
+#define HISTORY_SAMPLES 5
+
+typedef struct {
+  double rate[HISTORY_SAMPLES], overhead[HISTORY_SAMPLES]; /* overhead < 0: not measured */
+  uint32_t n;
+} samples_t;
+
+/* (workload, every parameter, rows, device) as a cache key. */
+static int history_key(char key[33], hc_job_t *job, int64_t rows, hc_device_t *dev) {
+  char config[4096];
+  size_t len = (size_t)snprintf(config, sizeof config, "rows=%lld", (long long)rows);
+  for (uint32_t i = 0; i < hc_job_param_count(job) && len < sizeof config; i++) {
+    const char *name, *value;
+    if (hc_job_param_get(job, i, &name, &value) == HC_OK)
+      len += (size_t)snprintf(config + len, sizeof config - len, " %s=%s", name, value);
+  }
+  if (len >= sizeof config) return 0; /* too long to key: not kept */
+  const hc_device_info_t *info = hc_device_info(dev);
+  char device[256];
+  snprintf(device, sizeof device, "%s|%s|%u", hc_device_name(dev), info->name, info->compute_units);
+  const void *parts[3] = {hc_job_workload(job), config, device};
+  size_t sizes[3] = {0, 0, 0};
+  hc_cache_key(key, 3, parts, sizes);
+  return 1;
+}
+
+static void load(hc_job_t *job, int64_t rows, hc_device_t *dev, samples_t *s) {
+  memset(s, 0, sizeof *s);
+  char key[33];
+  void *data = NULL;
+  size_t size = 0;
+  if (!history_key(key, job, rows, dev) || hc_cache_load("history", key, &data, &size) != HC_OK) return;
+  char *text = realloc(data, size + 1);
+  if (!text) {
+    free(data);
+    return;
+  }
+  text[size] = '\0';
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line && s->n < HISTORY_SAMPLES; line = strtok_r(NULL, "\n", &save)) {
+    double r, o;
+    if (sscanf(line, "%lf %lf", &r, &o) == 2 && isfinite(r) && r > 0 && isfinite(o)) {
+      s->rate[s->n] = r;
+      s->overhead[s->n++] = o;
+    }
+  }
+  free(text);
+}
+
+void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double rate, double overhead) {
+  if (!(rate > 0) || !isfinite(rate)) return;
+  samples_t s;
+  load(job, rows, dev, &s);
+  char text[HISTORY_SAMPLES * 64];
+  size_t len = (size_t)snprintf(text, sizeof text, "%.9g %.9g\n", rate, isfinite(overhead) ? overhead : -1.0);
+  for (uint32_t i = 0; i + 1 < HISTORY_SAMPLES && i < s.n; i++)
+    len += (size_t)snprintf(text + len, sizeof text - len, "%.9g %.9g\n", s.rate[i], s.overhead[i]);
+  char key[33];
+  /* A cache that is off or refused keeps no history: auto shares stay
+   * equal, which is what they would be without it. */
+  if (history_key(key, job, rows, dev)) (void)hc_cache_store("history", key, text, len);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of the n values of v that are >= 0; -1 when none is. */
+static double median(const double *v, uint32_t n) {
+  double w[HISTORY_SAMPLES];
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (v[i] >= 0) w[m++] = v[i];
+  if (!m) return -1;
+  qsort(w, m, sizeof *w, cmp_double);
+  return m % 2 ? w[m / 2] : 0.5 * (w[m / 2 - 1] + w[m / 2]);
+}
+
+static double predict(int64_t rows, const double *rate, const double *overhead, const uint32_t *use, uint32_t n) {
+  double sum = 0, over = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    sum += rate[use[i]];
+    if (overhead[use[i]] > over) over = overhead[use[i]];
+  }
+  return (double)rows / sum + (n > 1 ? over : 0);
+}
+
+int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double *weight, uint32_t *use,
+                     uint32_t *nuse, char *why, size_t why_size) {
+  double rate[HC_DEVSET_MAX], overhead[HC_DEVSET_MAX];
+  for (uint32_t i = 0; i < set->n; i++) {
+    samples_t s;
+    load(job, rows, set->dev[i], &s);
+    if (!s.n) {
+      snprintf(why, why_size, "equal shares: no history yet for %s (this run's is kept)", hc_device_name(set->dev[i]));
+      return 0;
+    }
+    rate[i] = median(s.rate, s.n);
+    overhead[i] = median(s.overhead, s.n);
+    if (overhead[i] < 0) overhead[i] = 0;
+  }
+  uint32_t n = set->n;
+  for (uint32_t i = 0; i < n; i++) use[i] = i;
+  const double all = predict(rows, rate, overhead, use, n);
+  double now = all;
+  char dropped[256] = "";
+  while (n > 1) {
+    uint32_t slow = 0;
+    for (uint32_t i = 1; i < n; i++)
+      if (rate[use[i]] < rate[use[slow]]) slow = i;
+    uint32_t fewer[HC_DEVSET_MAX], m = 0;
+    for (uint32_t i = 0; i < n; i++)
+      if (i != slow) fewer[m++] = use[i];
+    const double t = predict(rows, rate, overhead, fewer, m);
+    if (!(t < now)) break;
+    size_t l = strlen(dropped);
+    snprintf(dropped + l, sizeof dropped - l, "%s%s", l ? ", " : "", hc_device_name(set->dev[use[slow]]));
+    memcpy(use, fewer, m * sizeof *use);
+    n = m;
+    now = t;
+  }
+  *nuse = n;
+  for (uint32_t i = 0; i < set->n; i++) weight[i] = rate[i];
+  if (dropped[0])
+    snprintf(why, why_size,
+             "shares from the history; %s left out: the history predicts %.3g s without, %.3g s with (its rate "
+             "does not pay for the exchanges)",
+             dropped, now, all);
+  else
+    snprintf(why, why_size, "shares from the history (predicted %.3g s)", all);
+  return 1;
+}
