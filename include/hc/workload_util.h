@@ -6,6 +6,7 @@
 #define HC_WORKLOAD_UTIL_H
 
 #include <stdio.h>
+#include <string.h>
 
 #include "hc/plugin.h"
 
@@ -28,6 +29,47 @@ static inline int hc_check_fp64(const hc_job_t *job, const char *param,
   if (dev->fp64 || !hc_dtype_is_double(hc_dtype_from_name(name))) return 0;
   snprintf(why, why_size, "needs fp64 (%s=%s)", param, name);
   return 1;
+}
+
+/* ---- Poisson solvers on a grid (jacobi, multigrid): the same ports and
+ * output description, for any workload that solves -Lap u = f on a 2-D or
+ * 3-D grid with parameters `dim`, `n` (a shape) and `dtype` (f32|f64). */
+
+/* Its ports, for hc_port_spec_t arrays; u_help describes the solution.
+ * (Laid out by hand: clang-format breaks a macro's initialisers apart.) */
+// clang-format off
+#define HC_POISSON_INPUT_PORTS                                                 \
+  {"f", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL | HC_PORT_PRIMARY,              \
+   "right-hand side as a field of the grid's shape (replaces f=...)"},         \
+  {"u0", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL,                               \
+   "initial guess (warm start); its boundary values are kept"}
+#define HC_POISSON_OUTPUT_PORTS(u_help)                                        \
+  {"u", HC_DTYPES_REAL, 2, 3, HC_PORT_PRIMARY, u_help},                        \
+  {"residual", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL,                         \
+   "f + Lap u at the interior, 0 on the boundary (residual=true)"}
+// clang-format on
+
+/* The grid's rank as given (dim=, else a shape n= of rank >= 2), 0 when
+ * neither says. */
+static inline int hc_poisson_dim(const hc_job_t *job) {
+  if (hc_job_given(job, "dim")) return (int)hc_job_int(job, "dim");
+  hc_shape_t n = hc_job_shape(job, "n");
+  if (hc_job_given(job, "n") && n.rank >= 2) return (int)n.rank;
+  return 0;
+}
+
+/* A describe_output op for the ports above (`workload` names it in the
+ * message for another port). */
+static inline hc_status_t
+hc_poisson_describe(const hc_job_t *job, const char *workload, const char *port,
+                    hc_dtype_t *dtype, uint32_t *rank) {
+  if (strcmp(port, "u") != 0 && strcmp(port, "residual") != 0)
+    return hc_error(HC_ERR_NOT_FOUND, "%s has no output port '%s'", workload,
+                    port);
+  *dtype = !strcmp(hc_job_string(job, "dtype"), "f64") ? HC_F64 : HC_F32;
+  const int d = hc_poisson_dim(job);
+  *rank = (uint32_t)(d ? d : 2);
+  return HC_OK;
 }
 
 #ifdef __cplusplus

@@ -91,9 +91,6 @@ typedef struct {
  * fields it names onto the device. jacobi_problem_free releases them. */
 hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p);
 void jacobi_problem_free(jacobi_problem_t *p);
-/* Resolves dim and the public grid shape from parameters alone (for
- * describe_output): 0 when an input field will decide. */
-int jacobi_param_dim(const hc_job_t *job);
 /* The workload's split (ops->split): slabs along public axis 0, one ghost
  * row, for built-in right-hand sides and starts. */
 hc_status_t jacobi_split(const hc_job_t *job, hc_split_t *split);

@@ -50,29 +50,16 @@ static const hc_param_spec_t params[] = {
     {"residual", HC_PARAM_BOOL, 0, "false", 0, 0, NULL, "also output the residual field f + Lap u"},
 };
 
-static const hc_port_spec_t inputs[] = {
-    {"f", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL | HC_PORT_PRIMARY,
-     "right-hand side as a field of the grid's shape (replaces f=...)"},
-    {"u0", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL, "initial guess (warm start); its boundary values are kept"},
-};
-
+static const hc_port_spec_t inputs[] = {HC_POISSON_INPUT_PORTS};
 static const hc_port_spec_t outputs[] = {
-    {"u", HC_DTYPES_REAL, 2, 3, HC_PORT_PRIMARY, "the solution after the sweeps (spacing h, origin 0)"},
-    {"residual", HC_DTYPES_REAL, 2, 3, HC_PORT_OPTIONAL,
-     "f + Lap u at the interior, 0 on the boundary (residual=true)"},
-};
+    HC_POISSON_OUTPUT_PORTS("the solution after the sweeps (spacing h, origin 0)")};
 
 static int jacobi_check(const hc_job_t *job, const hc_device_info_t *dev, char *why, size_t n) {
   return hc_check_fp64(job, "dtype", dev, why, n);
 }
 
 static hc_status_t jacobi_describe(const hc_job_t *job, const char *port, hc_dtype_t *dtype, uint32_t *rank) {
-  if (strcmp(port, "u") != 0 && strcmp(port, "residual") != 0)
-    return hc_error(HC_ERR_NOT_FOUND, "jacobi has no output port '%s'", port);
-  *dtype = !strcmp(hc_job_string(job, "dtype"), "f64") ? HC_F64 : HC_F32;
-  int d = jacobi_param_dim(job);
-  *rank = (uint32_t)(d ? d : 2);
-  return HC_OK;
+  return hc_poisson_describe(job, "jacobi", port, dtype, rank);
 }
 
 static hc_status_t jacobi_run(hc_job_t *job) {

@@ -103,13 +103,6 @@ static hc_status_t port_field(hc_job_t *job, const jacobi_problem_t *p, hc_field
   return st;
 }
 
-int jacobi_param_dim(const hc_job_t *job) {
-  if (hc_job_given(job, "dim")) return (int)hc_job_int(job, "dim");
-  hc_shape_t n = hc_job_shape(job, "n");
-  if (hc_job_given(job, "n") && n.rank >= 2) return (int)n.rank;
-  return 0;
-}
-
 static void count_points(jacobi_problem_t *p) {
   p->cells = (size_t)(p->n[0] * p->n[1] * p->n[2]);
   p->interior = (size_t)(p->n[1] - 2) * (size_t)(p->n[2] - 2) * (p->dim == 3 ? (size_t)(p->n[0] - 2) : 1);

@@ -77,7 +77,6 @@ typedef struct {
  * fields and expressions. */
 hc_status_t mg_setup(hc_job_t *job, mg_t *m);
 void mg_free(mg_t *m);
-int mg_param_dim(const hc_job_t *job);
 
 /* cycle.c */
 hc_status_t mg_smooth(mg_t *m, int l, int64_t sweeps);

@@ -17,13 +17,6 @@ static void shape_text(char *buf, size_t n, uint32_t rank, const int64_t *shape)
     len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? "x" : "", (long long)shape[i]);
 }
 
-int mg_param_dim(const hc_job_t *job) {
-  if (hc_job_given(job, "dim")) return (int)hc_job_int(job, "dim");
-  hc_shape_t n = hc_job_shape(job, "n");
-  if (hc_job_given(job, "n") && n.rank >= 2) return (int)n.rank;
-  return 0;
-}
-
 static int is_builtin(const char *f) {
   return !strcmp(f, "sin") || !strcmp(f, "gauss") || !strcmp(f, "point") || !strcmp(f, "zero");
 }
