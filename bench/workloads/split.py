@@ -129,9 +129,10 @@ def _gpu(b, repeat):
                 b.log('split: %s on %s with --split=auto: %s' % (name, pair, e))
                 continue
             ta = compute_s(doc)
-            plan = (doc.get('split') or {}).get('plan') or '; '.join(doc.get('notes', []))
+            alone = [n for n in doc.get('notes', []) if ' alone: ' in n]
+            plan = (doc.get('split') or {}).get('plan') or (alone[0] if alone else '')
             rows.append([name, '+'.join(pair) + ' auto', ta * 1e3, best * 1e3, summed / ta, best / ta,
-                         plan[:90]])
+                         plan])
             b.figure(workload=name, device='+'.join(pair), name='split_auto_over_best', value=best / ta, unit='',
                      target=0.95)
     b.table('split: devices together against each alone (compute time, best of %d)' % repeat,

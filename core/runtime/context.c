@@ -95,34 +95,61 @@ static void stderr_log(void *user, hc_log_level_t level, const char *msg) {
   fprintf(stderr, "hc %s: %s\n", names[level <= HC_LOG_DEBUG ? level : 0], msg);
 }
 
-static void enumerate_devices(hc_context_t *ctx) {
-  uint32_t total = 0;
-  for (uint32_t b = 0; b < ctx->nbackends; b++) {
-    hc__backend_t *be = &ctx->backends[b];
-    be->ndevices = be->ops.device_count(be->state);
-    if (be->ndevices > 64) be->ndevices = 64;
-    total += be->ndevices;
+/* Starts a backend: init, then its devices appended to the context's
+ * (slots reserved at creation, so a slot never moves under a reader). A
+ * backend whose init fails stays listed, with the reason as its status,
+ * and shows no device. */
+static void start_locked(hc_context_t *ctx, hc__backend_t *be) {
+  if (be->started) return;
+  hc_error(HC_OK, "(no message)");
+  hc_status_t st = be->ops.init(ctx, &be->state);
+  if (st != HC_OK) {
+    char why[1024];
+    snprintf(why, sizeof why, "init failed: %s: %s", hc_status_name(st), hc_last_error());
+    be->failed_why = hc__strdup(why);
+    hc_log(ctx, HC_LOG_WARN, "backend '%s' (%s): %s", be->plugin.desc->name, be->plugin.path, why);
+    __atomic_store_n(&be->started, -1, __ATOMIC_RELEASE);
+    return;
   }
-  ctx->devices = calloc(total ? total : 1, sizeof *ctx->devices);
-  if (!ctx->devices) return;
-  for (uint32_t b = 0; b < ctx->nbackends; b++) {
-    hc__backend_t *be = &ctx->backends[b];
-    be->first_device = ctx->ndevices;
-    for (uint32_t i = 0; i < be->ndevices; i++) {
-      hc__device_slot_t *s = &ctx->devices[ctx->ndevices];
-      memset(s, 0, sizeof *s);
-      s->backend = be;
-      s->local_index = i;
-      s->info.size = sizeof s->info;
-      if (be->ops.device_info(be->state, i, &s->info) != HC_OK) {
-        hc_log(ctx, HC_LOG_WARN, "%s:%u: device info failed: %s", be->plugin.desc->name, i, hc_last_error());
-        continue;
-      }
-      s->info.size = sizeof s->info;
-      snprintf(s->id, sizeof s->id, "%s:%u", be->plugin.desc->name, i);
-      ctx->ndevices++;
+  uint32_t n = be->ops.device_count(be->state), total = ctx->ndevices;
+  if (n > HC__BACKEND_MAX_DEVICES) n = HC__BACKEND_MAX_DEVICES;
+  be->first_device = total;
+  be->ndevices = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    hc__device_slot_t *s = &ctx->devices[total];
+    memset(s, 0, sizeof *s);
+    s->backend = be;
+    s->local_index = i;
+    s->info.size = sizeof s->info;
+    if (be->ops.device_info(be->state, i, &s->info) != HC_OK) {
+      hc_log(ctx, HC_LOG_WARN, "%s:%u: device info failed: %s", be->plugin.desc->name, i, hc_last_error());
+      continue;
     }
+    s->info.size = sizeof s->info;
+    snprintf(s->id, sizeof s->id, "%s:%u", be->plugin.desc->name, i);
+    total++;
+    be->ndevices++;
   }
+  hc_log(ctx, HC_LOG_DEBUG, "backend '%s' started: %u device(s)", be->plugin.desc->name, be->ndevices);
+  __atomic_store_n(&ctx->ndevices, total, __ATOMIC_RELEASE);
+  __atomic_store_n(&be->started, 1, __ATOMIC_RELEASE);
+}
+
+void hc__backend_start(const hc_context_t *cctx, hc__backend_t *be) {
+  if (__atomic_load_n(&be->started, __ATOMIC_ACQUIRE)) return;
+  hc_context_t *ctx = (hc_context_t *)cctx; /* see internal.h */
+  hc__plugins_lock();
+  start_locked(ctx, be);
+  hc__plugins_unlock();
+}
+
+void hc__backends_start_all(const hc_context_t *cctx) {
+  hc_context_t *ctx = (hc_context_t *)cctx;
+  if (__atomic_load_n(&ctx->all_started, __ATOMIC_ACQUIRE)) return;
+  hc__plugins_lock();
+  for (uint32_t b = 0; b < ctx->nbackends; b++) start_locked(ctx, &ctx->backends[b]);
+  __atomic_store_n(&ctx->all_started, 1, __ATOMIC_RELEASE);
+  hc__plugins_unlock();
 }
 
 HC_API hc_status_t hc_context_create(const hc_context_options_t *opts, hc_context_t **out) {
@@ -155,7 +182,11 @@ HC_API hc_status_t hc_context_create(const hc_context_options_t *opts, hc_contex
   for (uint32_t i = 0; i < ctx->nsearch_dirs; i++)
     hc_log(ctx, HC_LOG_DEBUG, "plugin search dir %u: %s", i, ctx->search_dirs[i]);
   hc__load_plugins(ctx);
-  enumerate_devices(ctx);
+  ctx->devices = calloc(ctx->nbackends ? ctx->nbackends * HC__BACKEND_MAX_DEVICES : 1, sizeof *ctx->devices);
+  if (!ctx->devices) {
+    hc_context_destroy(ctx);
+    return hc_error(HC_ERR_NO_MEMORY, "hc_context_create: out of memory");
+  }
   *out = ctx;
   return HC_OK;
 }
@@ -166,7 +197,7 @@ HC_API void hc_context_destroy(hc_context_t *ctx) {
   if (hc_trace_active(ctx) && hc_trace_stop(ctx) != HC_OK)
     hc_log(ctx, HC_LOG_WARN, "at context destroy: %s", hc_last_error());
   free(ctx->trace_result);
-  for (uint32_t i = 0; i < ctx->ndevices; i++) {
+  for (uint32_t i = 0; i < hc__ndevices(ctx); i++) {
     hc_device_t *d = ctx->devices[i].open;
     if (d) {
       hc_log(ctx, HC_LOG_WARN, "device %s still open at context destroy: closing it", d->id);
@@ -215,7 +246,9 @@ HC_API hc_status_t hc_backend_get(const hc_context_t *ctx, uint32_t i, hc_plugin
 
 HC_API const char *hc_backend_status(const hc_context_t *ctx, uint32_t i) {
   if (!ctx || i >= ctx->nbackends) return NULL;
-  const hc__backend_t *b = &ctx->backends[i];
+  hc__backend_t *b = &ctx->backends[i];
+  hc__backend_start(ctx, b);
+  if (b->started < 0) return b->failed_why;
   return b->ops.status_message ? b->ops.status_message(b->state) : NULL;
 }
 

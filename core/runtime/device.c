@@ -7,14 +7,26 @@
 #include "hc/config.h"
 #include "internal.h"
 
-HC_API uint32_t hc_device_count(const hc_context_t *ctx) { return ctx ? ctx->ndevices : 0; }
+/* Enumerating devices starts every backend; an index below the devices
+ * started so far needs none started. */
+HC_API uint32_t hc_device_count(const hc_context_t *ctx) {
+  if (!ctx) return 0;
+  hc__backends_start_all(ctx);
+  return hc__ndevices(ctx);
+}
+
+static int have_index(const hc_context_t *ctx, uint32_t i) {
+  if (i < hc__ndevices(ctx)) return 1;
+  hc__backends_start_all(ctx);
+  return i < hc__ndevices(ctx);
+}
 
 HC_API const char *hc_device_id(const hc_context_t *ctx, uint32_t i) {
-  return ctx && i < ctx->ndevices ? ctx->devices[i].id : NULL;
+  return ctx && have_index(ctx, i) ? ctx->devices[i].id : NULL;
 }
 
 HC_API hc_status_t hc_device_query(const hc_context_t *ctx, uint32_t i, hc_device_info_t *info) {
-  if (!ctx || !info || i >= ctx->ndevices)
+  if (!ctx || !info || !have_index(ctx, i))
     return hc_error(HC_ERR_INVALID_ARG, "hc_device_query: device index %u out of range", i);
   *info = ctx->devices[i].info;
   return HC_OK;
@@ -48,9 +60,10 @@ static double auto_score(const hc__device_slot_t *s) {
 HC_API hc_status_t hc_device_find(const hc_context_t *ctx, const char *spec, uint32_t *index) {
   if (!ctx || !spec || !index) return hc_error(HC_ERR_INVALID_ARG, "hc_device_find: NULL argument");
   if (!strcmp(spec, "auto")) {
-    if (!ctx->ndevices) return hc_error(HC_ERR_NO_DEVICE, "no device available (no backend reports a device)");
+    const uint32_t n = hc_device_count(ctx);
+    if (!n) return hc_error(HC_ERR_NO_DEVICE, "no device available (no backend reports a device)");
     uint32_t best = 0;
-    for (uint32_t i = 1; i < ctx->ndevices; i++)
+    for (uint32_t i = 1; i < n; i++)
       if (auto_score(&ctx->devices[i]) > auto_score(&ctx->devices[best])) best = i;
     *index = best;
     return HC_OK;
@@ -66,11 +79,13 @@ HC_API hc_status_t hc_device_find(const hc_context_t *ctx, const char *spec, uin
   }
   int backend_known = 0;
   for (uint32_t b = 0; b < ctx->nbackends; b++) {
-    const hc__backend_t *be = &ctx->backends[b];
+    hc__backend_t *be = &ctx->backends[b];
     if (strlen(be->plugin.desc->name) != blen || strncmp(be->plugin.desc->name, spec, blen)) continue;
     backend_known = 1;
+    hc__backend_start(ctx, be); /* this one only */
     uint32_t n = 0;
-    for (uint32_t i = 0; i < ctx->ndevices; i++) {
+    const uint32_t total = hc__ndevices(ctx);
+    for (uint32_t i = 0; i < total; i++) {
       if (ctx->devices[i].backend != be) continue;
       if ((long)n == want) {
         *index = i;
@@ -78,7 +93,7 @@ HC_API hc_status_t hc_device_find(const hc_context_t *ctx, const char *spec, uin
       }
       n++;
     }
-    const char *why = be->ops.status_message ? be->ops.status_message(be->state) : NULL;
+    const char *why = hc_backend_status(ctx, b);
     if (n == 0)
       return hc_error(HC_ERR_NO_DEVICE, "backend '%.*s' has no device%s%s", (int)blen, spec, why ? ": " : "",
                       why ? why : "");
@@ -101,7 +116,8 @@ HC_API hc_status_t hc_device_find_auto(hc_context_t *ctx, const char *workload, 
   if (!ctx || !index) return hc_error(HC_ERR_INVALID_ARG, "hc_device_find_auto: NULL argument");
   int found = 0;
   uint32_t best = 0;
-  for (uint32_t i = 0; i < ctx->ndevices; i++) {
+  const uint32_t n = hc_device_count(ctx);
+  for (uint32_t i = 0; i < n; i++) {
     if (workload && !hc_workload_can_run(ctx, workload, i, NULL)) continue;
     if (!found || auto_score(&ctx->devices[i]) > auto_score(&ctx->devices[best])) best = i;
     found = 1;
@@ -116,8 +132,8 @@ HC_API hc_status_t hc_device_find_auto(hc_context_t *ctx, const char *workload, 
 HC_API hc_status_t hc_device_open(hc_context_t *ctx, uint32_t index, hc_device_t **out) {
   if (!ctx || !out) return hc_error(HC_ERR_INVALID_ARG, "hc_device_open: NULL argument");
   *out = NULL;
-  if (index >= ctx->ndevices)
-    return hc_error(HC_ERR_NO_DEVICE, "device index %u out of range (%u devices)", index, ctx->ndevices);
+  if (!have_index(ctx, index))
+    return hc_error(HC_ERR_NO_DEVICE, "device index %u out of range (%u devices)", index, hc__ndevices(ctx));
   pthread_mutex_lock(&ctx->lock);
   hc__device_slot_t *s = &ctx->devices[index];
   if (s->open) {

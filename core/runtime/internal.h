@@ -23,7 +23,15 @@ typedef struct hc__backend {
   void *state;
   uint32_t ndevices;
   uint32_t first_device; /* index of its first device in the context */
+  /* Backends start when first needed (context.c, hc__backend_start): 0 not
+   * yet, 1 started, -1 its init failed (failed_why says how). Written
+   * under hc__plugins_lock; read after it (atomic). */
+  int started;
+  char *failed_why;
 } hc__backend_t;
+
+/* The most devices one backend shows. */
+#define HC__BACKEND_MAX_DEVICES 64u
 
 typedef struct hc__workload {
   hc__plugin_t plugin;
@@ -98,8 +106,13 @@ struct hc_context {
   uint32_t nworkloads;
   hc__rejected_t *rejected;
   uint32_t nrejected;
+  /* Devices, numbered in the order their backends started: room for every
+   * backend's HC__BACKEND_MAX_DEVICES, so slots never move; ndevices is
+   * published (atomic, release) after a backend's slots are filled, and
+   * read with hc__ndevices. */
   hc__device_slot_t *devices;
   uint32_t ndevices;
+  int all_started; /* atomic: every backend has started (or failed) */
 
   pthread_mutex_t lock; /* devices, transfer stats */
   hc_transfer_stats_t transfers;
@@ -110,6 +123,18 @@ struct hc_context {
   uint64_t trace_users;
   struct hc__trace_result *trace_result;
 };
+
+/* Backends start when first needed: by name (a device spec naming it, its
+ * status), or all of them in load order for whatever enumerates devices.
+ * The context is logically const for the caller: starting is a cache. */
+void hc__backend_start(const hc_context_t *ctx, hc__backend_t *be);
+/* The process-wide lock of plugin loading and backend starts (loader.c). */
+void hc__plugins_lock(void);
+void hc__plugins_unlock(void);
+void hc__backends_start_all(const hc_context_t *ctx);
+static inline uint32_t hc__ndevices(const hc_context_t *ctx) {
+  return __atomic_load_n(&ctx->ndevices, __ATOMIC_ACQUIRE);
+}
 
 struct hc_buffer {
   hc_device_t *dev;

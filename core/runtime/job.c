@@ -222,7 +222,7 @@ static const char *cannot_run(const hc_job_t *j, const hc_device_info_t *in, cha
 
 HC_API int hc_workload_can_run(hc_context_t *ctx, const char *workload, uint32_t device_index, const char **why) {
   hc_job_t *j = NULL;
-  if (!ctx || device_index >= ctx->ndevices || hc_job_create(ctx, workload, &j) != HC_OK) {
+  if (!ctx || !hc_device_id(ctx, device_index) || hc_job_create(ctx, workload, &j) != HC_OK) {
     if (why) *why = "unknown workload or device";
     return 0;
   }

@@ -90,16 +90,11 @@ static void add_backend(hc_context_t *ctx, const char *path, lt_dlhandle h, cons
   hc__backend_t b;
   memset(&b, 0, sizeof b);
   memcpy(&b.ops, ops, hc__ops_copy_bytes(ops->size, sizeof b.ops));
-  hc_error(HC_OK, "(no message)");
-  hc_status_t st = b.ops.init(ctx, &b.state);
-  if (st != HC_OK) {
-    reject(ctx, path, "init failed: %s: %s", hc_status_name(st), hc_last_error());
-    unload_handle(h);
-    return;
-  }
+  /* Not started here: init runs when the backend is first needed
+   * (hc__backend_start), so a run that needs one backend never starts (or
+   * crashes in) another. */
   hc__backend_t *nb = realloc(ctx->backends, (ctx->nbackends + 1) * sizeof *nb);
   if (!nb) {
-    if (b.ops.fini) b.ops.fini(b.state);
     unload_handle(h);
     return;
   }
@@ -232,10 +227,13 @@ static void scan_dir(hc_context_t *ctx, const char *dir) {
   free(names);
 }
 
-/* Loading (probing, dlopen, backend init) is serialised process-wide:
- * plugin inits touch process state (PoCL calls setenv, for one) that must
- * not race with another context's loading or with a probe's posix_spawn. */
+/* Loading (probing, dlopen) and backend starts (context.c) are serialised
+ * process-wide: plugin inits touch process state (PoCL calls setenv, for
+ * one; two of its inits at once in two contexts crash) that must not race
+ * with another context's loading or with a probe's posix_spawn. */
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+void hc__plugins_lock(void) { pthread_mutex_lock(&load_lock); }
+void hc__plugins_unlock(void) { pthread_mutex_unlock(&load_lock); }
 
 void hc__load_plugins(hc_context_t *ctx) {
   pthread_mutex_lock(&load_lock);
@@ -254,9 +252,10 @@ void hc__load_plugins(hc_context_t *ctx) {
 void hc__unload_plugins(hc_context_t *ctx) {
   for (uint32_t i = 0; i < ctx->nbackends; i++) {
     hc__backend_t *b = &ctx->backends[i];
-    if (b->ops.fini) b->ops.fini(b->state);
+    if (b->started == 1 && b->ops.fini) b->ops.fini(b->state);
     unload_handle(b->plugin.handle);
     free(b->plugin.path);
+    free(b->failed_why);
   }
   for (uint32_t i = 0; i < ctx->nworkloads; i++) {
     unload_handle(ctx->workloads[i].plugin.handle);

@@ -424,9 +424,11 @@ HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_
   if (opts) memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
   if (__atomic_load_n(&ctx->trace, __ATOMIC_SEQ_CST))
     return hc_error(HC_ERR_INVALID_ARG, "hc_trace_start: the context is already tracing");
+  /* A track for every device: a trace starts every backend. */
+  const uint32_t ndev = hc_device_count(ctx);
   hc__trace_t *t = calloc(1, sizeof *t);
-  if (t) t->usage = calloc(ctx->ndevices ? ctx->ndevices : 1, sizeof *t->usage);
-  if (t) t->pending = calloc(ctx->ndevices ? ctx->ndevices : 1, sizeof *t->pending);
+  if (t) t->usage = calloc(ndev ? ndev : 1, sizeof *t->usage);
+  if (t) t->pending = calloc(ndev ? ndev : 1, sizeof *t->pending);
   if (t) t->path = hc__strdup(path);
   if (!t || !t->usage || !t->pending || !t->path) {
     if (t) free(t->usage), free(t->pending), free(t->path);
@@ -449,7 +451,7 @@ HC_API hc_status_t hc_trace_start(hc_context_t *ctx, const char *path, const hc_
     snprintf(t->process_name, sizeof t->process_name, "%s", o.process_name);
   else
     snprintf(t->process_name, sizeof t->process_name, "hc (pid %d)", (int)getpid());
-  t->ndevices = ctx->ndevices;
+  t->ndevices = ndev;
   pthread_mutex_init(&t->lock, NULL);
   for (uint32_t i = 0; i < t->ndevices; i++) pthread_mutex_init(&t->pending[i].lock, NULL);
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", t->f);
@@ -538,14 +540,20 @@ HC_API hc_status_t hc_trace_stop(hc_context_t *ctx) {
   return st;
 }
 
+/* Ranges go to the backends that have started: one that has not has no
+ * device a profiler could show them beside. */
+static int running(const hc__backend_t *b) { return __atomic_load_n(&b->started, __ATOMIC_ACQUIRE) == 1; }
+
 void hc__profiler_push(hc_context_t *ctx, const char *name) {
   for (uint32_t i = 0; i < ctx->nbackends; i++)
-    if (ctx->backends[i].ops.range_push) ctx->backends[i].ops.range_push(ctx->backends[i].state, name);
+    if (ctx->backends[i].ops.range_push && running(&ctx->backends[i]))
+      ctx->backends[i].ops.range_push(ctx->backends[i].state, name);
 }
 
 void hc__profiler_pop(hc_context_t *ctx) {
   for (uint32_t i = ctx->nbackends; i-- > 0;)
-    if (ctx->backends[i].ops.range_pop) ctx->backends[i].ops.range_pop(ctx->backends[i].state);
+    if (ctx->backends[i].ops.range_pop && running(&ctx->backends[i]))
+      ctx->backends[i].ops.range_pop(ctx->backends[i].state);
 }
 
 HC_API int hc_trace_active(const hc_context_t *ctx) {
@@ -584,7 +592,7 @@ HC_API hc_status_t hc_trace_usage(const hc_context_t *ctx, uint32_t device, hc_t
   memset(out, 0, sizeof *out);
   out->size = sizeof *out;
   out->device = device;
-  if (device >= ctx->ndevices)
+  if (device >= hc__ndevices(ctx))
     return hc_error(HC_ERR_INVALID_ARG, "hc_trace_usage: device index %u out of range", device);
   hc__trace_t *t = hc__trace_enter(c);
   if (t) {

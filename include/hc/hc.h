@@ -106,7 +106,9 @@ typedef struct hc_plugin_summary {
 uint32_t hc_backend_count(const hc_context_t *ctx);
 hc_status_t hc_backend_get(const hc_context_t *ctx, uint32_t index,
                            hc_plugin_summary_t *out);
-/* Why the backend reports no device ("no CUDA driver found"), or NULL. */
+/* Why the backend reports no device ("no CUDA driver found", or "init
+ * failed: ..." for a backend that could not start), or NULL. Starts the
+ * backend (see hc_device_count). */
 const char *hc_backend_status(const hc_context_t *ctx, uint32_t index);
 uint32_t hc_workload_count(const hc_context_t *ctx);
 hc_status_t hc_workload_get(const hc_context_t *ctx, uint32_t index,
@@ -136,7 +138,15 @@ hc_status_t hc_plugin_rescan(void);
 
 /* ---------------------------------------------------------------- devices */
 
-/* All devices of all backends, in backend load order then device order. */
+/* Backends start (their init, then their devices are numbered) when they
+ * are first needed: hc_device_find of "B" or "B:i" starts backend B alone,
+ * so a run on one backend never starts, or fails with, another; whatever
+ * enumerates devices (hc_device_count, "auto", an index not yet numbered,
+ * tracing) starts them all, in load order. Devices are numbered in the
+ * order their backends started, each backend's in its own order. A backend
+ * reads its settings (HC_CPU_THREADS, HC_CUDA_DRIVER, ...) when it starts.
+ * A backend that cannot start shows no device, with the reason in
+ * hc_backend_status. */
 uint32_t hc_device_count(const hc_context_t *ctx);
 /* "cpu:0", "opencl:1"; owned by the context. NULL if index is out of range. */
 const char *hc_device_id(const hc_context_t *ctx, uint32_t index);

@@ -113,11 +113,13 @@ static void test_backend_listed(void) {
   }
 }
 
-/* A context whose cuda plugin loads the driver from `driver`. */
+/* A context whose cuda plugin loads the driver from `driver` (a backend
+ * reads its settings when it starts: the first device query). */
 static hc_context_t *context_with_driver(const char *driver) {
   hc_context_t *ctx = NULL;
   setenv("HC_CUDA_DRIVER", driver, 1);
   hc_status_t st = hc_context_create(NULL, &ctx);
+  if (st == HC_OK) (void)hc_device_count(ctx);
   unsetenv("HC_CUDA_DRIVER");
   return st == HC_OK ? ctx : NULL;
 }

@@ -9,7 +9,7 @@
 
 #include "harness.h"
 
-static char dir1[4200], dir2[4200];
+static char dir1[4200], dir2[4200], dir3[4200];
 
 /* Compiles C source text into dir/name.so against the public headers. */
 static int compile_plugin(const char *dir, const char *name, const char *src) {
@@ -71,8 +71,21 @@ static const char *backend_src(const char *init_status, int with_launch) {
   return buf;
 }
 
+/* A backend whose init aborts the process (as PoCL does under a tight
+ * process limit). */
+static int compile_abort_backend(const char *dir) {
+  char src[4096];
+  snprintf(src, sizeof src, "%s", backend_src("(__builtin_abort(), HC_OK)", 1));
+  char *name = strstr(src, "\"failinit\"");
+  if (!name) return 1;
+  memcpy(name, "\"abrtinit\"", 10);
+  return compile_plugin(dir, "abrtinit", src);
+}
+
 static int setup(void) {
   snprintf(dir1, sizeof dir1, "%s/p1", th_tmpdir());
+  snprintf(dir3, sizeof dir3, "%s/p3", th_tmpdir());
+  mkdir(dir3, 0755);
   snprintf(dir2, sizeof dir2, "%s/p2", th_tmpdir());
   mkdir(dir1, 0755);
   mkdir(dir2, 0755);
@@ -85,6 +98,7 @@ static int setup(void) {
   rc |= compile_plugin(dir1, "nodesc", "int hc_something_else = 1;\n");
   rc |= compile_plugin(dir1, "initfail", backend_src("hc_error(HC_ERR_DEVICE, \"no widget attached\")", 1));
   rc |= compile_plugin(dir1, "nolaunch", backend_src("HC_OK", 0));
+  rc |= compile_abort_backend(dir3);
   /* Not ELF; and an ELF file cut short. */
   char p[4400], cmd[9000];
   snprintf(p, sizeof p, "%s/text.so", dir1);
@@ -152,24 +166,32 @@ static void test_rejections(void) {
   expect_reason(c, "future.so", "ABI mismatch: plugin built for 99.0, core supports 1.0-1.");
   expect_reason(c, "newminor.so", "ABI mismatch: plugin built for 1.999");
   expect_reason(c, "badname.so", "invalid descriptor: name must be");
-  expect_reason(c, "initfail.so", "init failed: HC_ERR_DEVICE: no widget attached");
   expect_reason(c, "nolaunch.so", "invalid descriptor: backend ops lack 'launch'");
   expect_reason(c, "dup.so", "duplicate workload name 'goodwl' (first loaded from ");
   CU_ASSERT_PTR_NULL(reason_for(c, "good.so"));
   CU_ASSERT_PTR_NULL(reason_for(c, "README"));
-  CU_ASSERT_EQUAL(hc_rejected_count(c), 12);
+  CU_ASSERT_PTR_NULL(reason_for(c, "initfail.so"));
+  CU_ASSERT_EQUAL(hc_rejected_count(c), 11);
   /* The good one loaded, from the first directory. */
   CU_ASSERT_EQUAL(hc_workload_count(c), 1);
   hc_plugin_summary_t s;
   TH_ASSERT_OK(hc_workload_get(c, 0, &s));
   CU_ASSERT_STRING_EQUAL(s.name, "goodwl");
   CU_ASSERT_PTR_NOT_NULL(strstr(s.path, "/p1/good.so"));
-  CU_ASSERT_EQUAL(hc_backend_count(c), 0);
-  CU_ASSERT_EQUAL(hc_device_count(c), 0);
+  /* A backend starts when first needed: the one whose init fails loads,
+   * stays listed with the reason as its status, and shows no device. */
+  CU_ASSERT_EQUAL_FATAL(hc_backend_count(c), 1);
+  TH_ASSERT_OK(hc_backend_get(c, 0, &s));
+  CU_ASSERT_PTR_NOT_NULL(strstr(s.path, "initfail.so"));
   uint32_t idx;
+  CU_ASSERT_EQUAL(hc_device_find(c, s.name, &idx), HC_ERR_NO_DEVICE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "init failed: HC_ERR_DEVICE: no widget attached"));
+  const char *status = hc_backend_status(c, 0);
+  CU_ASSERT(status && strstr(status, "init failed: HC_ERR_DEVICE: no widget attached"));
+  CU_ASSERT_EQUAL(hc_device_count(c), 0);
   CU_ASSERT_EQUAL(hc_device_find(c, "auto", &idx), HC_ERR_NO_DEVICE);
   CU_ASSERT_EQUAL(hc_device_find(c, "cpu", &idx), HC_ERR_NO_DEVICE);
-  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "unknown backend 'cpu' (loaded backends: none)"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "unknown backend 'cpu'"));
   hc_context_destroy(c);
 }
 
@@ -221,11 +243,35 @@ static void test_many_contexts(void) {
   }
 }
 
+/* Backends start when first needed: a run on cpu:0 starts the cpu backend
+ * alone, so a backend that would abort the process in its init (loaded
+ * here without the probe, which would have refused it) does not take the
+ * run with it. Listing every device starts every backend: with the probe
+ * on, that backend is refused as crashed and --list works. */
+static void test_backends_start_when_needed(void) {
+  char cmd[9000], out[8192], err[16384];
+  snprintf(cmd, sizeof cmd,
+           "HC_PLUGIN_PROBE=0 HC_LOG=3 %s/bin/hcrun --plugin-dir=%s --device=cpu:0 --workload=simpson n=101",
+           th_build_dir(), dir3);
+  int rc = th_run(cmd, out, sizeof out, err, sizeof err);
+  if (rc != 0) fprintf(stderr, "\n%s: exit %d\n%s", cmd, rc, err);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "backend 'cpu' started"));
+  CU_ASSERT_PTR_NULL(strstr(err, "backend 'abrtinit' started"));
+  CU_ASSERT_PTR_NULL(strstr(err, "backend 'opencl' started"));
+  snprintf(cmd, sizeof cmd, "%s/bin/hcrun --plugin-dir=%s --list", th_build_dir(), dir3);
+  rc = th_run(cmd, out, sizeof out, err, sizeof err);
+  if (rc != 0) fprintf(stderr, "\n%s: exit %d\n%s%s", cmd, rc, out, err);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "abrtinit.so"));
+}
+
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("loader", setup, NULL);
   CU_ADD_TEST(s, test_rejections);
   CU_ADD_TEST(s, test_env_path_and_default);
   CU_ADD_TEST(s, test_many_contexts);
+  CU_ADD_TEST(s, test_backends_start_when_needed);
 }
 
 TH_MAIN(register_tests)
