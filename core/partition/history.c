@@ -106,8 +106,8 @@ static double predict(int64_t rows, const double *rate, const double *overhead, 
   return (double)rows / sum + (n > 1 ? over : 0);
 }
 
-int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double *weight, uint32_t *use,
-                     uint32_t *nuse, char *why, size_t why_size) {
+int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double *weight, uint32_t *use, uint32_t *nuse,
+                     char *why, size_t why_size) {
   double rate[HC_DEVSET_MAX], overhead[HC_DEVSET_MAX];
   for (uint32_t i = 0; i < set->n; i++) {
     samples_t s;
