@@ -11,11 +11,8 @@
  *            march along axis 0 through a ring of 2R+1 planes;
  *   reduce   grid-stride loop, local-memory tree, one partial per group.
  *
- * Arguments (every variant, in order): D (assigned field) or partial,
- * F1..Fk (the other fields), the parameters (one REAL each, or one buffer P
- * when they would not fit HC_MAX_KERNEL_ARGS), then long n0 n1 n2 (extents
- * of the kernel's grid, internal axes), lo0 lo1 lo2 (box start), c0 c1 c2
- * (box size) and, for reductions, the number of cells.
+ * The arguments are the schedule's (gs_schedule_t.args, grid_schedule.c):
+ * each kind has one declaration form here, for device and host kernels.
  *
  * Computable parameters: COORD (origin, h); SIN (amplitude, then per axis
  * origin, h, k pi); GAUSS (amplitude, 1/2 sigma^2, per axis origin, h,
@@ -42,7 +39,7 @@ _Static_assert(offsetof(hcg_group_t, lo) == offsetof(hc_host_group_t, lo), "hcg_
 _Static_assert(offsetof(hcg_group_t, global) == offsetof(hc_host_group_t, global),
                "hcg_group_t must mirror hc_host_group_t");
 
-void gk_lin_index(uint32_t rank, const char *v0, const char *v1, const char *v2, char *out, size_t n) {
+void ge_lin_index(uint32_t rank, const char *v0, const char *v1, const char *v2, char *out, size_t n) {
   if (rank == 3)
     snprintf(out, n, "((%s) * n1 + (%s)) * n2 + (%s)", v0, v1, v2);
   else if (rank == 2)
@@ -62,7 +59,7 @@ static void emit_prologue(gw_t *w, const gk_t *k) {
   }
   gw_put(w, "#define REAL %s\n", p->dtype == HC_F64 ? "double" : "float");
   gw_put(w, "typedef %s IDX;\n", k->idx64 ? "long" : "int");
-  if (k->vec) gw_put(w, "#define VREAL %s%d\n", p->dtype == HC_F64 ? "double" : "float", k->vec);
+  if (k->sched.vec) gw_put(w, "#define VREAL %s%d\n", p->dtype == HC_F64 ? "double" : "float", k->sched.vec);
   gw_put(w, "#ifndef HC_PI\n#define HC_PI 3.14159265358979323846\n#endif\n");
   if (k->mode == GK_REDUCE) {
     if (host)
@@ -80,46 +77,73 @@ static void emit_prologue(gw_t *w, const gk_t *k) {
   }
 }
 
-static void emit_signature(gw_t *w, const gk_t *k) {
-  const int host = k->lang == HC_LANG_HOST;
-  if (host) {
-    gw_put(w, "void hcg_kernel(const hcg_group_t *g, void *const *args) {\n");
-    uint32_t a = 0;
+/* Host kernels take their arguments as an array of pointers to them. */
+static void emit_host_arg(gw_t *w, const gk_t *k, const gs_arg_t *a, uint32_t i) {
+  switch (a->kind) {
+  case GS_ARG_OUT:
     if (k->mode == GK_REDUCE)
-      gw_put(w, "  ACC *partial = (ACC *)args[%u];\n", a++);
+      gw_put(w, "  ACC *%s = (ACC *)args[%u];\n", a->name, i);
     else
-      gw_put(w, "  REAL *restrict D = (REAL *)args[%u];\n", a++);
-    for (uint32_t s = 1; s < k->nfields; s++)
-      gw_put(w, "  const REAL *restrict F%u = (const REAL *)args[%u];\n", s, a++);
-    if (k->params_in_buffer) {
-      gw_put(w, "  const REAL *P = (const REAL *)args[%u];\n", a++);
-      for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, "  const REAL p%u = P[%u];\n", i, i);
-    } else {
-      for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, "  const REAL p%u = *(const REAL *)args[%u];\n", i, a++);
+      gw_put(w, "  REAL *restrict %s = (REAL *)args[%u];\n", a->name, i);
+    break;
+  case GS_ARG_FIELD: gw_put(w, "  const REAL *restrict %s = (const REAL *)args[%u];\n", a->name, i); break;
+  case GS_ARG_PARAMS: gw_put(w, "  const REAL *%s = (const REAL *)args[%u];\n", a->name, i); break;
+  case GS_ARG_PARAM: gw_put(w, "  const REAL %s = *(const REAL *)args[%u];\n", a->name, i); break;
+  case GS_ARG_INDEX: gw_put(w, "  const IDX %s = (IDX)*(const long *)args[%u];\n", a->name, i); break;
+  case GS_ARG_LONG: gw_put(w, "  const long %s = *(const long *)args[%u];\n", a->name, i); break;
+  }
+}
+
+static void emit_device_arg(gw_t *w, const gk_t *k, const gs_arg_t *a) {
+  switch (a->kind) {
+  case GS_ARG_OUT:
+    if (k->mode == GK_REDUCE)
+      gw_put(w, "HC_GLOBAL ACC *%s", a->name);
+    else
+      gw_put(w, "HC_GLOBAL REAL *HC_RESTRICT %s", a->name);
+    break;
+  case GS_ARG_FIELD: gw_put(w, "HC_GLOBAL const REAL *HC_RESTRICT %s", a->name); break;
+  case GS_ARG_PARAMS: gw_put(w, "HC_GLOBAL const REAL *%s", a->name); break;
+  case GS_ARG_PARAM: gw_put(w, "const REAL %s", a->name); break;
+  case GS_ARG_INDEX: gw_put(w, "const long a_%s", a->name); break;
+  case GS_ARG_LONG: gw_put(w, "const long %s", a->name); break;
+  }
+}
+
+/* The parameters' values from their buffer. */
+static void emit_params_from_buffer(gw_t *w, const gk_t *k, const gs_arg_t *a) {
+  char pn[16];
+  for (uint32_t i = 0; i < k->nparams; i++) {
+    gs_param_name(i, pn, sizeof pn);
+    gw_put(w, "  const REAL %s = %s[%u];\n", pn, a->name, i);
+  }
+}
+
+static void emit_signature(gw_t *w, const gk_t *k) {
+  const gs_schedule_t *s = &k->sched;
+  if (k->lang == HC_LANG_HOST) {
+    gw_put(w, "void hcg_kernel(const hcg_group_t *g, void *const *args) {\n");
+    for (uint32_t i = 0; i < s->nargs; i++) {
+      emit_host_arg(w, k, &s->args[i], i);
+      if (s->args[i].kind == GS_ARG_PARAMS) emit_params_from_buffer(w, k, &s->args[i]);
     }
-    static const char *const nm[9] = {"n0", "n1", "n2", "lo0", "lo1", "lo2", "c0", "c1", "c2"};
-    for (int i = 0; i < 9; i++) gw_put(w, "  const IDX %s = (IDX)*(const long *)args[%u];\n", nm[i], a++);
     return;
   }
   gw_put(w, "HC_KERNEL void hcg_kernel(");
-  if (k->mode == GK_REDUCE)
-    gw_put(w, "HC_GLOBAL ACC *partial");
-  else
-    gw_put(w, "HC_GLOBAL REAL *HC_RESTRICT D");
-  for (uint32_t s = 1; s < k->nfields; s++) gw_put(w, ", HC_GLOBAL const REAL *HC_RESTRICT F%u", s);
-  if (k->params_in_buffer)
-    gw_put(w, ", HC_GLOBAL const REAL *P");
-  else
-    for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, ", const REAL p%u", i);
-  gw_put(w,
-         ", const long a_n0, const long a_n1, const long a_n2, const long a_lo0, const long a_lo1, const long a_lo2, "
-         "const long a_c0, const long a_c1, const long a_c2%s%s) {\n",
-         k->mode == GK_REDUCE ? ", const long total" : "", k->zrev_arg ? ", const long a_zrev" : "");
-  if (k->params_in_buffer)
-    for (uint32_t i = 0; i < k->nparams; i++) gw_put(w, "  const REAL p%u = P[%u];\n", i, i);
-  gw_put(w, "  const IDX n0 = (IDX)a_n0, n1 = (IDX)a_n1, n2 = (IDX)a_n2;\n");
-  gw_put(w, "  const IDX lo0 = (IDX)a_lo0, lo1 = (IDX)a_lo1, lo2 = (IDX)a_lo2;\n");
-  gw_put(w, "  const IDX c0 = (IDX)a_c0, c1 = (IDX)a_c1, c2 = (IDX)a_c2;\n");
+  for (uint32_t i = 0; i < s->nargs; i++) {
+    if (i) gw_put(w, ", ");
+    emit_device_arg(w, k, &s->args[i]);
+  }
+  gw_put(w, ") {\n");
+  /* the longs of the box into IDX, an axis group per line */
+  for (uint32_t i = 0; i < s->nargs; i++) {
+    const gs_arg_t *a = &s->args[i];
+    if (a->kind == GS_ARG_PARAMS) emit_params_from_buffer(w, k, a);
+    if (a->kind != GS_ARG_INDEX) continue;
+    const int first = i == 0 || s->args[i - 1].kind != GS_ARG_INDEX || a->index == 0;
+    const int last = i + 1 == s->nargs || s->args[i + 1].kind != GS_ARG_INDEX || s->args[i + 1].index == 0;
+    gw_put(w, "%s%s = (IDX)a_%s%s", first ? "  const IDX " : ", ", a->name, a->name, last ? ";\n" : "");
+  }
 }
 
 /* Extents of every level the kernel reads, relative to its own. */
@@ -165,8 +189,10 @@ static void emit_accumulate(gw_t *w, const gk_t *k, const char *v) {
 
 static void emit_store(gw_t *w, const gk_t *k, const char *v) {
   char idx[256];
-  gk_lin_index(k->plan->rank, "i0", "i1", "i2", idx, sizeof idx);
-  gw_put(w, "  D[%s] = %s;\n", idx, v);
+  ge_lin_index(k->plan->rank, "i0", "i1", "i2", idx, sizeof idx);
+  char d[8];
+  gs_field_name(0, d, sizeof d);
+  gw_put(w, "  %s[%s] = %s;\n", d, idx, v);
 }
 
 static void emit_host_loops(gw_t *w, const gk_t *k) {
@@ -180,12 +206,34 @@ static void emit_host_loops(gw_t *w, const gk_t *k) {
   } else {
     gw_put(w, "  for (IDX t2 = (IDX)g->lo[0]; t2 < (IDX)g->hi[0]; t2++) {\n  const IDX i2 = lo2 + t2;\n");
   }
-  gval_t v = gw_walk_root(w, k->root, 0);
+  gw_val_t v = gw_walk_root(w, k->root, 0);
   if (k->mode == GK_REDUCE)
     emit_accumulate(w, k, v.s);
   else
     emit_store(w, k, v.s);
   gw_put(w, "  }\n  }\n  }\n");
+}
+
+void ge_tile_value(const gw_t *w, const int64_t off[3], char *out, size_t n) {
+  const int32_t *R = w->rad;
+  const long long o0 = (long long)off[0], o1 = (long long)off[1], o2 = (long long)off[2];
+  if (w->host_stage) {
+    /* slices along the marching axis (0 in 3-D, 1 otherwise) */
+    if (w->p->rank == 3)
+      snprintf(out, n,
+               "T[(size_t)((zq - z0 + (%lld)) %% TW) * TN + (size_t)((i1 - ya + %d + (%lld)) * NX + (i2 - xa + %d + "
+               "(%lld)))]",
+               o0, R[1], o1, R[2], o2);
+    else
+      snprintf(out, n, "T[(size_t)((zq - z0 + (%lld)) %% TW) * TN + (size_t)(i2 - xa + %d + (%lld))]", o1, R[2], o2);
+  } else if (w->p->rank == 3) {
+    snprintf(out, n, "T[(((zq - zb + %d + (%lld)) %% TW) * TY + (ly + %d + (%lld))) * TX + (lx + %d + (%lld))]", R[0],
+             o0 - R[0], R[1], o1, R[2], o2);
+  } else if (w->p->rank == 2) {
+    snprintf(out, n, "T[(ly + %d + (%lld)) * TX + (lx + %d + (%lld))]", R[1], o1, R[2], o2);
+  } else {
+    snprintf(out, n, "T[lx + %d + (%lld)]", R[2], o2);
+  }
 }
 
 /* Host staging: the shared sub-expression is computed once per cell into a
@@ -228,7 +276,7 @@ static void emit_host_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
   }
   gw_put(w, "  for (IDX x = xs; x < xe; x++) {\n  const IDX q2 = xa - %d + x;\n", R[2]);
   gw_memo_clear(w);
-  gval_t sv = gw_walk_root(w, s, 3);
+  gw_val_t sv = gw_walk_root(w, s, 3);
   gw_memo_clear(w);
   gw_put(w, "  Tr[x] = %s;\n  }\n  }\n  }\n", sv.s);
   gw_put(w, "  const IDX im = zq - %d;\n  if (im < z0) continue;\n", Rm);
@@ -237,7 +285,7 @@ static void emit_host_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
   else
     gw_put(w, "  const IDX i0 = 0, i1 = im;\n  {\n");
   gw_put(w, "  for (IDX i2 = xa; i2 < xb; i2++) {\n");
-  gval_t v = gw_walk_root(w, k->root, 0);
+  gw_val_t v = gw_walk_root(w, k->root, 0);
   gw_memo_clear(w);
   emit_store(w, k, v.s);
   gw_put(w, "  }\n  }\n  }\n  free(T);\n#undef TW\n");
@@ -250,8 +298,8 @@ static void emit_host(gw_t *w, const gk_t *k, gp_node_t *s) {
   else
     emit_host_loops(w, k);
   if (k->mode == GK_REDUCE)
-    gw_put(w, "  partial[g->group_id[0] + g->num_groups[0] * (g->group_id[1] + g->num_groups[1] * g->group_id[2])] = "
-              "acc;\n");
+    gw_put(w, "  " GS_NAME_PARTIAL
+              "[g->group_id[0] + g->num_groups[0] * (g->group_id[1] + g->num_groups[1] * g->group_id[2])] = acc;\n");
   gw_put(w, "}\n");
 }
 
@@ -269,35 +317,32 @@ static void emit_cell_of_thread(gw_t *w, const gk_t *k, const char *t0, const ch
 static void emit_unrolled_cell(gw_t *w, const gk_t *k, const char *past) {
   emit_cell_of_thread(w, k, "t0", "t1", "t2");
   if (k->parity != HC_GRID_ALL) gw_put(w, "  if (i2 >= lo2 + c2) %s;\n", past);
-  gval_t v = gw_walk_root(w, k->root, 0);
+  gw_val_t v = gw_walk_root(w, k->root, 0);
   emit_store(w, k, v.s);
   gw_put(w, "  }\n}\n");
 }
 
-/* Stencil assignments (k->zunroll > 0; launch in grid_run.c): 2-D groups,
- * item (t2, t1, tz) takes planes tz Z + z, z < Z; the loop is unrolled so
- * that the compiler can share the planes' common neighbours. */
-static void emit_device_stencil_assign(gw_t *w, const gk_t *k) {
-  gw_put(w, "  const IDX t2 = (IDX)hc_global_id(0), t1 = (IDX)hc_global_id(1), tz = %s;\n", gk_plane_chunk(k));
+/* GS_PLANES (gs_launch_shape): 2-D groups, item (t2, t1, tz) takes planes
+ * tz Z + z, z < Z; the loop is unrolled so that the compiler can share the
+ * planes' common neighbours. */
+static void emit_device_planes(gw_t *w, const gk_t *k) {
+  gw_put(w, "  const IDX t2 = (IDX)hc_global_id(0), t1 = (IDX)hc_global_id(1), tz = %s;\n", gs_plane_chunk(k));
   gw_put(w, "  if (t2 >= %s || t1 >= c1) return;\n", k->parity != HC_GRID_ALL ? "((c2 + 1) >> 1)" : "c2");
-  gw_put(w, "#pragma unroll\n  for (int z = 0; z < %d; z++) {\n  const IDX t0 = tz * %d + (IDX)z;\n", k->zunroll,
-         k->zunroll);
+  gw_put(w, "#pragma unroll\n  for (int z = 0; z < %d; z++) {\n  const IDX t0 = tz * %d + (IDX)z;\n", k->sched.planes,
+         k->sched.planes);
   gw_put(w, "  if (t0 >= c0) break;\n");
   emit_unrolled_cell(w, k, "continue"); /* a plane past a colour's end: the next plane may have one */
 }
 
-/* Launch (grid_run.c): axis 0 covers the fast extent / U (k->unroll);
- * item x of group g takes cells (g U + u) B + x, u < U, B the group width. */
-static void emit_device_assign(gw_t *w, const gk_t *k) {
-  if (k->zunroll > 0) {
-    emit_device_stencil_assign(w, k);
-    return;
-  }
+/* GS_ROWS (gs_launch_shape): axis 0 covers the fast extent / U
+ * (sched.unroll); item x of group g takes cells (g U + u) B + x, u < U, B
+ * the group width. */
+static void emit_device_rows(gw_t *w, const gk_t *k) {
   gw_put(w, "  const IDX t1 = (IDX)hc_global_id(1), t0 = (IDX)hc_global_id(2);\n");
   gw_put(w, "  if (t0 >= c0 || t1 >= c1) return;\n");
   gw_put(w, "  const IDX w2 = %s, bw = (IDX)hc_local_size(0);\n", k->parity != HC_GRID_ALL ? "(c2 + 1) >> 1" : "c2");
-  gw_put(w, "  const IDX x0 = (IDX)hc_group_id(0) * bw * %d + (IDX)hc_local_id(0);\n", k->unroll);
-  gw_put(w, "#pragma unroll\n  for (int u = 0; u < %d; u++) {\n  const IDX t2 = x0 + (IDX)u * bw;\n", k->unroll);
+  gw_put(w, "  const IDX x0 = (IDX)hc_group_id(0) * bw * %d + (IDX)hc_local_id(0);\n", k->sched.unroll);
+  gw_put(w, "#pragma unroll\n  for (int u = 0; u < %d; u++) {\n  const IDX t2 = x0 + (IDX)u * bw;\n", k->sched.unroll);
   gw_put(w, "  if (t2 >= w2) break;\n");
   emit_unrolled_cell(w, k, "break"); /* t2 grows with u: past the end, so are the rest */
 }
@@ -305,11 +350,11 @@ static void emit_device_assign(gw_t *w, const gk_t *k) {
 static void emit_device_reduce(gw_t *w, const gk_t *k) {
   gw_put(w, "  HC_LOCAL ACC red[%d];\n  const int lid = (int)hc_local_id(0);\n  ACC acc = 0;\n", HCG_REDUCE_LOCAL);
   gw_put(w, "  const IDX w2 = %s;\n", k->parity != HC_GRID_ALL ? "(c2 + 1) >> 1" : "c2");
-  gw_put(w, "  for (long t = hc_global_id(0); t < total; t += hc_global_size(0)) {\n");
+  gw_put(w, "  for (long t = hc_global_id(0); t < " GS_NAME_CELLS "; t += hc_global_size(0)) {\n");
   gw_put(w, "  const IDX t2 = (IDX)(t %% w2), r = (IDX)(t / w2);\n  const IDX t1 = r %% c1, t0 = r / c1;\n");
   emit_cell_of_thread(w, k, "t0", "t1", "t2");
   if (k->parity != HC_GRID_ALL) gw_put(w, "  if (i2 >= lo2 + c2) continue;\n");
-  gval_t v = gw_walk_root(w, k->root, 0);
+  gw_val_t v = gw_walk_root(w, k->root, 0);
   emit_accumulate(w, k, v.s);
   gw_put(w, "  }\n  red[lid] = acc;\n  HC_BARRIER();\n");
   gw_put(w, "  for (int s = %d; s > 0; s >>= 1) {\n    if (lid < s) ", HCG_REDUCE_LOCAL / 2);
@@ -317,7 +362,7 @@ static void emit_device_reduce(gw_t *w, const gk_t *k) {
     gw_put(w, "red[lid] = (isnan(red[lid]) || red[lid + s] <= red[lid]) ? red[lid] : red[lid + s];\n");
   else
     gw_put(w, "red[lid] += red[lid + s];\n");
-  gw_put(w, "    HC_BARRIER();\n  }\n  if (lid == 0) partial[hc_group_id(0)] = red[0];\n}\n");
+  gw_put(w, "    HC_BARRIER();\n  }\n  if (lid == 0) " GS_NAME_PARTIAL "[hc_group_id(0)] = red[0];\n}\n");
 }
 
 /* The staged node, its radius and the tile geometry. */
@@ -334,7 +379,7 @@ static void emit_tile_value(gw_t *w, gp_node_t *s, const char *q0expr, const cha
   gw_put(w, "  REAL val = (REAL)0;\n");
   gw_put(w, "  if (%sq0 >= 0 && q0 < n0 && q1 >= 0 && q1 < n1 && q2 >= 0 && q2 < n2) {\n", guard);
   gw_memo_clear(w);
-  gval_t v = gw_walk_root(w, s, 3);
+  gw_val_t v = gw_walk_root(w, s, 3);
   gw_memo_clear(w);
   gw_put(w, "  val = %s;\n  }\n", v.s);
 }
@@ -385,7 +430,7 @@ static void emit_device_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
     emit_tile_prefetch(w, s, "zq + 1");
     gw_put(w, "  }\n");
     gw_put(w, "  HC_BARRIER();\n  const IDX i0 = zq - %d;\n  if (i0 >= zb && inside) {\n", R[0]);
-    gval_t v = gw_walk_root(w, k->root, 0);
+    gw_val_t v = gw_walk_root(w, k->root, 0);
     emit_store(w, k, v.s);
     gw_memo_clear(w);
     gw_put(w, "  }\n  HC_BARRIER();\n  }\n}\n");
@@ -393,20 +438,20 @@ static void emit_device_staged(gw_t *w, const gk_t *k, gp_node_t *s) {
     gw_put(w, "  const IDX i0 = 0;\n");
     emit_tile_load(w, s);
     gw_put(w, "  HC_BARRIER();\n  if (inside) {\n");
-    gval_t v = gw_walk_root(w, k->root, 0);
+    gw_val_t v = gw_walk_root(w, k->root, 0);
     emit_store(w, k, v.s);
     gw_put(w, "  }\n}\n");
   }
   gw_put(w, "#undef BX\n#undef BY\n#undef TX\n#undef TY\n#undef TW\n#undef NT\n");
 }
 
-hc_status_t gk_emit(const gk_t *k, char **out) {
+hc_status_t ge_emit(const gk_t *k, char **out) {
   *out = NULL;
   gw_t w;
   hc_status_t st = gw_init(&w, k->plan, k, k->root, 1, 1);
   if (st != HC_OK) return st;
   gp_node_t *s = k->staged ? staged_node(k) : NULL;
-  if (s && gk_stage_radius(k->plan, k->root, s, w.rad) != 0) {
+  if (s && gw_stage_radius(k->plan, k->root, s, w.rad) != 0) {
     gw_fini(&w);
     return hc_error(HC_ERR_INTERNAL, "grid codegen: staged node is not eligible");
   }
@@ -415,25 +460,23 @@ hc_status_t gk_emit(const gk_t *k, char **out) {
   emit_levels(&w, k);
   w.stage = s;
   w.host_stage = k->lang == HC_LANG_HOST;
-  if (k->lang == HC_LANG_HOST)
-    emit_host(&w, k, s);
-  else if (k->mode == GK_REDUCE)
-    emit_device_reduce(&w, k);
-  else if (s)
-    emit_device_staged(&w, k, s);
-  else if (k->vec) {
-    if (gk_emit_vector_assign(&w, k) != 0) {
-      gw_fini(&w);
-      return hc_error(HC_ERR_INTERNAL, "grid codegen: vector kernel for an ineligible expression");
-    }
-  } else
-    emit_device_assign(&w, k);
-  if (w.fail) {
-    gw_fini(&w);
-    return hc_error(HC_ERR_NO_MEMORY, "grid codegen: out of memory");
+  switch (k->sched.variant) {
+  case GS_EVAL: st = hc_error(HC_ERR_INTERNAL, "grid codegen: the evaluator's instance has no source"); break;
+  case GS_HOST: emit_host(&w, k, s); break;
+  case GS_REDUCE: emit_device_reduce(&w, k); break;
+  case GS_STAGED: emit_device_staged(&w, k, s); break;
+  case GS_VECTOR:
+    if (gv_emit_assign(&w, k) != 0)
+      st = hc_error(HC_ERR_INTERNAL, "grid codegen: vector kernel for an ineligible expression");
+    break;
+  case GS_PLANES: emit_device_planes(&w, k); break;
+  case GS_ROWS: emit_device_rows(&w, k); break;
   }
-  *out = w.buf;
-  w.buf = NULL;
+  if (st == HC_OK && w.fail) st = hc_error(HC_ERR_NO_MEMORY, "grid codegen: out of memory");
+  if (st == HC_OK) {
+    *out = w.buf;
+    w.buf = NULL;
+  }
   gw_fini(&w);
-  return HC_OK;
+  return st;
 }

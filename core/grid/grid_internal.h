@@ -1,6 +1,6 @@
 /* Grid expressions — internal structures shared by the files of core/grid.
  *
- * Three layers:
+ * Four layers:
  *   user nodes (hc_gexpr_t, hc_gop_t)   grid_expr.c, grid_ops.c: what the user built;
  *                                        operators are lowered into expression
  *                                        nodes by hc_gexpr_apply.
@@ -11,9 +11,15 @@
  *   kernel instance (gk_t)               grid_kernel.c: one kernel to run (the root or
  *                                        a materialised sub-expression) with its own
  *                                        field and parameter numbering and its
- *                                        structural key; emitted as portable source or
- *                                        C (grid_emit.c), or run by the row evaluator
- *                                        (grid_eval.c). grid_run.c drives it all. */
+ *                                        structural key.
+ *   schedule (gs_schedule_t)             grid_schedule.c: how the instance runs on the
+ *                                        device — variant, work-group shape, planes and
+ *                                        cells per item, the argument list — decided
+ *                                        once from the grid's tuning; the emitter
+ *                                        (grid_walk.c, grid_emit.c, grid_vector.c)
+ *                                        and the launcher (grid_launch.c) only read it.
+ * grid_run.c drives an assignment; grid_cache.c keeps the built kernels and
+ * grid_temp.c the temporaries of materialised sub-expressions. */
 #ifndef HC_CORE_GRID_INTERNAL_H
 #define HC_CORE_GRID_INTERNAL_H
 
@@ -56,17 +62,17 @@ typedef enum {
 
 /* How stencil coefficients are obtained: given, or from the spacing of the
  * grid the stencil is evaluated on (h = 0 given: that level's spacing). */
-typedef enum { GS_FIXED, GS_LAPLACIAN, GS_DIFF } gs_coef_t;
+typedef enum { GX_COEF_FIXED, GX_COEF_LAPLACIAN, GX_COEF_DIFF } gx_coef_t;
 
 typedef struct gx_stencil {
   uint32_t rank; /* 1..3 */
   uint32_t n;
-  gs_coef_t coef_kind;
-  uint32_t axis;     /* GS_DIFF */
-  hc_gdiff_t diff;   /* GS_DIFF */
-  double h[3];       /* GS_LAPLACIAN/GS_DIFF: given spacings, 0 = grid's */
+  gx_coef_t coef_kind;
+  uint32_t axis;     /* GX_COEF_DIFF */
+  hc_gdiff_t diff;   /* GX_COEF_DIFF */
+  double h[3];       /* GX_COEF_LAPLACIAN/GX_COEF_DIFF: given spacings, 0 = grid's */
   int32_t (*off)[3]; /* n points, offsets in the user's axes (d < rank) */
-  double *coef;      /* GS_FIXED: n coefficients */
+  double *coef;      /* GX_COEF_FIXED: n coefficients */
   char name[24];     /* for messages */
 } gx_stencil_t;
 
@@ -103,11 +109,11 @@ struct hc_gop {
 
 /* ================================================================ the grid */
 
-typedef struct gk_entry gk_entry_t;
-typedef struct gtemp gtemp_t;
+typedef struct gc_entry gc_entry_t;
+typedef struct hcg_temp hcg_temp_t;
 
 /* The grid's kernel shapes and plane order, read once when the grid is
- * created (hcg_tuning_read) from the configuration table
+ * created (gs_tuning_read) from the configuration table
  * (core/runtime/config_vars.h holds the defaults; tests/gpu/grid_shapes.sh
  * and tests/gpu/probe.sh grid sweep them on a device to re-measure):
  *
@@ -129,14 +135,15 @@ typedef struct gtemp gtemp_t;
  *          cache; the order within a launch does not change what it
  *          computes. 0 with HC_GRID_PLANE_ORDER=forward.
  * cc, cflags the C compiler of host kernels (grid_cc.c). */
-typedef struct hcg_tuning {
+typedef struct gs_tuning {
   int stencil[3], point[3], vector[3]; /* BX, BY, Z */
   int alternate;
   char cc[512];     /* host kernels' C compiler (HC_GRID_CC) */
   char cflags[512]; /* its extra flags (HC_GRID_CFLAGS) */
-} hcg_tuning_t;
-/* The values of the environment, or an error naming the variable. */
-hc_status_t hcg_tuning_read(hcg_tuning_t *t);
+} gs_tuning_t;
+/* The values of the environment, or an error naming the variable
+ * (grid_schedule.c). */
+hc_status_t gs_tuning_read(gs_tuning_t *t);
 
 struct hc_grid {
   hc_device_t *dev;
@@ -146,22 +153,19 @@ struct hc_grid {
   uint32_t serial;
   hc_status_t err; /* first build error */
   char errmsg[512];
-  gk_entry_t *kernels; /* structural key -> built kernel */
-  gtemp_t *temps;
+  gc_entry_t *kernels; /* structural key -> built kernel */
+  hcg_temp_t *temps;
   hc_kernel_t *eval_kernel; /* the evaluator's host function, built once */
   hc_grid_stats_t stats;
   const char *last_source; /* points into a kernel cache entry */
   int cc_state;            /* 0 untried, 1 works, -1 cannot run */
-  int zrev;                /* a_zrev of the next 3-D device assignment (tune.alternate) */
-  hcg_tuning_t tune;       /* read when the grid was created */
+  int zrev;                /* plane order of the next launch that takes one (tune.alternate) */
+  gs_tuning_t tune;        /* read when the grid was created */
   char cc_why[256];
 };
 
 /* The options of one call (NULL: the grid's defaults), validated. */
 hc_status_t hcg_options(const hc_grid_t *g, const hc_grid_options_t *o, hc_grid_options_t *out);
-void hcg_kernels_free(hc_grid_t *g);
-/* Flop-equivalents per byte at which the device is balanced (cost model). */
-double hcg_balance(const hc_device_info_t *info, hc_dtype_t dt);
 
 /* Records the grid's first build error (and the thread's last error);
  * returns NULL for use in constructors. */
@@ -231,6 +235,79 @@ double gp_level_spacing(const gp_plan_t *p, int level, uint32_t a);
  * and checks in-place reads of the assigned field. */
 hc_status_t gp_plan_decide(gp_plan_t *p, hc_grid_fuse_t fuse, hc_language_t lang);
 
+/* ================================================================ schedules */
+
+/* How a kernel instance runs (grid_schedule.c). */
+typedef enum {
+  GS_EVAL,   /* the host row evaluator (grid_eval.c) */
+  GS_HOST,   /* compiled C: loops over the work-group's rows, staged or not */
+  GS_REDUCE, /* device reduction: grid-stride loop, one partial per group */
+  GS_STAGED, /* device: a local-memory tile per group, marching planes in 3-D */
+  GS_VECTOR, /* device: vec cells of `planes` planes per item (grid_vector.c) */
+  GS_PLANES, /* device: 2-D groups, `planes` consecutive planes per item */
+  GS_ROWS    /* device: `unroll` cells per item along the rows, a group's width apart */
+} gs_variant_t;
+
+/* The kinds of kernel argument; each has one declaration form in the
+ * emitter and one value in the launcher. */
+typedef enum {
+  GS_ARG_OUT,    /* the assigned field (slot 0), or the reduction's partials */
+  GS_ARG_FIELD,  /* a field read (slot index) */
+  GS_ARG_PARAM,  /* parameter index, one REAL */
+  GS_ARG_PARAMS, /* every parameter in one buffer (too many for arguments) */
+  GS_ARG_INDEX,  /* a long copied into an IDX of the same name in the body */
+  GS_ARG_LONG    /* a long the body reads as it is */
+} gs_arg_kind_t;
+
+/* What a GS_ARG_INDEX or GS_ARG_LONG holds. */
+typedef enum {
+  GS_VAL_EXTENT, /* extent of the kernel's level on internal axis `index` */
+  GS_VAL_LO,     /* first cell of the box on axis `index` */
+  GS_VAL_COUNT,  /* cells of the box on axis `index` */
+  GS_VAL_CELLS,  /* cells of the whole launch (a reduction's loop bound) */
+  GS_VAL_ZREV    /* the plane order of this launch (the grid's alternation) */
+} gs_val_t;
+
+typedef struct gs_arg {
+  gs_arg_kind_t kind;
+  gs_val_t val;   /* GS_ARG_INDEX, GS_ARG_LONG */
+  uint32_t index; /* field slot, parameter or axis */
+  char name[16];  /* in the kernel's text */
+} gs_arg_t;
+
+/* gs_schedule_build fails for an instance that would take more. */
+#define GS_MAX_ARGS HC_MAX_KERNEL_ARGS
+/* Names of the arguments the kernel bodies read by name (fields and
+ * parameters: gs_field_name, gs_param_name). */
+#define GS_NAME_PARTIAL "partial" /* GS_ARG_OUT of a reduction */
+#define GS_NAME_PARAMS "P"        /* GS_ARG_PARAMS */
+#define GS_NAME_CELLS "total"     /* GS_VAL_CELLS */
+#define GS_NAME_ZREV "a_zrev"     /* GS_VAL_ZREV */
+
+typedef struct gs_schedule {
+  gs_variant_t variant;
+  int unroll;           /* GS_ROWS: cells per item along the rows */
+  int planes;           /* GS_PLANES, GS_VECTOR: consecutive planes per item (1 below 3-D) */
+  int group[2];         /* GS_PLANES, GS_VECTOR: work-group BX x BY */
+  int vec;              /* GS_VECTOR: cells per item along the row, else 0 */
+  int zrev;             /* takes the plane order (3-D GS_PLANES and GS_VECTOR) */
+  int alternate;        /* the grid's tune.alternate: the order flips at each launch */
+  int params_in_buffer; /* GS_ARG_PARAMS instead of one GS_ARG_PARAM each */
+  int acc_bytes;        /* a reduction partial: 8 (double) or 4 (a device without fp64) */
+  uint32_t reduce_cap;  /* GS_REDUCE: most groups (from the device's compute units) */
+  uint32_t nargs;
+  gs_arg_t args[GS_MAX_ARGS]; /* the kernel's arguments, in order (none for GS_EVAL) */
+} gs_schedule_t;
+
+/* One launch of a scheduled instance: its range and, for reductions, the
+ * number of partials. */
+typedef struct gs_launch {
+  uint32_t dims;
+  size_t global[3], local[3];
+  int explicit_local;
+  uint32_t groups;
+} gs_launch_t;
+
 /* ================================================================ kernel instances */
 
 typedef enum { GK_ASSIGN = 0, GK_REDUCE = 1 } gk_mode_t;
@@ -247,16 +324,8 @@ typedef struct gk {
   int staged;             /* a staged kernel: the shared sub-expression computed once
                              per cell into a local-memory tile (device languages)
                              or a window of slices (host C) */
-  int params_in_buffer;   /* too many for kernel arguments */
   int idx64;              /* 64-bit index arithmetic */
-  int unroll;             /* cells per item of a plain device assignment */
-  int zunroll;            /* planes per item of a device stencil assignment (2-D work-groups) */
-  int sbx, sby;           /* its work-group (the grid's tune.stencil) */
-  int vec;                /* cells per item of a vector assignment (grid_vector.c; its
-                             zunroll and group are HCG_VEC_*), or 0 */
-  int zrev_arg;           /* takes a_zrev: its items take the planes in reverse order when
-                             it is set (3-D device assignments; tune.alternate) */
-  int alternate;          /* tune.alternate when built (not in the key) */
+  gs_schedule_t sched;    /* how it runs (grid_schedule.c) */
   int64_t lo[3], cnt[3];  /* box at base level (internal axes) */
   int64_t n[3];           /* base level extents */
   uint32_t parity;
@@ -286,22 +355,39 @@ void gk_free(gk_t *k);
 /* True when node is a leaf inside kernel k (dense or materialised). */
 int gk_is_leaf(const gk_t *k, const gp_node_t *n);
 
+/* Decides k->sched from the instance, the grid's tuning and its device
+ * (after everything else of the instance but the key, which includes it). */
+hc_status_t gs_schedule_build(gk_t *k);
+/* Appends the schedule's part of the structural key. */
+int gs_schedule_key(const gs_schedule_t *s, char **buf, size_t *len, size_t *cap);
+/* The range of one launch of k. */
+void gs_launch_shape(const gk_t *k, gs_launch_t *out);
+/* The value of a GS_ARG_INDEX or GS_ARG_LONG argument; zrev is the plane
+ * order of this launch. */
+long gs_arg_long(const gk_t *k, const gs_arg_t *a, int zrev);
+/* Names of the kernel's values in its text: field slot s (0 is the
+ * assigned field), parameter i. */
+void gs_field_name(uint32_t s, char *out, size_t n);
+void gs_param_name(uint32_t i, char *out, size_t n);
+/* The expression for the item's plane chunk from hc_global_id(2). */
+const char *gs_plane_chunk(const gk_t *k);
+
 /* Emits the kernel's source: portable dialect (lang opencl-c / cuda-c) or
  * C (lang host). *out is malloc'd. */
-hc_status_t gk_emit(const gk_t *k, char **out);
+hc_status_t ge_emit(const gk_t *k, char **out);
 /* Counting pass: fills npos of every plan node reachable from root
  * (leaves stop at materialised nodes) and the staged halo radii. */
-void gk_count_positions(gp_plan_t *p, gp_node_t *root, int stop_at_materialised);
+void gw_count_positions(gp_plan_t *p, gp_node_t *root, int stop_at_materialised);
 /* Radius per internal axis of the positions the staged node is read at
- * (valid after gk_count_positions); -1 when it is not eligible. */
-int gk_stage_radius(gp_plan_t *p, gp_node_t *root, gp_node_t *s, int32_t radius[3]);
+ * (valid after gw_count_positions); -1 when it is not eligible. */
+int gw_stage_radius(gp_plan_t *p, gp_node_t *root, gp_node_t *s, int32_t radius[3]);
 /* Offsets at which plan node `leaf` (a dense read of dst) is read relative
  * to the root's cell; returns 0 when some read is not at root-relative
  * offset (under a restriction or prolongation). Calls fn for each offset. */
-int gk_for_each_offset(gp_plan_t *p, gp_node_t *root, gp_node_t *leaf, void (*fn)(void *u, const int64_t off[3]),
+int gw_for_each_offset(gp_plan_t *p, gp_node_t *root, gp_node_t *leaf, void (*fn)(void *u, const int64_t off[3]),
                        void *u);
 
-/* Staged tile geometry (shared by emitter and launcher). */
+/* Staged tile geometry (shared by emitter and schedule). */
 #define HCG_STAGE_BX 32
 #define HCG_STAGE_BY 8
 #define HCG_STAGE_BX1 256 /* 1-D */
@@ -318,12 +404,34 @@ int gk_for_each_offset(gp_plan_t *p, gp_node_t *root, gp_node_t *leaf, void (*fn
 
 /* Bytes per item of a vector assignment (the tune.vector groups). */
 #define HCG_VEC_BYTES 16
-/* The expression for the item's plane chunk from hc_global_id(2). */
-const char *gk_plane_chunk(const gk_t *k);
-/* Cells per item when k can run as a vector assignment, else 0. */
-int gk_vector_cells(const gk_t *k);
-/* Cells per item when k can run as a vector assignment, else 0. */
-int gk_vector_cells(const gk_t *k);
+/* Cells per item when k can run as a vector assignment, else 0
+ * (grid_vector.c). */
+int gv_cells(const gk_t *k);
+
+/* ================================================================ kernel cache */
+
+/* A built kernel, found by its instance's structural key (grid_cache.c). */
+struct gc_entry {
+  gc_entry_t *next;
+  char *key;
+  hc_kernel_t *kernel;
+  void *dl; /* host=compile: the shared object */
+  char *source;
+  hc_buffer_t *pbuf; /* parameters when they do not fit the arguments */
+  void *pshadow;     /* what pbuf holds now */
+  size_t pbytes;
+};
+
+/* The grid's kernel for k, built (emitted and compiled) on first use. */
+hc_status_t gc_find(hc_grid_t *g, const gk_t *k, gc_entry_t **out);
+/* Brings the entry's parameter buffer up to k's values (params_in_buffer). */
+hc_status_t gc_params_write(gc_entry_t *e, const gk_t *k);
+void gc_free_all(hc_grid_t *g);
+
+/* ================================================================ launching */
+
+/* Runs k (grid_launch.c); a reduction's result goes to *result. */
+hc_status_t gl_launch(hc_grid_t *g, const gk_t *k, double *result);
 
 /* ================================================================ host compile */
 
@@ -347,6 +455,7 @@ void hcg_eval_host(const hc_host_group_t *group, void *const *args);
 
 /* ================================================================ temporaries */
 
+/* A pool of fields for materialised sub-expressions (grid_temp.c). */
 hc_status_t hcg_temp_get(hc_grid_t *g, hc_dtype_t dt, uint32_t rank, const int64_t *shape, hc_field_t **out);
 void hcg_temp_put(hc_grid_t *g, hc_field_t *f);
 void hcg_temps_free(hc_grid_t *g);

@@ -4,8 +4,6 @@
  * kernel, stencil offsets, which fields alias, the language and the
  * variant; never the values (parameters), extents or the box, which are
  * kernel arguments. */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,48 +36,38 @@ void gk_free(gk_t *k) {
   memset(k, 0, sizeof *k);
 }
 
-static int keyf(char **buf, size_t *len, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int keyf(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char tmp[512];
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n < 0) return 0;
-  if ((size_t)n >= sizeof tmp) return 0;
-  return hcg_append(buf, len, cap, "%s", tmp);
-}
-
 static int build_key(gk_t *k) {
   char *b = NULL;
   size_t len = 0, cap = 0;
-  int ok = keyf(&b, &len, &cap, "hcg1|%s|%s|op%d|%s|r%u|par%u|idx%d|u%d:%d:v%d|pb%d|ev%d|st%d:%d,%d,%d|nf%u|np%u|",
-                hc_language_name(k->lang), k->mode == GK_ASSIGN ? "assign" : "reduce", (int)k->op,
-                hc_dtype_name(k->plan->dtype), k->plan->rank, k->parity, k->idx64, k->unroll, k->zunroll, k->vec,
-                k->params_in_buffer, k->host_eval, k->staged, 0, 0, 0, k->nfields, k->nparams);
+  int ok = hcg_append(&b, &len, &cap, "hcg1|%s|%s|op%d|%s|r%u|par%u|idx%d|", hc_language_name(k->lang),
+                      k->mode == GK_ASSIGN ? "assign" : "reduce", (int)k->op, hc_dtype_name(k->plan->dtype),
+                      k->plan->rank, k->parity, k->idx64) &&
+           gs_schedule_key(&k->sched, &b, &len, &cap) &&
+           hcg_append(&b, &len, &cap, "|ev%d|st%d|nf%u|np%u|", k->host_eval, k->staged, k->nfields, k->nparams);
   for (uint32_t i = 0; ok && i < k->nnodes; i++) {
     const gp_node_t *n = k->nodes[i];
     int leaf = gk_is_leaf(k, n);
-    ok = keyf(&b, &len, &cap, "%d:%d:%d:%d", leaf ? (int)GX_DENSE : (int)n->kind, n->level - k->base_level,
-              n->a && !leaf ? k->local[n->a->id] : -1, n->b && !leaf ? k->local[n->b->id] : -1);
+    ok = hcg_append(&b, &len, &cap, "%d:%d:%d:%d", leaf ? (int)GX_DENSE : (int)n->kind, n->level - k->base_level,
+                    n->a && !leaf ? k->local[n->a->id] : -1, n->b && !leaf ? k->local[n->b->id] : -1);
     if (!ok) break;
     if (leaf)
-      ok = keyf(&b, &len, &cap, ":s%d", k->slot[n->id]);
+      ok = hcg_append(&b, &len, &cap, ":s%d", k->slot[n->id]);
     else if (n->kind == GX_STENCIL) {
       const gx_stencil_t *st = n->src->st;
-      ok = keyf(&b, &len, &cap, ":n%u", st->n);
+      ok = hcg_append(&b, &len, &cap, ":n%u", st->n);
       for (uint32_t p = 0; ok && p < st->n; p++) {
-        for (uint32_t d = 0; ok && d < st->rank; d++) ok = keyf(&b, &len, &cap, "%c%d", d ? ',' : '/', st->off[p][d]);
-        if (ok) ok = keyf(&b, &len, &cap, "c%d", k->cls[k->cls0[n->id] + p]);
+        for (uint32_t d = 0; ok && d < st->rank; d++)
+          ok = hcg_append(&b, &len, &cap, "%c%d", d ? ',' : '/', st->off[p][d]);
+        if (ok) ok = hcg_append(&b, &len, &cap, "c%d", k->cls[k->cls0[n->id] + p]);
       }
     } else if (n->kind == GX_FUNC) {
-      ok = keyf(&b, &len, &cap, ":f%u.%u", n->src->fn.kind, n->src->fn.axis);
+      ok = hcg_append(&b, &len, &cap, ":f%u.%u", n->src->fn.kind, n->src->fn.axis);
       if (ok && n->src->fn.kind == HC_GFUNC_USER)
-        ok = keyf(&b, &len, &cap, ":u%zu:", n->src->source ? strlen(n->src->source) : 0) &&
+        ok = hcg_append(&b, &len, &cap, ":u%zu:", n->src->source ? strlen(n->src->source) : 0) &&
              (!n->src->source || hcg_append(&b, &len, &cap, "%s", n->src->source));
     }
-    if (ok && n->staged && k->staged) ok = keyf(&b, &len, &cap, ":T");
-    if (ok) ok = keyf(&b, &len, &cap, ";");
+    if (ok && n->staged && k->staged) ok = hcg_append(&b, &len, &cap, ":T");
+    if (ok) ok = hcg_append(&b, &len, &cap, ";");
   }
   if (!ok) {
     free(b);
@@ -178,40 +166,17 @@ hc_status_t gk_build(gk_t *k, gp_plan_t *p, gp_node_t *root, hc_field_t *dst, co
     if (c > maxcells) maxcells = c;
   }
   k->idx64 = lang == HC_LANG_HOST || maxcells >= (INT64_C(1) << 31) - 64;
-  k->unroll = HCG_ASSIGN_UNROLL;
-  k->zunroll = 0;
-  const hcg_tuning_t *tune = &p->g->tune;
-  k->alternate = tune->alternate;
-  for (uint32_t i = 0; i < k->nnodes; i++)
-    if (!gk_is_leaf(k, k->nodes[i]) &&
-        (k->nodes[i]->kind == GX_STENCIL || k->nodes[i]->kind == GX_RESTRICT || k->nodes[i]->kind == GX_PROLONG)) {
-      k->unroll = 1;
-      if (p->rank >= 2) k->zunroll = p->rank == 3 ? tune->stencil[2] : 1; /* 2-D groups */
-      k->sbx = tune->stencil[0], k->sby = tune->stencil[1];
-    }
-  if (k->zunroll == 0 && p->rank == 3)
-    k->unroll = 1, k->zunroll = tune->point[2], k->sbx = tune->point[0], k->sby = tune->point[1];
   if (!host_eval && mode == GK_ASSIGN && parity == HC_GRID_ALL && root == p->root)
     for (uint32_t i = 0; i < k->nnodes; i++)
       if (k->nodes[i]->staged && !gk_is_leaf(k, k->nodes[i]) && k->nodes[i] != root) k->staged = 1;
-  /* the kernels whose items take plane chunks (gk_plane_chunk): device
-   * stencil, pointwise and vector assignments in 3-D, not staged ones */
-  k->zrev_arg = !host_eval && lang != HC_LANG_HOST && mode == GK_ASSIGN && p->rank == 3 && !k->staged;
-  uint32_t nargs = 1 + (k->nfields - 1) + k->nparams + 9 + (mode == GK_REDUCE) + (uint32_t)k->zrev_arg;
-  k->params_in_buffer = !host_eval && nargs > HC_MAX_KERNEL_ARGS;
-  if (tune->vector[0] > 0 && (k->vec = gk_vector_cells(k)) > 0) {
-    k->unroll = 1;
-    k->zunroll = p->rank == 3 ? tune->vector[2] : 1;
-    k->sbx = tune->vector[0], k->sby = p->rank >= 2 ? tune->vector[1] : 1;
+  hc_status_t st = gs_schedule_build(k);
+  if (st != HC_OK) {
+    gk_free(k);
+    return st;
   }
   if (!build_key(k)) {
     gk_free(k);
     return hc_error(HC_ERR_NO_MEMORY, "grid kernel: out of memory");
   }
   return HC_OK;
-}
-
-const char *gk_plane_chunk(const gk_t *k) {
-  return k->zrev_arg ? "(a_zrev ? (IDX)hc_global_size(2) - 1 - (IDX)hc_global_id(2) : (IDX)hc_global_id(2))"
-                     : "(IDX)hc_global_id(2)";
 }

@@ -75,7 +75,7 @@ HC_API hc_gop_t *hc_gop_stencil(hc_grid_t *g, uint32_t rank, uint32_t n, const i
     for (uint32_t d = 0; d < rank; d++) o->st->off[k][d] = offsets[k * rank + d];
     o->st->coef[k] = coeffs[k];
   }
-  o->st->coef_kind = GS_FIXED;
+  o->st->coef_kind = GX_COEF_FIXED;
   return o;
 }
 
@@ -86,7 +86,7 @@ HC_API hc_gop_t *hc_gop_laplacian(hc_grid_t *g, uint32_t rank, const double *h) 
   hc_gop_t *o = stencil_op(g, rank, 2 * rank + 1, "laplacian");
   if (!o) return NULL;
   gx_stencil_t *st = o->st;
-  st->coef_kind = GS_LAPLACIAN;
+  st->coef_kind = GX_COEF_LAPLACIAN;
   /* point 0: centre; 2d+1, 2d+2: -1 and +1 on axis d */
   for (uint32_t d = 0; d < rank; d++) {
     st->off[1 + 2 * d][d] = -1;
@@ -103,7 +103,7 @@ HC_API hc_gop_t *hc_gop_diff(hc_grid_t *g, uint32_t rank, uint32_t axis, hc_gdif
   hc_gop_t *o = stencil_op(g, rank, 2, "diff");
   if (!o) return NULL;
   gx_stencil_t *st = o->st;
-  st->coef_kind = GS_DIFF;
+  st->coef_kind = GX_COEF_DIFF;
   st->axis = axis;
   st->diff = kind;
   st->h[axis] = h > 0 ? h : 0;

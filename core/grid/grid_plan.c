@@ -76,8 +76,8 @@ static hc_status_t add_params(gp_plan_t *p, gp_node_t *n, uint32_t count) {
 static void stencil_coefs(const gp_plan_t *p, const gx_stencil_t *st, int level, double *c) {
   uint32_t ax0 = HCG_AX0(p->rank);
   switch (st->coef_kind) {
-  case GS_FIXED: memcpy(c, st->coef, st->n * sizeof *c); break;
-  case GS_LAPLACIAN: {
+  case GX_COEF_FIXED: memcpy(c, st->coef, st->n * sizeof *c); break;
+  case GX_COEF_LAPLACIAN: {
     c[0] = 0;
     for (uint32_t d = 0; d < st->rank; d++) {
       double h = st->h[d] > 0 ? st->h[d] : gp_level_spacing(p, level, ax0 + d);
@@ -87,7 +87,7 @@ static void stencil_coefs(const gp_plan_t *p, const gx_stencil_t *st, int level,
     }
     break;
   }
-  case GS_DIFF: {
+  case GX_COEF_DIFF: {
     double h = st->h[st->axis] > 0 ? st->h[st->axis] : gp_level_spacing(p, level, ax0 + st->axis);
     double w = st->diff == HC_GDIFF_CENTRAL ? 0.5 / h : 1.0 / h;
     c[0] = -w;
@@ -512,13 +512,20 @@ static void check_offset(void *u, const int64_t off[3]) {
   memcpy(c->off, off, sizeof c->off);
 }
 
+/* Flop-equivalents per byte at which the device is balanced. */
+static double balance_of(const hc_device_info_t *info, hc_dtype_t dt) {
+  double peak = dt == HC_F64 ? info->peak_fp64_gflops : info->peak_fp32_gflops;
+  if (peak > 0 && info->peak_bandwidth_gbs > 0) return peak / info->peak_bandwidth_gbs;
+  return 4.0; /* unknown: a conservative machine balance (flops per byte) */
+}
+
 hc_status_t gp_plan_decide(gp_plan_t *p, hc_grid_fuse_t fuse, hc_language_t lang) {
   const hc_device_info_t *info = hc_device_info(p->g->dev);
-  gk_count_positions(p, p->root, 0);
+  gw_count_positions(p, p->root, 0);
   uint8_t *seen = calloc(p->nnodes ? p->nnodes : 1, 1);
   if (!seen) return hc_error(HC_ERR_NO_MEMORY, "grid plan: out of memory");
   const double es = (double)hc_dtype_size(p->dtype);
-  const double balance = hcg_balance(info, p->dtype);
+  const double balance = balance_of(info, p->dtype);
   /* The staged tile: one per root kernel, the eligible shared
    * sub-expression that saves the most recomputation. */
   gp_node_t *stage = NULL;
@@ -547,7 +554,7 @@ hc_status_t gp_plan_decide(gp_plan_t *p, hc_grid_fuse_t fuse, hc_language_t lang
     int stage_pays = fuse == HC_GRID_FUSE_STAGE || lang == HC_LANG_HOST || extra > tmp;
     if (want_stage && stage_pays && n->pointwise && !n->reads_dst) {
       int32_t r[3];
-      if (gk_stage_radius(p, p->root, n, r) == 0 && extra > stage_gain) {
+      if (gw_stage_radius(p, p->root, n, r) == 0 && extra > stage_gain) {
         stage = n;
         stage_gain = extra;
       }
@@ -575,7 +582,7 @@ hc_status_t gp_plan_decide(gp_plan_t *p, hc_grid_fuse_t fuse, hc_language_t lang
       gp_node_t *n = p->nodes[i];
       if (n->kind != GX_DENSE || n->field != p->dst) continue;
       inplace_t c = {hc_field_name(p->dst), 0, p->parity, {0, 0, 0}};
-      int ok = gk_for_each_offset(p, p->root, n, check_offset, &c);
+      int ok = gw_for_each_offset(p, p->root, n, check_offset, &c);
       if (!ok || c.bad) {
         uint32_t ax0 = HCG_AX0(p->rank);
         char off[64] = "";

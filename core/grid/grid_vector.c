@@ -66,12 +66,12 @@ static int vector_rows(const gk_t *k, gv_row_t rows[GV_MAX_ROWS]) {
     }
     if (n->level != k->base_level) return -1;
     c.slot = (uint32_t)k->slot[n->id];
-    if (!gk_for_each_offset(k->plan, k->root, n, collect_offset, &c) || c.overflow) return -1;
+    if (!gw_for_each_offset(k->plan, k->root, n, collect_offset, &c) || c.overflow) return -1;
   }
   return c.n;
 }
 
-int gk_vector_cells(const gk_t *k) {
+int gv_cells(const gk_t *k) {
   const int v = HCG_VEC_BYTES / (int)hc_dtype_size(k->plan->dtype);
   if (k->lang == HC_LANG_HOST || k->host_eval || k->mode != GK_ASSIGN || k->parity != HC_GRID_ALL || k->staged ||
       k->n[2] % v != 0)
@@ -114,15 +114,12 @@ static int columns(const gv_row_t *rows, int nr, gv_col_t *cols) {
  * planes of the item past the box, which are not stored, and every load
  * is unconditional, so all of the item's are in flight together. */
 static void emit_column_plane(gw_t *w, const gk_t *k, const gv_col_t *c, int p) {
-  const int v = k->vec;
+  const int v = k->sched.vec;
   char ptr[16], i0[64], i1[32], idx[192];
-  if (c->slot == 0)
-    snprintf(ptr, sizeof ptr, "D");
-  else
-    snprintf(ptr, sizeof ptr, "F%u", c->slot);
+  gs_field_name(c->slot, ptr, sizeof ptr);
   snprintf(i0, sizeof i0, "(ib + (%d) < n0 ? ib + (%d) : n0 - 1)", p, p);
   snprintf(i1, sizeof i1, "i1 + (%d)", c->d1);
-  gk_lin_index(k->plan->rank, i0, i1, "x0", idx, sizeof idx);
+  ge_lin_index(k->plan->rank, i0, i1, "x0", idx, sizeof idx);
   char o[48];
   snprintf(o, sizeof o, "o%u_%d_%d", c->slot, p + HCG_MAX_OFFSET, c->d1 + HCG_MAX_OFFSET);
   gw_put(w, "  const IDX %s = %s;\n", o, idx);
@@ -148,54 +145,58 @@ static void emit_column_plane(gw_t *w, const gk_t *k, const gv_col_t *c, int p) 
  * (tests/gpu/stencil_variants.py "preload", "merge", "whole" compare the
  * two with a ceiling that overwrites the cells outside). */
 static void emit_partial_loads(gw_t *w, const gk_t *k) {
-  const int v = k->vec;
+  const int v = k->sched.vec;
+  char d[8];
+  gs_field_name(0, d, sizeof d);
   gw_put(w, "  const int part = x0 < lo2 || x0 + %d > lo2 + c2;\n", v);
-  for (int z = 0; z < k->zunroll; z++) {
+  for (int z = 0; z < k->sched.planes; z++) {
     char i0[32], idx[160];
     snprintf(i0, sizeof i0, "ib + %d", z);
-    gk_lin_index(k->plan->rank, i0, "i1", "x0", idx, sizeof idx);
-    gw_put(w, "  VREAL old%d;\n  if (part && %d < zn) old%d = *(HC_GLOBAL const VREAL *)(D + %s);\n", z, z, z, idx);
+    ge_lin_index(k->plan->rank, i0, "i1", "x0", idx, sizeof idx);
+    gw_put(w, "  VREAL old%d;\n  if (part && %d < zn) old%d = *(HC_GLOBAL const VREAL *)(%s + %s);\n", z, z, z, d, idx);
   }
 }
 
 /* Plane z's cells of the item, from the preloaded values, and their store:
  * 16 bytes, the cells outside the box from emit_partial_loads. */
 static void emit_plane(gw_t *w, const gk_t *k, int z) { /* after emit_partial_loads */
-  const int v = k->vec;
+  const int v = k->sched.vec;
+  char d[8];
+  gs_field_name(0, d, sizeof d);
   gw_put(w, "  if (%d < zn) {\n  const IDX i0 = ib + %d;\n  REAL y%d[%d];\n", z, z, z, v);
   for (int u = 0; u < v; u++) {
     gw_put(w, "  {\n  const IDX i2 = x0 + %d;\n  (void)i2;\n", u);
     gw_memo_clear(w);
     w->vec_plane = z;
     w->vec_cell = u;
-    gval_t val = gw_walk_root(w, k->root, 0);
+    gw_val_t val = gw_walk_root(w, k->root, 0);
     gw_put(w, "  y%d[%d] = %s;\n  }\n", z, u, val.s);
   }
   w->vec_cell = -1;
   gw_memo_clear(w);
   char idx[160];
-  gk_lin_index(k->plan->rank, "i0", "i1", "x0", idx, sizeof idx);
+  ge_lin_index(k->plan->rank, "i0", "i1", "x0", idx, sizeof idx);
   gw_put(w, "  const IDX od = %s;\n", idx);
   gw_put(w, "  if (!part) {\n  VREAL s;\n");
   for (int u = 0; u < v; u++) gw_put(w, "  s.%c = y%d[%d];\n", vector_component[u], z, u);
-  gw_put(w, "  *(HC_GLOBAL VREAL *)(D + od) = s;\n  } else {\n  VREAL s = old%d;\n", z);
+  gw_put(w, "  *(HC_GLOBAL VREAL *)(%s + od) = s;\n  } else {\n  VREAL s = old%d;\n", d, z);
   for (int u = 0; u < v; u++)
     gw_put(w, "  if (x0 + %d >= lo2 && x0 + %d < lo2 + c2) s.%c = y%d[%d];\n", u, u, vector_component[u], z, u);
-  gw_put(w, "  *(HC_GLOBAL VREAL *)(D + od) = s;\n  }\n  }\n");
+  gw_put(w, "  *(HC_GLOBAL VREAL *)(%s + od) = s;\n  }\n  }\n", d);
 }
 
 /* Item (x0 / V, t1, tz) takes planes tz Z + z, z < Z: it loads every row
  * its Z planes read first (a row shared by two planes once), then computes
  * and stores plane by plane. */
-int gk_emit_vector_assign(gw_t *w, const gk_t *k) {
-  const int v = k->vec, zc = k->zunroll;
+int gv_emit_assign(gw_t *w, const gk_t *k) {
+  const int v = k->sched.vec, zc = k->sched.planes;
   gv_row_t rows[GV_MAX_ROWS];
   gv_col_t cols[GV_MAX_ROWS];
   const int nr = vector_rows(k, rows);
-  if (nr < 0) return -1; /* gk_vector_cells admitted k: cannot happen */
+  if (nr < 0) return -1; /* gv_cells admitted k: cannot happen */
   const int nc = columns(rows, nr, cols);
   gw_put(w, "  const IDX x0 = lo2 - lo2 %% %d + (IDX)hc_global_id(0) * %d;\n", v, v);
-  gw_put(w, "  const IDX t1 = (IDX)hc_global_id(1), tz = %s;\n", gk_plane_chunk(k));
+  gw_put(w, "  const IDX t1 = (IDX)hc_global_id(1), tz = %s;\n", gs_plane_chunk(k));
   gw_put(w, "  if (x0 >= lo2 + c2 || t1 >= c1) return;\n");
   gw_put(w, "  const IDX zn = c0 - tz * %d < %d ? c0 - tz * %d : %d;\n", zc, zc, zc, zc);
   gw_put(w, "  const IDX ib = lo0 + tz * %d, i1 = lo1 + t1;\n", zc);

@@ -36,7 +36,7 @@ static int32_t var_get(gw_t *w, int kind, int32_t parent, int64_t off) {
     if (w->vars[i].kind == kind && w->vars[i].parent == parent && w->vars[i].off == off) return (int32_t)i;
   if (w->nvars == w->vcap) {
     uint32_t nc = w->vcap * 2;
-    gvar_t *n = realloc(w->vars, nc * sizeof *n);
+    gw_var_t *n = realloc(w->vars, nc * sizeof *n);
     if (!n) {
       w->fail = 1;
       return parent;
@@ -45,22 +45,24 @@ static int32_t var_get(gw_t *w, int kind, int32_t parent, int64_t off) {
     w->vcap = nc;
   }
   int32_t id = (int32_t)w->nvars++;
-  w->vars[id] = (gvar_t){kind, parent, off};
+  w->vars[id] = (gw_var_t){kind, parent, off};
   char pn[16], me[16];
   gw_var_name(w, parent, pn, sizeof pn);
   gw_var_name(w, id, me, sizeof me);
   switch (kind) {
-  case GV_DBL: gw_put(w, "  const IDX %s = 2 * %s;\n", me, pn); break;
-  case GV_HALF: gw_put(w, "  const IDX %s = (%s + (%lld)) >> 1;\n", me, pn, (long long)off); break;
-  case GV_HALFUP: gw_put(w, "  const IDX %s = (%s + (%lld)) >> 1;\n", me, pn, (long long)off + 1); break;
-  case GV_PARW: gw_put(w, "  const REAL %s = (REAL)0.5 * (REAL)((%s + (%lld)) & 1);\n", me, pn, (long long)off); break;
+  case GW_VAR_DBL: gw_put(w, "  const IDX %s = 2 * %s;\n", me, pn); break;
+  case GW_VAR_HALF: gw_put(w, "  const IDX %s = (%s + (%lld)) >> 1;\n", me, pn, (long long)off); break;
+  case GW_VAR_HALFUP: gw_put(w, "  const IDX %s = (%s + (%lld)) >> 1;\n", me, pn, (long long)off + 1); break;
+  case GW_VAR_PARW:
+    gw_put(w, "  const REAL %s = (REAL)0.5 * (REAL)((%s + (%lld)) & 1);\n", me, pn, (long long)off);
+    break;
   }
   return id;
 }
 
 /* ---------------------------------------------------------------- memo */
 
-static uint64_t memo_hash(uint32_t node, const gpos_t *p) {
+static uint64_t memo_hash(uint32_t node, const gw_pos_t *p) {
   uint64_t h = 0x9e3779b97f4a7c15ULL * (node + 1);
   for (int d = 0; d < 3; d++) {
     h ^= (uint64_t)(uint32_t)p->var[d] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -69,16 +71,16 @@ static uint64_t memo_hash(uint32_t node, const gpos_t *p) {
   return h ^ (h >> 29);
 }
 
-static int pos_eq(const gpos_t *a, const gpos_t *b) {
+static int pos_eq(const gw_pos_t *a, const gw_pos_t *b) {
   for (int d = 0; d < 3; d++)
     if (a->var[d] != b->var[d] || a->off[d] != b->off[d]) return 0;
   return 1;
 }
 
-static gmemo_t *memo_slot(gw_t *w, uint32_t node, const gpos_t *p) {
+static gw_memo_t *memo_slot(gw_t *w, uint32_t node, const gw_pos_t *p) {
   if ((w->mcount + 1) * 2 > w->mcap) {
     uint32_t nc = w->mcap ? w->mcap * 2 : 256;
-    gmemo_t *n = malloc(nc * sizeof *n);
+    gw_memo_t *n = malloc(nc * sizeof *n);
     if (!n) {
       w->fail = 1;
       return NULL;
@@ -116,7 +118,7 @@ hc_status_t gw_init(gw_t *w, gp_plan_t *p, const gk_t *k, gp_node_t *root, int s
   w->vcap = 64;
   w->vars = malloc(w->vcap * sizeof *w->vars);
   if (!w->vars) return hc_error(HC_ERR_NO_MEMORY, "grid codegen: out of memory");
-  for (int i = 0; i < 6; i++) w->vars[i] = (gvar_t){i < 3 ? GV_ROOT : GV_QROOT, -1, 0};
+  for (int i = 0; i < 6; i++) w->vars[i] = (gw_var_t){i < 3 ? GW_VAR_ROOT : GW_VAR_QROOT, -1, 0};
   w->nvars = 6;
   w->watch_ok = 1;
   w->vec_cell = -1;
@@ -138,15 +140,15 @@ static int is_leaf(const gw_t *w, const gp_node_t *n) {
   return n->kind == GX_DENSE || (w->stop_mat && n->materialise && n != w->root);
 }
 
-static int root_relative(const gpos_t *p) { return p->var[0] == 0 && p->var[1] == 1 && p->var[2] == 2; }
+static int root_relative(const gw_pos_t *p) { return p->var[0] == 0 && p->var[1] == 1 && p->var[2] == 2; }
 
 /* Parameter name of a node's i-th parameter (emit mode). */
 static void pname(const gw_t *w, const gp_node_t *n, uint32_t i, char *out, size_t sz) {
-  snprintf(out, sz, "p%u", w->k->lparam0[n->id] + i);
+  gs_param_name(w->k->lparam0[n->id] + i, out, sz);
 }
 
 /* "(v + off)" for internal axis a of pos. */
-static void coord_text(const gw_t *w, const gpos_t *p, int a, char *out, size_t n) {
+static void coord_text(const gw_t *w, const gw_pos_t *p, int a, char *out, size_t n) {
   char vn[16];
   gw_var_name(w, p->var[a], vn, sizeof vn);
   if (p->off[a])
@@ -163,26 +165,42 @@ static void ext_name(int rel, int a, char *out, size_t n) {
     snprintf(out, n, "%s%d_%d", rel > 0 ? "nc" : "nf", rel > 0 ? rel : -rel, a);
 }
 
-static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos);
+static gw_val_t walk(gw_t *w, gp_node_t *n, const gw_pos_t *pos);
 
-static gval_t new_temp(gw_t *w, gmemo_t *slot, uint32_t node, const gpos_t *pos) {
-  gval_t v;
-  int32_t t = w->ntemps++;
-  snprintf(v.s, sizeof v.s, "e%d", t);
-  if (slot && !w->fail) {
-    /* the slot may have moved if the table grew during the children */
-    gmemo_t *s = memo_slot(w, node, pos);
-    if (s) {
-      s->node = node;
-      s->pos = *pos;
-      s->val = t;
-      w->mcount++;
-    }
-  }
+static gw_val_t text_value(const char *text) {
+  gw_val_t v;
+  snprintf(v.s, sizeof v.s, "%s", text);
+  v.temp = -1;
   return v;
 }
 
-static gval_t emit_load(gw_t *w, gp_node_t *n, const gpos_t *pos, gmemo_t *slot) {
+static gw_val_t temp_value(int32_t t) {
+  gw_val_t v;
+  snprintf(v.s, sizeof v.s, "e%d", t);
+  v.temp = t;
+  return v;
+}
+
+/* (node, pos) is temporary t from now on. The memo is looked up again: it
+ * may have grown, and moved, while the operands were walked. */
+static void memo_record(gw_t *w, uint32_t node, const gw_pos_t *pos, int32_t t) {
+  if (w->fail) return;
+  gw_memo_t *s = memo_slot(w, node, pos);
+  if (s) {
+    s->node = node;
+    s->pos = *pos;
+    s->val = t;
+    w->mcount++;
+  }
+}
+
+static gw_val_t new_temp(gw_t *w, gw_memo_t *slot, uint32_t node, const gw_pos_t *pos) {
+  gw_val_t v = temp_value(w->ntemps++);
+  if (slot) memo_record(w, node, pos, v.temp);
+  return v;
+}
+
+static gw_val_t emit_load(gw_t *w, gp_node_t *n, const gw_pos_t *pos, gw_memo_t *slot) {
   const uint32_t ax0 = HCG_AX0(w->p->rank);
   const int rel = n->level - w->k->base_level;
   char idx[256] = "", c[64], e[24];
@@ -199,54 +217,33 @@ static gval_t emit_load(gw_t *w, gp_node_t *n, const gpos_t *pos, gmemo_t *slot)
     }
   }
   uint32_t s = (uint32_t)w->k->slot[n->id];
-  gval_t v = new_temp(w, slot, n->id, pos);
+  gw_val_t v = new_temp(w, slot, n->id, pos);
   if (w->vec_cell >= 0 && root_relative(pos)) {
     char name[48];
     gv_value_name(s, pos->off, w->vec_plane, w->vec_cell, name, sizeof name);
     gw_put(w, "  const REAL %s = %s;\n", v.s, name);
-  } else if (s == 0)
-    gw_put(w, "  const REAL %s = D[%s];\n", v.s, idx);
-  else
-    gw_put(w, "  const REAL %s = F%u[%s];\n", v.s, s, idx);
+  } else {
+    char f[16];
+    gs_field_name(s, f, sizeof f);
+    gw_put(w, "  const REAL %s = %s[%s];\n", v.s, f, idx);
+  }
   return v;
 }
 
 /* Staged kernels: the tile value at a root-relative position. */
-static gval_t emit_tile_read(gw_t *w, gp_node_t *n, const gpos_t *pos, gmemo_t *slot) {
-  const uint32_t rank = w->p->rank;
-  const int32_t *R = w->rad;
-  gval_t v = new_temp(w, slot, n->id, pos);
-  if (w->host_stage) {
-    /* slices along the marching axis (0 in 3-D, 1 otherwise), see grid_emit.c */
-    int m = rank == 3 ? 0 : 1;
-    if (rank == 3)
-      gw_put(w,
-             "  const REAL %s = T[(size_t)((zq - z0 + (%lld)) %% TW) * TN + (size_t)((i1 - ya + %d + (%lld)) * NX + "
-             "(i2 - xa + %d + (%lld)))];\n",
-             v.s, (long long)pos->off[m], R[1], (long long)pos->off[1], R[2], (long long)pos->off[2]);
-    else
-      gw_put(w, "  const REAL %s = T[(size_t)((zq - z0 + (%lld)) %% TW) * TN + (size_t)(i2 - xa + %d + (%lld))];\n",
-             v.s, (long long)pos->off[m], R[2], (long long)pos->off[2]);
-    return v;
-  }
-  if (rank == 3)
-    gw_put(
-        w,
-        "  const REAL %s = T[(((zq - zb + %d + (%lld)) %% TW) * TY + (ly + %d + (%lld))) * TX + (lx + %d + (%lld))];\n",
-        v.s, R[0], (long long)pos->off[0] - R[0], R[1], (long long)pos->off[1], R[2], (long long)pos->off[2]);
-  else if (rank == 2)
-    gw_put(w, "  const REAL %s = T[(ly + %d + (%lld)) * TX + (lx + %d + (%lld))];\n", v.s, R[1], (long long)pos->off[1],
-           R[2], (long long)pos->off[2]);
-  else
-    gw_put(w, "  const REAL %s = T[lx + %d + (%lld)];\n", v.s, R[2], (long long)pos->off[2]);
+static gw_val_t emit_tile_read(gw_t *w, gp_node_t *n, const gw_pos_t *pos, gw_memo_t *slot) {
+  char at[256];
+  ge_tile_value(w, pos->off, at, sizeof at);
+  gw_val_t v = new_temp(w, slot, n->id, pos);
+  gw_put(w, "  const REAL %s = %s;\n", v.s, at);
   return v;
 }
 
 /* Prolongation: nested linear interpolation over the rank's axes. */
-static void prolong_terms(gw_t *w, gp_node_t *child, gpos_t *cp, const int32_t *hv, const int32_t *uv,
+static void prolong_terms(gw_t *w, gp_node_t *child, gw_pos_t *cp, const int32_t *hv, const int32_t *uv,
                           const int32_t *wv, uint32_t a, char *out, size_t n) {
   if (a == 3) {
-    gval_t c = walk(w, child, cp);
+    gw_val_t c = walk(w, child, cp);
     snprintf(out, n, "%s", c.s);
     return;
   }
@@ -259,12 +256,12 @@ static void prolong_terms(gw_t *w, gp_node_t *child, gpos_t *cp, const int32_t *
   if (snprintf(out, n, "(%s + %s * (%s - %s))", lo, wn, hi, lo) >= (int)n) w->fail = 1;
 }
 
-static gval_t emit_func(gw_t *w, gp_node_t *n, const gpos_t *pos, gmemo_t *slot) {
+static gw_val_t emit_func(gw_t *w, gp_node_t *n, const gw_pos_t *pos, gw_memo_t *slot) {
   const hc_gfunc_t *f = &n->src->fn;
   const uint32_t r = w->p->rank, ax0 = HCG_AX0(r);
   char c[64], p0[16], p1[16], p2[16];
   char x[3][160];
-  gval_t v = new_temp(w, slot, n->id, pos);
+  gw_val_t v = new_temp(w, slot, n->id, pos);
   switch ((hc_gfunc_kind_t)f->kind) {
   case HC_GFUNC_COORD:
     coord_text(w, pos, (int)(ax0 + f->axis), c, sizeof c);
@@ -335,27 +332,21 @@ static gval_t emit_func(gw_t *w, gp_node_t *n, const gpos_t *pos, gmemo_t *slot)
   return v;
 }
 
-static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos) {
-  gval_t v;
-  if (w->fail) {
-    snprintf(v.s, sizeof v.s, "0");
-    return v;
-  }
+static gw_val_t walk(gw_t *w, gp_node_t *n, const gw_pos_t *pos) {
+  gw_val_t v = text_value("0");
+  if (w->fail) return v;
   if (n->kind == GX_SCALAR) {
     if (w->emit)
       pname(w, n, 0, v.s, sizeof v.s);
     else {
       n->npos = 1;
-      snprintf(v.s, sizeof v.s, "s");
+      v = text_value("s");
     }
     return v;
   }
-  gmemo_t *slot = memo_slot(w, n->id, pos);
+  gw_memo_t *slot = memo_slot(w, n->id, pos);
   if (!slot) return v;
-  if (slot->val >= 0) {
-    snprintf(v.s, sizeof v.s, "e%d", slot->val);
-    return v;
-  }
+  if (slot->val >= 0) return temp_value(slot->val);
   if (!w->emit) {
     /* analysis: record the position, then walk the operands */
     slot->node = n->id;
@@ -369,7 +360,7 @@ static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos) {
       else
         w->watch_ok = 0;
     }
-    snprintf(v.s, sizeof v.s, "x");
+    v = text_value("x");
     if (is_leaf(w, n)) return v;
   } else {
     if (is_leaf(w, n)) return emit_load(w, n, pos, slot);
@@ -381,14 +372,14 @@ static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos) {
   case GX_ADD:
   case GX_SUB:
   case GX_MUL: {
-    gval_t a = walk(w, n->a, pos), b = walk(w, n->b, pos);
+    gw_val_t a = walk(w, n->a, pos), b = walk(w, n->b, pos);
     if (!w->emit) return v;
     v = new_temp(w, slot, n->id, pos);
     gw_put(w, "  const REAL %s = %s %c %s;\n", v.s, a.s, n->kind == GX_ADD ? '+' : n->kind == GX_SUB ? '-' : '*', b.s);
     return v;
   }
   case GX_SCALE: {
-    gval_t a = walk(w, n->a, pos);
+    gw_val_t a = walk(w, n->a, pos);
     if (!w->emit) return v;
     pname(w, n, 0, p0, sizeof p0);
     v = new_temp(w, slot, n->id, pos);
@@ -400,14 +391,14 @@ static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos) {
     /* analysis: every point; code: the points of non-zero coefficients,
      * summed per class of equal coefficients, one multiply per class */
     const int32_t *cls = w->emit ? w->k->cls + w->k->cls0[n->id] : NULL;
-    gval_t *vals = malloc(st->n * sizeof *vals);
+    gw_val_t *vals = malloc(st->n * sizeof *vals);
     if (!vals) {
       w->fail = 1;
       return v;
     }
     for (uint32_t k = 0; k < st->n; k++) {
       if (cls && cls[k] < 0) continue;
-      gpos_t q = *pos;
+      gw_pos_t q = *pos;
       for (uint32_t d = 0; d < st->rank; d++) q.off[ax0 + d] += st->off[k][d];
       vals[k] = walk(w, n->a, &q);
     }
@@ -435,7 +426,7 @@ static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos) {
   case GX_RESTRICT: {
     /* full weighting: weights (1/4, 1/2, 1/4) per axis around 2i */
     int32_t dv[3];
-    for (int a = 0; a < 3; a++) dv[a] = (uint32_t)a >= ax0 ? var_get(w, GV_DBL, pos->var[a], 0) : pos->var[a];
+    for (int a = 0; a < 3; a++) dv[a] = (uint32_t)a >= ax0 ? var_get(w, GW_VAR_DBL, pos->var[a], 0) : pos->var[a];
     uint32_t r = w->p->rank, npts = 1;
     for (uint32_t d = 0; d < r; d++) npts *= 3;
     if (w->emit) v = new_temp(w, NULL, n->id, pos);
@@ -443,7 +434,7 @@ static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos) {
     snprintf(acc, sizeof acc, "%s_acc", w->emit ? v.s : "x");
     gw_put(w, "  REAL %s = (REAL)0;\n", acc);
     for (uint32_t m = 0; m < npts; m++) {
-      gpos_t q = *pos;
+      gw_pos_t q = *pos;
       double wt = 1;
       uint32_t mm = m;
       for (uint32_t a = ax0; a < 3; a++) {
@@ -453,30 +444,24 @@ static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos) {
         q.off[a] = 2 * pos->off[a] + o;
         wt *= o == 0 ? 0.5 : 0.25;
       }
-      gval_t c = walk(w, n->a, &q);
+      gw_val_t c = walk(w, n->a, &q);
       gw_put(w, "  %s += (REAL)%.17g * %s;\n", acc, wt, c.s);
     }
     if (w->emit) {
       gw_put(w, "  const REAL %s = %s;\n", v.s, acc);
       /* register the memo entry now that the operands are emitted */
-      gmemo_t *s = memo_slot(w, n->id, pos);
-      if (s) {
-        s->node = n->id;
-        s->pos = *pos;
-        s->val = atoi(v.s + 1);
-        w->mcount++;
-      }
+      memo_record(w, n->id, pos, v.temp);
     }
     return v;
   }
   case GX_PROLONG: {
     int32_t hv[3], uv[3], wv[3];
-    gpos_t q = *pos;
+    gw_pos_t q = *pos;
     for (int a = 0; a < 3; a++) {
       if ((uint32_t)a >= ax0) {
-        hv[a] = var_get(w, GV_HALF, pos->var[a], pos->off[a]);
-        uv[a] = var_get(w, GV_HALFUP, pos->var[a], pos->off[a]);
-        wv[a] = var_get(w, GV_PARW, pos->var[a], pos->off[a]);
+        hv[a] = var_get(w, GW_VAR_HALF, pos->var[a], pos->off[a]);
+        uv[a] = var_get(w, GW_VAR_HALFUP, pos->var[a], pos->off[a]);
+        wv[a] = var_get(w, GW_VAR_PARW, pos->var[a], pos->off[a]);
         q.off[a] = 0;
       }
     }
@@ -496,8 +481,8 @@ static gval_t walk(gw_t *w, gp_node_t *n, const gpos_t *pos) {
   return v;
 }
 
-gval_t gw_walk_root(gw_t *w, gp_node_t *n, int32_t var_base) {
-  gpos_t p;
+gw_val_t gw_walk_root(gw_t *w, gp_node_t *n, int32_t var_base) {
+  gw_pos_t p;
   for (int d = 0; d < 3; d++) {
     p.var[d] = var_base + d;
     p.off[d] = 0;
@@ -507,7 +492,7 @@ gval_t gw_walk_root(gw_t *w, gp_node_t *n, int32_t var_base) {
 
 /* ---------------------------------------------------------------- analysis passes */
 
-void gk_count_positions(gp_plan_t *p, gp_node_t *root, int stop_at_materialised) {
+void gw_count_positions(gp_plan_t *p, gp_node_t *root, int stop_at_materialised) {
   for (uint32_t i = 0; i < p->nnodes; i++) p->nodes[i]->npos = 0;
   gw_t w;
   if (gw_init(&w, p, NULL, root, stop_at_materialised, 0) != HC_OK) return;
@@ -527,7 +512,7 @@ static void radius_cb(void *u, const int64_t off[3]) {
   }
 }
 
-int gk_stage_radius(gp_plan_t *p, gp_node_t *root, gp_node_t *s, int32_t radius[3]) {
+int gw_stage_radius(gp_plan_t *p, gp_node_t *root, gp_node_t *s, int32_t radius[3]) {
   radius_t r = {{0, 0, 0}};
   gw_t w;
   if (gw_init(&w, p, NULL, root, 1, 0) != HC_OK) return -1;
@@ -554,7 +539,7 @@ int gk_stage_radius(gp_plan_t *p, gp_node_t *root, gp_node_t *s, int32_t radius[
   return ok ? 0 : -1;
 }
 
-int gk_for_each_offset(gp_plan_t *p, gp_node_t *root, gp_node_t *leaf, void (*fn)(void *u, const int64_t off[3]),
+int gw_for_each_offset(gp_plan_t *p, gp_node_t *root, gp_node_t *leaf, void (*fn)(void *u, const int64_t off[3]),
                        void *u) {
   gw_t w;
   if (gw_init(&w, p, NULL, root, 1, 0) != HC_OK) return 0;

@@ -14,21 +14,21 @@
 typedef struct {
   int32_t var[3];
   int64_t off[3];
-} gpos_t;
+} gw_pos_t;
 
-enum { GV_ROOT, GV_QROOT, GV_DBL, GV_HALF, GV_HALFUP, GV_PARW };
+enum { GW_VAR_ROOT, GW_VAR_QROOT, GW_VAR_DBL, GW_VAR_HALF, GW_VAR_HALFUP, GW_VAR_PARW };
 
 typedef struct {
   int kind;
   int32_t parent;
   int64_t off;
-} gvar_t;
+} gw_var_t;
 
 typedef struct {
   uint32_t node;
-  gpos_t pos;
+  gw_pos_t pos;
   int32_t val; /* temp number, or -1: empty slot */
-} gmemo_t;
+} gw_memo_t;
 
 typedef struct gw {
   gp_plan_t *p;
@@ -36,9 +36,9 @@ typedef struct gw {
   gp_node_t *root;
   int stop_mat; /* materialised nodes other than root are leaves */
   int emit;
-  gvar_t *vars;
+  gw_var_t *vars;
   uint32_t nvars, vcap;
-  gmemo_t *memo;
+  gw_memo_t *memo;
   uint32_t mcap, mcount;
   int32_t ntemps;
   char *buf;
@@ -58,9 +58,12 @@ typedef struct gw {
   int watch_ok; /* 0 once a watched position is not root-relative */
 } gw_t;
 
+/* A value in the kernel's text: a temporary (temp >= 0) or another
+ * expression (a parameter; temp -1). */
 typedef struct {
   char s[40];
-} gval_t;
+  int32_t temp;
+} gw_val_t;
 
 hc_status_t gw_init(gw_t *w, gp_plan_t *p, const gk_t *k, gp_node_t *root, int stop_mat, int emit);
 void gw_fini(gw_t *w);
@@ -68,16 +71,20 @@ void gw_put(gw_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 void gw_memo_clear(gw_t *w);
 void gw_var_name(const gw_t *w, int32_t v, char *out, size_t n);
 /* Value of n at the root variables (var_base 0: i0..i2, 3: q0..q2). */
-gval_t gw_walk_root(gw_t *w, gp_node_t *n, int32_t var_base);
+gw_val_t gw_walk_root(gw_t *w, gp_node_t *n, int32_t var_base);
 
 /* "((v0) * n1 + (v1)) * n2 + (v2)" for the rank (grid_emit.c). */
-void gk_lin_index(uint32_t rank, const char *v0, const char *v1, const char *v2, char *out, size_t n);
+void ge_lin_index(uint32_t rank, const char *v0, const char *v1, const char *v2, char *out, size_t n);
+/* The staged node's value at root-relative offset off in the names the
+ * emitter declares: the host kernel's window of slices or the device
+ * kernel's tile (grid_emit.c). */
+void ge_tile_value(const gw_t *w, const int64_t off[3], char *out, size_t n);
 
 /* Vector kernels (grid_vector.c): the body of an assignment whose items
- * take k->vec cells of k->zunroll planes each (-1 when k is not eligible),
+ * take sched.vec cells of sched.planes planes each (-1 when k is not eligible),
  * and the name of the preloaded value of field slot `slot` at offset off
  * from the item's cell `cell` of plane `plane`. */
-int gk_emit_vector_assign(gw_t *w, const gk_t *k);
+int gv_emit_assign(gw_t *w, const gk_t *k);
 void gv_value_name(uint32_t slot, const int64_t off[3], int plane, int cell, char *out, size_t n);
 
 #endif
