@@ -31,6 +31,8 @@ json_t *hcrun_job_json(const hc_job_t *job);
 /* The human table of one run, from its hcrun_job_json document (so that
  * --repeat prints the best run, as --json does). */
 void hcrun_print_job(json_t *jobdoc, const char *device_id);
+/* Seconds as the reports print them ("12.300 ms", "-" for none). */
+void hcrun_fmt_time(char *buf, size_t n, double seconds);
 /* A split run's parts (device, rows, share, times, halo traffic) and plan;
  * NULL when the last run did not split (partition.h). */
 json_t *hcrun_split_json(const hc_devset_t *set);

@@ -15,17 +15,6 @@
 
 static const char *const state_names[] = {"pending", "done", "failed", "skipped"};
 
-static void fmt_time(char *buf, size_t n, double s) {
-  if (s <= 0)
-    snprintf(buf, n, "-");
-  else if (s < 1e-3)
-    snprintf(buf, n, "%.2f us", s * 1e6);
-  else if (s < 1)
-    snprintf(buf, n, "%.3f ms", s * 1e3);
-  else
-    snprintf(buf, n, "%.3f s", s);
-}
-
 static void fmt_bytes(char *buf, size_t n, double b) {
   if (b < 1e3)
     snprintf(buf, n, "%.0f B", b);
@@ -193,14 +182,14 @@ static void print_stage(const hc_pipeline_t *p, uint32_t k) {
     printf("%-14s %s on %s: %s\n", head, si.workload, si.device, state_names[si.state]);
     return;
   }
-  fmt_time(a, sizeof a, si.times.compute_s);
-  fmt_time(b, sizeof b, si.times.device_s);
+  hcrun_fmt_time(a, sizeof a, si.times.compute_s);
+  hcrun_fmt_time(b, sizeof b, si.times.device_s);
   double build = 0;
   hc_job_build_time(job, &build, NULL);
   char c[48] = "";
   if (build > 0) {
     snprintf(c, sizeof c, "; building kernels ");
-    fmt_time(c + strlen(c), sizeof c - strlen(c), build);
+    hcrun_fmt_time(c + strlen(c), sizeof c - strlen(c), build);
   }
   printf("%-14s %s on %s: %s (device %s%s)\n", head, si.workload, si.device, a, b, c);
   printf("%-14s", "");
@@ -237,7 +226,7 @@ static void print_report(const hc_pipeline_t *p) {
     hc_pipeline_transfer_t t;
     if (hc_pipeline_transfer_get(p, i, &t) != HC_OK) continue;
     fmt_bytes(a, sizeof a, (double)t.bytes);
-    fmt_time(b, sizeof b, t.seconds);
+    hcrun_fmt_time(b, sizeof b, t.seconds);
     char from[96];
     if (t.from_stage < 0)
       snprintf(from, sizeof from, "outside field");
@@ -251,12 +240,12 @@ static void print_report(const hc_pipeline_t *p) {
     printf("%-14s %s -> stage %u (%s) %s: %s -> %s, %s in %s (%.3g GB/s)\n", "transfer", from, t.stage + 1, ti.workload,
            t.input, t.from_device, t.to_device, a, b, t.seconds > 0 ? (double)t.bytes / t.seconds / 1e9 : 0.0);
   }
-  fmt_time(a, sizeof a, r.wall_s);
-  fmt_time(b, sizeof b, r.compute_s);
-  fmt_time(c, sizeof c, r.device_s);
+  hcrun_fmt_time(a, sizeof a, r.wall_s);
+  hcrun_fmt_time(b, sizeof b, r.compute_s);
+  hcrun_fmt_time(c, sizeof c, r.device_s);
   printf("%-14s wall %s; compute %s, device %s over %u of %u stages\n", "total", a, b, c, r.stages_run, n);
   fmt_bytes(a, sizeof a, (double)r.transfer_bytes);
-  fmt_time(b, sizeof b, r.transfer_s);
+  hcrun_fmt_time(b, sizeof b, r.transfer_s);
   printf("%-14s %u hand-overs, %u on the device; %u transfers between devices (%s, %s); host transfers between "
          "stages: %llu\n",
          "data", r.handovers, r.handovers_on_device, r.transfer_count, a, b,

@@ -165,7 +165,7 @@ json_t *hcrun_job_json(const hc_job_t *job) {
   return o;
 }
 
-static void fmt_time(char *buf, size_t n, double s) {
+void hcrun_fmt_time(char *buf, size_t n, double s) {
   if (s <= 0)
     snprintf(buf, n, "-");
   else if (s < 1e-3)
@@ -187,14 +187,14 @@ void hcrun_print_job(json_t *doc, const char *device_id) {
   printf("\n");
   json_t *t = json_object_get(doc, "times");
   char a[32], b[32], c[32];
-  fmt_time(a, sizeof a, hcrun_json_double(json_object_get(t, "compute_s")));
-  fmt_time(b, sizeof b, hcrun_json_double(json_object_get(t, "device_s")));
-  fmt_time(c, sizeof c, hcrun_json_double(json_object_get(t, "wall_s")));
+  hcrun_fmt_time(a, sizeof a, hcrun_json_double(json_object_get(t, "compute_s")));
+  hcrun_fmt_time(b, sizeof b, hcrun_json_double(json_object_get(t, "device_s")));
+  hcrun_fmt_time(c, sizeof c, hcrun_json_double(json_object_get(t, "wall_s")));
   printf("%-14s %s (device %s; whole run with setup %s)\n", "time", a, b, c);
   const double build = hcrun_json_double(json_object_get(t, "build_s"));
   if (build > 0) {
-    fmt_time(a, sizeof a, build);
-    fmt_time(b, sizeof b, hcrun_json_double(json_object_get(t, "first_launch_build_s")));
+    hcrun_fmt_time(a, sizeof a, build);
+    hcrun_fmt_time(b, sizeof b, hcrun_json_double(json_object_get(t, "first_launch_build_s")));
     printf("%-14s %s building kernels (%s of it at first launches); not in the time above\n", "build", a,
            b[0] == '-' ? "none" : b);
   }
@@ -261,7 +261,7 @@ void hcrun_print_usage(hc_context_t *ctx) {
   json_t *o;
   json_array_foreach(a, i, o) {
     char w[32];
-    fmt_time(w, sizeof w, json_real_value(json_object_get(o, "window_s")));
+    hcrun_fmt_time(w, sizeof w, json_real_value(json_object_get(o, "window_s")));
     printf("%-14s %s busy %.1f%% of %s (compute %.1f%%, transfers %.1f%%), idle %.1f%%\n", "utilisation",
            json_string_value(json_object_get(o, "device")), 100 * json_real_value(json_object_get(o, "busy_fraction")),
            w, 100 * json_real_value(json_object_get(o, "compute_fraction")),
@@ -306,11 +306,11 @@ void hcrun_print_split(json_t *split) {
   json_t *p;
   json_array_foreach(json_object_get(split, "parts"), i, p) {
     char c[32], d[32], w[32], h[32], k[32];
-    fmt_time(c, sizeof c, json_real_value(json_object_get(p, "compute_s")));
-    fmt_time(d, sizeof d, json_real_value(json_object_get(p, "device_s")));
-    fmt_time(w, sizeof w, json_real_value(json_object_get(p, "idle_s")));
-    fmt_time(h, sizeof h, json_real_value(json_object_get(p, "halo_s")));
-    fmt_time(k, sizeof k, json_real_value(json_object_get(p, "collective_s")));
+    hcrun_fmt_time(c, sizeof c, json_real_value(json_object_get(p, "compute_s")));
+    hcrun_fmt_time(d, sizeof d, json_real_value(json_object_get(p, "device_s")));
+    hcrun_fmt_time(w, sizeof w, json_real_value(json_object_get(p, "idle_s")));
+    hcrun_fmt_time(h, sizeof h, json_real_value(json_object_get(p, "halo_s")));
+    hcrun_fmt_time(k, sizeof k, json_real_value(json_object_get(p, "collective_s")));
     printf("  part %zu %-9s rows %lld..%lld (%.1f%%)  compute %s  device %s  idle %s  halo %s, %lld B  "
            "collectives %s\n",
            i, json_string_value(json_object_get(p, "device")), (long long)json_integer_value(json_object_get(p, "lo")),
