@@ -123,10 +123,19 @@ static hc_status_t cuda_device_open(void *state, uint32_t index, void **out) {
   d->index = index;
   d->cc = s->slots[index].cc;
   d->dev = s->slots[index].dev;
+  pthread_mutex_init(&d->trace_pool_lock, NULL);
   const hc_cu_api_t *cu = d->cu;
   CUresult r = cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
   if (r != CUDA_SUCCESS) {
+    pthread_mutex_destroy(&d->trace_pool_lock);
     free(d);
+    /* Other processes hold the memory a context needs: say so, with the
+     * device's size, as an allocation that does not fit would. */
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+      return hc_cu_fail(cu, HC_ERR_DEVICE_MEMORY, r,
+                        "cuda:%u: no memory left for a context on the device (%llu bytes, in use by other processes): "
+                        "cuDevicePrimaryCtxRetain",
+                        index, (unsigned long long)s->slots[index].info.global_mem_bytes);
     return hc_cu_fail(cu, HC_ERR_DEVICE, r, "cuda:%u: cuDevicePrimaryCtxRetain", index);
   }
   const char *what = "cuCtxSetCurrent";
@@ -164,6 +173,7 @@ static void cuda_device_close(void *dev) {
     cu->cuCtxSetCurrent(NULL);
   }
   cu->cuDevicePrimaryCtxRelease(d->dev);
+  pthread_mutex_destroy(&d->trace_pool_lock);
   free(d);
 }
 

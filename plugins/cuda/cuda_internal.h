@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include <hc/plugin.h>
 
 #include "copier.h"
@@ -58,6 +60,11 @@ typedef struct cuda_dev {
   CUevent trace_ref;
   double trace_ref_host;
   unsigned trace_outstanding;
+  /* Records read and given back, their events kept for the next traced
+   * commands (creating and destroying two events per command was most of
+   * a traced command's cost); any thread, under trace_pool_lock. */
+  struct cuda_trace_rec *trace_pool;
+  pthread_mutex_t trace_pool_lock;
 } cuda_dev_t;
 
 /* Makes the device's context current on the calling thread (cheap when it

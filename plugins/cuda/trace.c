@@ -19,9 +19,35 @@ static pthread_once_t nvtx_once = PTHREAD_ONCE_INIT;
 static void nvtx_init(void) { nvtxInitialize(NULL); }
 #endif
 
-typedef struct {
-  CUevent ev[2]; /* recorded before and after the command */
+typedef struct cuda_trace_rec {
+  CUevent ev[2];               /* recorded before and after the command */
+  struct cuda_trace_rec *next; /* in the device's pool */
 } cuda_trace_rec_t;
+
+/* A record with its two events: from the pool, else new; NULL on failure. */
+static cuda_trace_rec_t *rec_get(cuda_dev_t *d) {
+  pthread_mutex_lock(&d->trace_pool_lock);
+  cuda_trace_rec_t *r = d->trace_pool;
+  if (r) d->trace_pool = r->next;
+  pthread_mutex_unlock(&d->trace_pool_lock);
+  if (r) return r;
+  if (!(r = calloc(1, sizeof *r))) return NULL;
+  const hc_cu_api_t *cu = d->cu;
+  if (cu->cuEventCreate(&r->ev[0], CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+      cu->cuEventCreate(&r->ev[1], CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+    if (r->ev[0]) cu->cuEventDestroy(r->ev[0]);
+    free(r);
+    return NULL;
+  }
+  return r;
+}
+
+static void rec_put(cuda_dev_t *d, cuda_trace_rec_t *r) {
+  pthread_mutex_lock(&d->trace_pool_lock);
+  r->next = d->trace_pool;
+  d->trace_pool = r;
+  pthread_mutex_unlock(&d->trace_pool_lock);
+}
 
 /* The reference event: recorded on the idle stream and waited for, it
  * completed between the host's times around the wait, whose middle is
@@ -55,15 +81,10 @@ void *cuda_trace_command_begin(void *dev) {
        (__atomic_load_n(&d->trace_outstanding, __ATOMIC_RELAXED) == 0 && hc_now() - d->trace_ref_host > 1.0)) &&
       !map_clock(d))
     return NULL; /* the core times the command on the host */
-  cuda_trace_rec_t *r = calloc(1, sizeof *r);
+  cuda_trace_rec_t *r = rec_get(d);
   if (!r) return NULL;
-  const hc_cu_api_t *cu = d->cu;
-  if (cu->cuEventCreate(&r->ev[0], CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
-      cu->cuEventCreate(&r->ev[1], CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
-      cu->cuEventRecord(r->ev[0], d->stream) != CUDA_SUCCESS) {
-    if (r->ev[0]) cu->cuEventDestroy(r->ev[0]);
-    if (r->ev[1]) cu->cuEventDestroy(r->ev[1]);
-    free(r);
+  if (d->cu->cuEventRecord(r->ev[0], d->stream) != CUDA_SUCCESS) {
+    rec_put(d, r);
     return NULL;
   }
   __atomic_add_fetch(&d->trace_outstanding, 1, __ATOMIC_RELAXED); /* (read by another thread) */
@@ -79,9 +100,7 @@ void cuda_trace_command_end(void *dev, void *record) {
 
 static void release(cuda_dev_t *d, cuda_trace_rec_t *r) {
   if (!r) return;
-  d->cu->cuEventDestroy(r->ev[0]);
-  d->cu->cuEventDestroy(r->ev[1]);
-  free(r);
+  rec_put(d, r); /* an event is recorded again only after it was read */
   __atomic_sub_fetch(&d->trace_outstanding, 1, __ATOMIC_RELAXED);
 }
 
@@ -107,6 +126,13 @@ void cuda_trace_discard(void *dev, void *record) { release(dev, record); }
 void cuda_trace_teardown(cuda_dev_t *d) {
   if (d->trace_ref) d->cu->cuEventDestroy(d->trace_ref);
   d->trace_ref = NULL;
+  for (cuda_trace_rec_t *r = d->trace_pool, *next; r; r = next) {
+    next = r->next;
+    d->cu->cuEventDestroy(r->ev[0]);
+    d->cu->cuEventDestroy(r->ev[1]);
+    free(r);
+  }
+  d->trace_pool = NULL;
 }
 
 /* Ranges only where there is a CUDA device for Nsight Systems to show
