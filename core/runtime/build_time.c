@@ -3,13 +3,15 @@
  * A program build is timed where it happens (hc_kernel_create). Some
  * drivers finish the build only when a kernel first runs: PoCL compiles a
  * work-group function for each group size a kernel is launched with, at
- * the command's start, and CUDA loads a module's function at its first
- * launch. No launch can do that work without running the kernel (a
+ * the command's start (the cuda backend's kernel_create queries the
+ * function, which loads it, and NVIDIA's OpenCL builds in full at
+ * clBuildProgram). No launch can do that work without running the kernel (a
  * launch of one group, of no items or past the kernel's bounds is a
  * different specialisation, or writes the outputs), so the first launch of
- * each (kernel, range, group) is the one a driver may build in: the core
- * drains the queue before it, waits for it, and charges the time it took
- * beyond the kernel's own device time to the job as build time. */
+ * each (kernel, range, group) is the one a driver may build in: on a CPU
+ * device running source kernels the core drains the queue before it, waits
+ * for it, and charges the time it took beyond the kernel's own device time
+ * to the job as build time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,10 +91,13 @@ hc_status_t hc__launch_measured(hc_kernel_t *k, const hc_launch_t *l) {
   hc_device_t *d = k->dev;
   const hc_backend_ops_t *ops = &d->backend->ops;
   const int traced_ctx = HC__TRACING(d->ctx);
-  /* Only source kernels are built, and only a backend with device times
-   * can tell the build from the kernel's run. */
-  const int first = k->program && ops->trace_time && ops->trace_command_begin && ops->trace_command_end &&
-                    first_of_its_kind_locked(d, k, l);
+  /* Only source kernels are built, only a backend with device times can
+   * tell the build from the kernel's run, and only a CPU device compiles at
+   * the launch (PoCL's work-group functions, tenths of a second each): a
+   * GPU's drivers finish at the build and kernel_create, and the waits
+   * would only slow their first launches. */
+  const int first = k->program && d->info.type == HC_DEVICE_CPU && ops->trace_time && ops->trace_command_begin &&
+                    ops->trace_command_end && first_of_its_kind_locked(d, k, l);
   double t0 = 0;
   hc_status_t st = HC_OK;
   if (first) {

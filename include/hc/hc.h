@@ -441,11 +441,11 @@ typedef struct hc_job_times {
 } hc_job_times_t;
 void hc_job_times(const hc_job_t *job, hc_job_times_t *out);
 /* Time the last run spent building kernels: programs built (or loaded
- * from the disk cache), and the first launch of each kernel per range and
- * group beyond the kernel's own device time, where a driver finishes its
- * build (PoCL compiles a work-group function per group size; CUDA loads a
- * function at its first launch). Build time inside the workload's timed
- * region is not part of compute_s. Either pointer may be NULL. */
+ * from the disk cache), and on a CPU device running source kernels the
+ * first launch of each kernel per range and group beyond the kernel's own
+ * device time, where the driver finishes its build (PoCL compiles a
+ * work-group function per group size). Build time inside the workload's
+ * timed region is not part of compute_s. Either pointer may be NULL. */
 void hc_job_build_time(const hc_job_t *job, double *build_s,
                        double *first_launch_s);
 

@@ -44,9 +44,13 @@ def cold_run(args, text=False):
 # The device's own time bounds what the timed region may add on top:
 # launches, the host's share, a slow shared machine. A build inside the
 # region is 0.1-0.3 s on PoCL.
-def assert_build_outside(times):
+# A CPU device (PoCL) builds at the first launches; a GPU's OpenCL driver
+# at the program build (run_gpu.sh makes NVIDIA's platform opencl:0).
+def assert_build_outside(doc):
+    times = doc['times']
     assert times['build_s'] > 0, times
-    assert times['first_launch_build_s'] > 0, times
+    if doc['device']['type'] == 'cpu':
+        assert times['first_launch_build_s'] > 0, times
     assert times['first_launch_build_s'] <= times['build_s'], times
     assert times['compute_s'] <= 10 * times['device_s'] + 0.05, times
 
@@ -56,20 +60,18 @@ def assert_build_outside(times):
     ['--workload=jacobi', 'n=257', 'iters=200'],
 ])
 def test_cold_build_is_not_compute(args):
-    doc = cold_run(['--device=opencl:0'] + args)
-    assert_build_outside(doc['times'])
+    assert_build_outside(cold_run(['--device=opencl:0'] + args))
 
 
 def test_build_line_in_report():
     out = cold_run(['--device=opencl:0', '--workload=simpson'], text=True)
     line = [l for l in out.splitlines() if l.startswith('build ')]
-    assert line and 'first launches' in line[0], out
+    assert line and 'not in the time above' in line[0], out
 
 
 def test_split_run_reports_the_parts_build():
     doc = cold_run(['--device=cpu:0,opencl:0', '--workload=jacobi', 'n=257', 'iters=100'])
     assert doc['times']['build_s'] > 0, doc['times']
-    assert doc['times']['first_launch_build_s'] > 0, doc['times']
 
 
 def test_host_kernels_build_nothing():
