@@ -113,7 +113,6 @@ static void start_locked(hc_context_t *ctx, hc__backend_t *be) {
   }
   uint32_t n = be->ops.device_count(be->state), total = ctx->ndevices;
   if (n > HC__BACKEND_MAX_DEVICES) n = HC__BACKEND_MAX_DEVICES;
-  be->first_device = total;
   be->ndevices = 0;
   for (uint32_t i = 0; i < n; i++) {
     hc__device_slot_t *s = &ctx->devices[total];

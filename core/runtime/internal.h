@@ -22,7 +22,6 @@ typedef struct hc__backend {
   hc_backend_ops_t ops; /* copy, zero-extended to the core's size */
   void *state;
   uint32_t ndevices;
-  uint32_t first_device; /* index of its first device in the context */
   /* Backends start when first needed (context.c, hc__backend_start): 0 not
    * yet, 1 started, -1 its init failed (failed_why says how). Written
    * under hc__plugins_lock; read after it (atomic). */

@@ -229,6 +229,12 @@ def test_device_set_splits_the_run(hc, monkeypatch):
         assert [p['rows'] for p in two.split['parts']] == [(0, 20), (20, 65)]
         assert [p['device'] for p in two.split['parts']] == ['cpu:0', 'cpu:1']
         assert all(p['halo_bytes'] > 0 for p in two.split['parts'])
+        # split="auto": shares from the history (equal until there is one),
+        # the same field whichever devices ran
+        for _ in range(2):
+            auto = c.run('jacobi', device='cpu:0,cpu:1', split='auto', dim=2, n=65, iters=100)
+            assert np.array_equal(one.outputs['u'], auto.outputs['u'])
+            assert 'history' in (auto.split['plan'] if auto.split else auto.notes)
         with pytest.raises(hc.ParamError, match='listed twice'):
             c.run('jacobi', device='cpu:0,cpu:0', dim=2, n=65)
         with pytest.raises(hc.ParamError, match='needs a device set'):

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "harness.h"
+#include "plugins/stub_backend.h"
 
 static char dir1[4200], dir2[4200], dir3[4200];
 
@@ -35,51 +36,18 @@ static int compile_plugin(const char *dir, const char *name, const char *src) {
   "HC_PLUGIN_DESCRIPTOR = {" #MAJOR ", " #MINOR ", HC_PLUGIN_WORKLOAD, 0, \"" NAME "\",\n" \
   "  \"1\", \"" NAME " from the loader test\", &ops};\n"
 
+/* A backend whose init returns init_status; without launch when
+ * with_launch is 0. */
 static const char *backend_src(const char *init_status, int with_launch) {
   static char buf[4096];
-  snprintf(
-      buf, sizeof buf,
-      "#include <hc/plugin.h>\n"
-      "static hc_status_t init(hc_context_t *c, void **s) { (void)c; *s = 0; return %s; }\n"
-      "static uint32_t count(void *s) { (void)s; return 0; }\n"
-      "static hc_status_t info(void *s, uint32_t i, hc_device_info_t *o) { (void)s; (void)i; (void)o; return "
-      "HC_ERR_NOT_FOUND; }\n"
-      "static hc_status_t open_(void *s, uint32_t i, void **d) { (void)s; (void)i; (void)d; return HC_ERR_NOT_FOUND; "
-      "}\n"
-      "static void close_(void *d) { (void)d; }\n"
-      "static hc_status_t alloc(void *d, size_t n, void **m) { (void)d; (void)n; (void)m; return HC_ERR_DEVICE; }\n"
-      "static void mfree(void *d, void *m) { (void)d; (void)m; }\n"
-      "static hc_status_t rw(void *d, void *m, size_t o, const void *s, size_t n) { (void)d; (void)m; (void)o; "
-      "(void)s; (void)n; return HC_OK; }\n"
-      "static hc_status_t rd(void *d, void *m, size_t o, void *s, size_t n) { (void)d; (void)m; (void)o; (void)s; "
-      "(void)n; return HC_OK; }\n"
-      "static hc_status_t cp(void *d, void *a, size_t b, void *c, size_t e, size_t n) { (void)d; (void)a; (void)b; "
-      "(void)c; (void)e; (void)n; return HC_OK; }\n"
-      "static hc_status_t fill(void *d, void *m, size_t o, const void *p, size_t ps, size_t n) { (void)d; (void)m; "
-      "(void)o; (void)p; (void)ps; (void)n; return HC_OK; }\n"
-      "static hc_status_t kh(void *d, hc_host_kernel_fn f, void **k) { (void)d; (void)f; (void)k; return HC_OK; }\n"
-      "static void kr(void *d, void *k) { (void)d; (void)k; }\n"
-      "static hc_status_t launch(void *d, void *k, const hc_launch_t *l) { (void)d; (void)k; (void)l; return HC_OK; }\n"
-      "static hc_status_t fin(void *d) { (void)d; return HC_OK; }\n"
-      "static hc_status_t te(void *d, double *s) { (void)d; *s = 0; return HC_OK; }\n"
-      "static const hc_backend_ops_t ops = { .size = sizeof(hc_backend_ops_t), .init = init, .device_count = count,\n"
-      "  .device_info = info, .device_open = open_, .device_close = close_, .mem_alloc = alloc, .mem_free = mfree,\n"
-      "  .mem_write = rw, .mem_read = rd, .mem_copy = cp, .mem_fill = fill, .kernel_create_host = kh,\n"
-      "  .kernel_release = kr, .launch = %s, .finish = fin, .timer_begin = fin, .timer_end = te };\n"
-      "HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR, HC_ABI_MINOR, HC_PLUGIN_BACKEND, 0, \"%s\", \"1\", \"test\", &ops};\n",
-      init_status, with_launch ? "launch" : "0", with_launch ? "failinit" : "nolaunch");
-  return buf;
+  return stub_backend_src(buf, sizeof buf, with_launch ? "failinit" : "nolaunch", "(void)0", init_status, with_launch);
 }
 
 /* A backend whose init aborts the process (as PoCL does under a tight
  * process limit). */
 static int compile_abort_backend(const char *dir) {
   char src[4096];
-  snprintf(src, sizeof src, "%s", backend_src("(__builtin_abort(), HC_OK)", 1));
-  char *name = strstr(src, "\"failinit\"");
-  if (!name) return 1;
-  memcpy(name, "\"abrtinit\"", 10);
-  return compile_plugin(dir, "abrtinit", src);
+  return compile_plugin(dir, "abrtinit", stub_backend_src(src, sizeof src, "abrtinit", "abort()", "HC_OK", 1));
 }
 
 static int setup(void) {
