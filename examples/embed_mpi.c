@@ -58,9 +58,11 @@ done:
   hc_devset_destroy(set);
   hc_device_close(dev);
   hc_context_destroy(ctx);
-  /* After a failed run some collectives may be unfinished: then leave
-   * without MPI_Finalize, and the launcher ends the other ranks. */
+  /* After a failed run some collectives may be unfinished: then no rank
+   * calls MPI_Finalize (it is collective), and the launcher ends the job
+   * on the failure code. */
   int clean = hc_mpi_transport_clean(t);
+  if (t && hc_mpi_agree(t, clean ? HC_OK : HC_ERR_DEVICE) != HC_OK) clean = 0;
   if (t) t->ops->destroy(t);
   if (clean) MPI_Finalize();
   return rc;

@@ -44,9 +44,12 @@ extern "C" {
  * collectives may be left unfinished, and hc_mpi_transport_clean says so. */
 hc_status_t hc_mpi_transport_create(MPI_Comm comm, hc_transport_t **out);
 #endif
-/* 1 when no operation of t was left unfinished by an abort (MPI_Finalize
- * may then be called), 0 otherwise: the process should end without
- * finalizing, and the launcher ends the others. */
+/* 1 when no operation of t was left unfinished on this rank by an abort,
+ * 0 otherwise. MPI_Finalize is collective: call it on every rank or on
+ * none, so the ranks agree first (hc_mpi_agree(t, clean ? HC_OK :
+ * HC_ERR_DEVICE) == HC_OK on every rank, or none finalises); a process
+ * that does not finalise ends with its failure code, and the launcher
+ * ends the others. */
 int hc_mpi_transport_clean(hc_transport_t *t);
 
 /* MPI_COMM_WORLD, started and ended by hc. */
@@ -64,10 +67,10 @@ typedef struct hc_mpi_world {
  * transport over MPI_COMM_WORLD. On an error (message in hc_last_error)
  * nothing is left to finish unless MPI was started (w->ranks > 0). */
 hc_status_t hc_mpi_world_start(int argc, char **argv, hc_mpi_world_t *w);
-/* Destroys the transport and ends MPI: returns 1 after MPI_Finalize, 0
- * when a failed run left operations unfinished and MPI was not finalized
- * (the caller should exit at once with its failure code; the launcher
- * then ends every rank). */
+/* Collective. Destroys the transport and ends MPI: returns 1 after
+ * MPI_Finalize, 0 when a failed run left operations unfinished on any
+ * rank and no rank finalised (the caller should exit at once with its
+ * failure code; the launcher then ends every rank). */
 int hc_mpi_world_finish(hc_mpi_world_t *w);
 
 /* Every rank gives status (its message: hc_last_error when not HC_OK);

@@ -96,9 +96,15 @@ HC_API int hc_mpi_world_finish(hc_mpi_world_t *w) {
   int clean = hc_mpi_transport_clean(w->transport);
   if (w->transport) {
     /* Every rank leaves together: after a failed run the launcher ends the
-     * others as soon as one exits, and rank 0 must have reported by then. */
-    hc_status_t ok = HC_OK;
-    w->transport->ops->agree(w->transport, (uint32_t)w->rank, &ok, NULL, 0, NULL);
+     * others as soon as one exits, and rank 0 must have reported by then.
+     * MPI_Finalize is collective, so the ranks also agree on calling it:
+     * all of them or none (a rank that finalised alone would wait in it
+     * for the others until the launcher killed it, and the launcher
+     * itself can hang on that). */
+    hc_status_t all_clean = clean ? HC_OK : HC_ERR_DEVICE;
+    if (w->transport->ops->agree(w->transport, (uint32_t)w->rank, &all_clean, NULL, 0, NULL) != HC_OK ||
+        all_clean != HC_OK)
+      clean = 0;
     w->transport->ops->destroy(w->transport);
   }
   w->transport = NULL;

@@ -13,6 +13,7 @@
  * since the last arm. The test finds these through dlsym. A test that runs
  * it in another process (an MPI rank) arms it with the plugin's own
  * variable HC_FAULTY_ARM=op:k instead. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep, under -std=c11 too */
 #include <hc/config.h>
 #include <hc/plugin.h>
 #include <stdio.h>
