@@ -89,7 +89,7 @@ HC_API hc_status_t hc_grid_create(hc_device_t *dev, const hc_grid_options_t *opt
   hc_grid_t *g = calloc(1, sizeof *g);
   if (!g) return hc_error(HC_ERR_NO_MEMORY, "hc_grid_create: out of memory");
   hc_status_t st = read_options(opts, &g->opts);
-  if (st == HC_OK) st = gs_tuning_read(&g->tune);
+  if (st == HC_OK) st = gs_tuning_read(&g->tune, hc_device_info(dev));
   if (st != HC_OK) {
     free(g);
     return st;

@@ -113,9 +113,10 @@ typedef struct gc_entry gc_entry_t;
 typedef struct hcg_temp hcg_temp_t;
 
 /* The grid's kernel shapes and plane order, read once when the grid is
- * created (gs_tuning_read) from the configuration table
- * (core/runtime/config_vars.h holds the defaults; tests/gpu/grid_shapes.sh
- * and tests/gpu/probe.sh grid sweep them on a device to re-measure):
+ * created (gs_tuning_read): the device's row of the grid tuning table
+ * (grid_schedule.c), unless the configuration variables named below set
+ * them (tests/gpu/grid_shapes.sh and tests/gpu/probe.sh grid sweep them on
+ * a device to re-measure):
  *
  * stencil  device stencil assignments (stencil, restriction, prolongation)
  *          run in 2-D work-groups of BX x BY items, each item taking Z
@@ -134,16 +135,21 @@ typedef struct hcg_temp hcg_temp_t;
  *          previous one touched last, which are still in the device's
  *          cache; the order within a launch does not change what it
  *          computes. 0 with HC_GRID_PLANE_ORDER=forward.
+ * stage    fuse=auto stages shared sub-expressions: it pays on GPUs (local
+ *          memory) and in compiled host code (a window of slices in cache);
+ *          a CPU's OpenCL runs work-group barriers in loops slowly.
  * cc, cflags the C compiler of host kernels (grid_cc.c). */
 typedef struct gs_tuning {
   int stencil[3], point[3], vector[3]; /* BX, BY, Z */
   int alternate;
+  int reduce_fill; /* groups per compute unit of a device reduction */
+  int stage;
   char cc[512];     /* host kernels' C compiler (HC_GRID_CC) */
   char cflags[512]; /* its extra flags (HC_GRID_CFLAGS) */
 } gs_tuning_t;
-/* The values of the environment, or an error naming the variable
- * (grid_schedule.c). */
-hc_status_t gs_tuning_read(gs_tuning_t *t);
+/* The device's tuning row and the variables that override it, or an
+ * error naming the variable (grid_schedule.c). */
+hc_status_t gs_tuning_read(gs_tuning_t *t, const hc_device_info_t *info);
 
 struct hc_grid {
   hc_device_t *dev;

@@ -530,12 +530,10 @@ hc_status_t gp_plan_decide(gp_plan_t *p, hc_grid_fuse_t fuse, hc_language_t lang
    * sub-expression that saves the most recomputation. */
   gp_node_t *stage = NULL;
   double stage_gain = 0;
-  /* Staging pays on GPUs (local memory) and in compiled host code (a window
-   * of slices in cache); a CPU's OpenCL runs work-group barriers in loops
-   * slowly, so there only when asked for. */
+  /* Staging where the device's tuning row says it pays (gs_tuning_t) or
+   * when asked for. */
   int want_stage = p->dst && p->parity == HC_GRID_ALL &&
-                   (fuse == HC_GRID_FUSE_STAGE ||
-                    (fuse == HC_GRID_FUSE_AUTO && (info->type == HC_DEVICE_GPU || lang == HC_LANG_HOST)));
+                   (fuse == HC_GRID_FUSE_STAGE || (fuse == HC_GRID_FUSE_AUTO && p->g->tune.stage));
   /* Post-order: inner candidates are decided before the ones containing them. */
   for (uint32_t i = 0; i < p->nnodes; i++) {
     gp_node_t *n = p->nodes[i];

@@ -1,21 +1,46 @@
 /* Schedules: how a kernel instance runs on the grid's device. The variant,
  * the work-group shape, the planes and cells each item takes and the
  * kernel's argument list are decided here once per instance, from its
- * structure, the grid's tuning (read from the configuration table when the
- * grid is created) and the device; the emitter writes the kernel from the
- * record and the launcher runs it from the same record, so neither
- * re-derives what the other chose. */
+ * structure, the grid's tuning (its device's row of the tuning table below,
+ * and the configuration variables, read when the grid is created) and the device; the emitter writes the kernel from
+ * the record and the launcher runs it from the same record, so neither re-derives what the other chose. */
 #include <stdio.h>
 #include <string.h>
 
+#include <hc/tuning.h>
+
 #include "grid_internal.h"
 
-hc_status_t gs_tuning_read(gs_tuning_t *t) {
-  long long order = 0;
-  hc_status_t st = hc_config_shape("HC_GRID_STENCIL", t->stencil);
+/* The grid's per-device tuning (hc/tuning.h): the defaults of
+ * HC_GRID_STENCIL, _POINT, _VECTOR and _PLANE_ORDER, whether fuse=auto
+ * stages (gs_tuning_t says what each is for), and reduce_fill, the groups
+ * per compute unit of a device reduction (its partials, 64 to 1024).
+ * Re-measure the shapes with tests/gpu/grid_shapes.sh and
+ * tests/gpu/probe.sh grid on a device, which set the variables, staging
+ * with fuse=stage|recompute, then bench/run --only=grid. */
+static const struct {
+  const char *device;
+  int stencil[3], point[3], vector[3], alternate, stage, reduce_fill;
+} grid_tuning[] = {
+    {"gpu", {128, 2, 4}, {128, 2, 8}, {32, 4, 4}, 1, 1, 8},
+    {"host", {128, 2, 4}, {128, 2, 8}, {32, 4, 4}, 1, 1, 8},
+    {"*", {128, 2, 4}, {128, 2, 8}, {32, 4, 4}, 1, 0, 8},
+};
+
+hc_status_t gs_tuning_read(gs_tuning_t *t, const hc_device_info_t *info) {
+  size_t row = 0;
+  hc_status_t st = HC_TUNING_PICK(info, grid_tuning, &row);
+  if (st != HC_OK) return st;
+  memcpy(t->stencil, grid_tuning[row].stencil, sizeof t->stencil);
+  memcpy(t->point, grid_tuning[row].point, sizeof t->point);
+  memcpy(t->vector, grid_tuning[row].vector, sizeof t->vector);
+  t->reduce_fill = grid_tuning[row].reduce_fill;
+  t->stage = grid_tuning[row].stage;
+  long long order = grid_tuning[row].alternate ? 0 : 1; /* alternate|forward */
+  st = hc_config_shape("HC_GRID_STENCIL", t->stencil);
   if (st == HC_OK) st = hc_config_shape("HC_GRID_POINT", t->point);
   if (st == HC_OK) st = hc_config_shape("HC_GRID_VECTOR", t->vector);
-  if (st == HC_OK) st = hc_config_int("HC_GRID_PLANE_ORDER", &order); /* alternate|forward */
+  if (st == HC_OK) st = hc_config_int("HC_GRID_PLANE_ORDER", &order);
   t->alternate = order == 0;
   const char *cc = "cc", *flags = "";
   if (st == HC_OK) st = hc_config_str("HC_GRID_CC", &cc);
@@ -118,7 +143,7 @@ hc_status_t gs_schedule_build(gk_t *k) {
   if (k->lang == HC_LANG_HOST) {
     s->variant = GS_HOST;
   } else if (k->mode == GK_REDUCE) {
-    uint32_t cap = info->compute_units ? 8u * info->compute_units : 64;
+    uint32_t cap = info->compute_units ? (uint32_t)tune->reduce_fill * info->compute_units : 64;
     s->variant = GS_REDUCE;
     s->reduce_cap = cap < 64 ? 64 : cap > 1024 ? 1024 : cap;
   } else if (k->staged) {

@@ -54,13 +54,14 @@
   X(HC_GRID_CC, STRING, PUBLIC, "cc", 0, 0, NULL, "the C compiler of grid expressions' host kernels")              \
   X(HC_GRID_CFLAGS, STRING, TUNING, NULL, 0, 0, NULL,                                                              \
     "extra flags for HC_GRID_CC (at most 8, e.g. -march=native); part of the cache key")                           \
-  X(HC_GRID_STENCIL, SHAPE, TUNING, "128x2x4", 1, 1024, NULL,                                                      \
-    "work-group and planes per item of device stencil kernels")                                                    \
-  X(HC_GRID_POINT, SHAPE, TUNING, "128x2x8", 1, 1024, NULL,                                                        \
-    "work-group and planes per item of 3-D pointwise device kernels")                                              \
-  X(HC_GRID_VECTOR, SHAPE, TUNING, "32x4x4", 1, 1024, "off",                                                       \
-    "work-group and planes per item of vector kernels; off: one cell per item")                                    \
-  X(HC_GRID_PLANE_ORDER, CHOICE, TUNING, "alternate", 0, 0, "alternate|forward",                                   \
-    "plane order of successive 3-D device assignments; forward keeps it ascending")
+  X(HC_GRID_STENCIL, SHAPE, TUNING, NULL, 1, 1024, NULL,                                                           \
+    "work-group and planes per item of device stencil kernels; unset: the device's row of the grid tuning table "  \
+    "(core/grid/grid_schedule.c)")                                                                                 \
+  X(HC_GRID_POINT, SHAPE, TUNING, NULL, 1, 1024, NULL,                                                             \
+    "work-group and planes per item of 3-D pointwise device kernels; unset: the device's tuning row")              \
+  X(HC_GRID_VECTOR, SHAPE, TUNING, NULL, 1, 1024, "off",                                                           \
+    "work-group and planes per item of vector kernels; off: one cell per item; unset: the device's tuning row")    \
+  X(HC_GRID_PLANE_ORDER, CHOICE, TUNING, NULL, 0, 0, "alternate|forward",                                          \
+    "plane order of successive 3-D device assignments; forward keeps it ascending; unset: the device's tuning row")
 
 #endif

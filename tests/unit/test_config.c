@@ -85,7 +85,9 @@ static void test_types(void) {
   setenv("HC_GRID_VECTOR", "off", 1);
   CU_ASSERT_EQUAL(hc_config_shape("HC_GRID_VECTOR", sh), HC_OK);
   CU_ASSERT(sh[0] == 0 && sh[1] == 0 && sh[2] == 0);
+  /* unset without a default: the caller's value (the grid's tuning row) stays */
   unsetenv("HC_GRID_VECTOR");
+  sh[0] = 32, sh[1] = 4, sh[2] = 4;
   CU_ASSERT_EQUAL(hc_config_shape("HC_GRID_VECTOR", sh), HC_OK);
   CU_ASSERT(sh[0] == 32 && sh[1] == 4 && sh[2] == 4);
   CU_ASSERT_EQUAL(hc_config_str("HC_GRID_CC", &s), HC_OK);

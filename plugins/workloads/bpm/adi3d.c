@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hc/tuning.h>
+
 #include "bpm.h"
 #include "host.h"
 
@@ -19,20 +21,38 @@ static size_t pow2_floor(size_t v) {
 typedef struct {
   size_t T, chunk, line, W, C, xchunk, Tp; /* fast: T threads x chunk; slow: W x C chunks of xchunk; power: Tp */
   int staged;
+  int unroll; /* BPM_PRAGMA_UNROLL */
 } shape3_t;
 
-/* Work-items a GPU compute unit holds at once (2048 on NVIDIA's SMs since
- * Volta); only used to size the x-line chunks. */
-#define GPU_ITEMS_PER_CU 2048
+/* bpm's per-device tuning of the 3-D step (hc/tuning.h). Re-measure with
+ * group= and tile=WxC (tests/gpu/probe.sh bpm on a GPU), the rest by
+ * editing a row, each then with bench/run --only=bpm.
+ *   y_unknowns    unknowns a thread of the y-lines solves (16 were slower
+ *                 than 8 on both GPU backends)
+ *   x_items       items per group of the x-lines
+ *   x_rows, x_rows_c128  rows of a thread's chunk of an x-line (in c64,
+ *                 c128); on a GPU 8 were faster at small sizes
+ *   x_rows_full   rows of a chunk where x_rows would give more threads than
+ *                 the device holds at once; 16 were faster at large sizes
+ *                 on both GPU backends, in c64 and c128
+ *   items_per_cu  work-items a compute unit holds at once (2048 on NVIDIA's
+ *                 SMs since Volta); 0: no such limit is considered
+ *   unroll        the kernels' loops carry unroll pragmas */
+typedef struct {
+  const char *device;
+  int y_unknowns, x_items, x_rows, x_rows_c128, x_rows_full, items_per_cu, unroll;
+} bpm_tuning_t;
+
+static const bpm_tuning_t bpm_tuning[] = {
+    {"gpu", 8, 1024, 8, 8, 16, 2048, 1},
+    {"*", 8, 512, 32, 16, 0, 0, 0},
+};
 
 /* Work-group shapes within the device's limits; static local memory is
- * budgeted at 48 KiB (the CUDA limit without opt-in). 16 y-unknowns a
- * thread were slower than 8 on both GPU backends (tests/gpu/probe.sh bpm
- * re-measures it). */
-
-static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info) {
+ * budgeted at 48 KiB (the CUDA limit without opt-in). */
+static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info, const bpm_tuning_t *t) {
   shape3_t s;
-  const int64_t yper = 8;
+  const int64_t yper = t->y_unknowns;
   const size_t cs = c->f64 ? 16 : 8;
   size_t maxg = info->max_work_group_size ? info->max_work_group_size : 256;
   size_t budget = info->local_mem_bytes ? info->local_mem_bytes : 49152;
@@ -62,18 +82,12 @@ static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info)
   /* x-lines: a thread holds a chunk of rows in registers, C chunks (a
    * power of two) per column, and as many neighbouring columns as make the
    * group (at most 32: a row segment of 32 values is one 256-byte
-   * transaction in c64). GPUs: groups of 1024 items, chunks of 8 rows, or
-   * 16 where 8 would give more threads than the GPU holds at once (the
-   * kernel declares its group shape, so the compiler fits its registers to
-   * it). On a GPU, 16 rows were faster at large sizes and 8 at small ones,
-   * on both backends, in c64 and c128 (512-item groups there: local
-   * memory); 512-item groups of 16 rows were much slower
-   * (tests/gpu/probe.sh bpm, tile=WxC, re-measures it). CPU devices:
-   * groups of 512, chunks of 32 rows (16 in c128). */
-  const int gpu = info->type == HC_DEVICE_GPU;
-  const uint64_t resident = (uint64_t)(info->compute_units ? info->compute_units : 1) * GPU_ITEMS_PER_CU;
-  const size_t mmax = !gpu ? (c->f64 ? 16 : 32) : (uint64_t)c->nx * (uint64_t)c->ny / 8 > resident ? 16 : 8;
-  const size_t xthreads = gpu ? 1024 : 512;
+   * transaction in c64). The kernel declares its group shape, so the
+   * compiler fits its registers to it. */
+  const uint64_t resident = (uint64_t)(info->compute_units ? info->compute_units : 1) * (uint64_t)t->items_per_cu;
+  size_t mmax = (size_t)(c->f64 ? t->x_rows_c128 : t->x_rows);
+  if (t->items_per_cu && (uint64_t)c->nx * (uint64_t)c->ny / mmax > resident) mmax = (size_t)t->x_rows_full;
+  const size_t xthreads = (size_t)t->x_items;
   for (s.C = 1; s.C < maxg && s.C * mmax < (size_t)c->nx;) s.C <<= 1;
   s.W = xthreads / s.C < 32 ? xthreads / s.C : 32;
   if (s.W < 1) s.W = 1;
@@ -88,6 +102,7 @@ static shape3_t pick_shapes(const bpm_config_t *c, const hc_device_info_t *info)
   }
   s.xchunk = ((size_t)c->nx + s.C - 1) / s.C;
   s.Tp = s.T;
+  s.unroll = t->unroll;
   return s;
 }
 
@@ -195,8 +210,7 @@ static hc_status_t build_kernels(hc_device_t *dev, const bpm_config_t *c, int pe
     snprintf(opts, sizeof opts,
              "-DBPM_T=%zu -DBPM_CHUNK=%zu -DBPM_LINE=%zu -DBPM_STAGED=%d -DBPM_W=%zu -DBPM_C=%zu -DBPM_XCHUNK=%zu "
              "-DBPM_PRAGMA_UNROLL=%d -DBPM_FWD=%d%s",
-             sh->T, sh->chunk, sh->line, sh->staged, sh->W, sh->C, sh->xchunk,
-             hc_device_info(dev)->type == HC_DEVICE_GPU, fwd, more);
+             sh->T, sh->chunk, sh->line, sh->staged, sh->W, sh->C, sh->xchunk, sh->unroll, fwd, more);
     hc_status_t st;
     if ((st = bpm_kernel(dev, c->f64, "bpm_adi_slow", hk->adi_slow, opts, &s->slow)) != HC_OK) return st;
     if ((st = bpm_kernel(dev, c->f64, "bpm_adi_fast", hk->adi_fast, opts, &s->fast)) != HC_OK) return st;
@@ -237,7 +251,9 @@ hc_status_t bpm_run3d(hc_job_t *job, const bpm_config_t *c, const bpm_problem_t 
   hc_status_t st;
   size_t ncoef = percol ? N : (size_t)(c->nx + c->ny);
   const bpm_axis_t ax = bpm_axis(c, c->hx, 0.5), ay = bpm_axis(c, c->hy, 0.5);
-  shape3_t sh = pick_shapes(c, info);
+  size_t row = 0;
+  if ((st = HC_TUNING_PICK(info, bpm_tuning, &row)) != HC_OK) return st;
+  shape3_t sh = pick_shapes(c, info, &bpm_tuning[row]);
   /* The half-steps hand each other their right-hand sides (kernels.hcl,
    * BPM_FWD) on device languages, in a uniform medium, with staged y-lines
    * and walls other than Hadley's (which read the field at the walls):

@@ -6,9 +6,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hc/tuning.h>
+
 #include "jacobi.h"
 
 extern const char jacobi_kernels_src[];
+
+/* jacobi's per-device tuning (hc/tuning.h). Re-measure the blocks with
+ * block= and rows= (tests/gpu/probe.sh jacobi on a GPU), the rest by
+ * editing a row, each then with bench/run --only=jacobi.
+ *   block         default block of a device compiling source: items along
+ *                 a row (32: one warp-wide coalesced access) x rows
+ *   naive3d       the 3-D naive sweep's block: planes x rows x items
+ *   march_group   items per group of the tiled 3-D marching sweep on rows
+ *                 of about that length (rows of half of it: two rows of
+ *                 half); 0 keeps the default block. 1 x 256 was the best of
+ *                 the blocks tried on both GPU backends, 2 x 128 close,
+ *                 narrow blocks (4 x 32) far slower; NVIDIA's OpenCL
+ *                 refuses 512 items for this kernel.
+ *   march_fill    the marching sweep cuts its depth into chunks (of at
+ *                 least 16 planes) until this many groups per compute unit
+ *                 are in flight
+ *   red_fill      reduction groups per compute unit
+ *   host_groups   groups per thread of host kernels, and the fewest points
+ *                 worth handing to another thread as a group */
+typedef struct {
+  const char *device;
+  int block[2], naive3d[3], march_group, march_fill, red_fill, host_groups, host_group_points;
+} jacobi_tuning_t;
+
+static const jacobi_tuning_t jacobi_tuning[] = {
+    {"gpu", {32, 8}, {2, 4, 32}, 256, 16, 32, 4, 32768},
+    {"*", {32, 8}, {2, 4, 32}, 0, 16, 32, 4, 32768},
+};
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 static size_t clampz(size_t v, size_t lo, size_t hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -26,13 +56,13 @@ static void block_text(const jacobi_problem_t *p, char *buf, size_t n) {
     len += (size_t)snprintf(buf + len, n - len, "%s%d", a > 3 - r ? "x" : "", p->block[a]);
 }
 
-/* How many groups a host launch should have: about 4 per thread, but no
- * group under ~32k points, since handing a group to another thread costs
- * more than computing that little (a small grid runs as one group). */
-static size_t host_groups(const jacobi_problem_t *p, const hc_device_info_t *in) {
+/* How many groups a host launch should have: a few per thread, but no
+ * group under a minimum of points, since handing a group to another thread
+ * costs more than computing that little (a small grid runs as one group). */
+static size_t host_groups(const jacobi_problem_t *p, const hc_device_info_t *in, const jacobi_tuning_t *t) {
   size_t cu = in->compute_units ? in->compute_units : 1;
-  size_t most = p->interior / 32768;
-  return clampz(4 * cu, 1, most ? most : 1);
+  size_t most = p->interior / (size_t)t->host_group_points;
+  return clampz((size_t)t->host_groups * cu, 1, most ? most : 1);
 }
 
 /* The host's 3-D tiled block: `groups` blocks of whole rows, each marching
@@ -52,33 +82,30 @@ static void host_tiled_block(jacobi_problem_t *p, size_t groups, size_t fit, siz
   p->block_rank = 3;
 }
 
-/* Default blocks when none is given. On a device compiling source: rows of
- * 32 contiguous items (one warp-wide coalesced access), 256 per group; a
- * tiled 3-D sweep marches an 8x32 block (2x128 on a GPU with rows of at
- * least 128), each item `rows` rows tall. On the host, naive: slabs of whole
- * planes; tiled: blocks of whole rows by slabs of planes (host_tiled_block),
- * enough groups for every thread. */
-static void default_block(jacobi_problem_t *p, const hc_device_info_t *in, int host) {
+/* Default blocks when none is given. On a device compiling source: the
+ * table's block; a tiled 3-D sweep marches its march_group block, each item
+ * `rows` rows tall. On the host, naive: slabs of whole planes; tiled:
+ * blocks of whole rows by slabs of planes (host_tiled_block), enough
+ * groups for every thread. */
+static void default_block(jacobi_problem_t *p, const hc_device_info_t *in, int host, const jacobi_tuning_t *t) {
   if (!host) {
-    p->block[2] = 32;
-    p->block[1] = 8;
+    p->block[2] = t->block[0];
+    p->block[1] = t->block[1];
     p->block[0] = 1;
+    const int row = (int)(p->n[2] - 2), wide = t->march_group;
     if (p->dim == 3 && p->variant == VARIANT_NAIVE) {
-      p->block[1] = 4;
-      p->block[0] = 2;
-    } else if (p->dim == 3 && in->type == HC_DEVICE_GPU && p->n[2] - 2 >= 128) {
-      /* The marching block on a GPU: rows of 256 items (2x128 where rows
-       * are shorter), 256 items because NVIDIA's OpenCL refuses 512 for this
-       * kernel. 1x256 was the best of the blocks tried on both GPU
-       * backends, 2x128 close, narrow blocks (4x32) far slower
-       * (tests/gpu/probe.sh jacobi re-measures them). */
-      p->block[2] = p->n[2] - 2 >= 250 ? 256 : 128;
-      p->block[1] = p->n[2] - 2 >= 250 ? 1 : 2;
+      p->block[0] = t->naive3d[0];
+      p->block[1] = t->naive3d[1];
+      p->block[2] = t->naive3d[2];
+    } else if (p->dim == 3 && wide && row >= wide / 2) {
+      /* a row of 250 points takes a 256-item row, one of 200 two of 128 */
+      p->block[2] = row >= wide * 49 / 50 ? wide : wide / 2;
+      p->block[1] = wide / p->block[2];
     }
     p->block_rank = p->dim == 3 && p->variant == VARIANT_NAIVE ? 3 : 2;
     return;
   }
-  size_t groups = host_groups(p, in);
+  size_t groups = host_groups(p, in, t);
   size_t row_bytes = (size_t)p->n[2] * p->es;
   size_t l2 = in->l2_cache_bytes ? (size_t)in->l2_cache_bytes : 256 * 1024;
   size_t ny = (size_t)(p->n[1] - 2), nz = (size_t)(p->n[0] - 2);
@@ -99,7 +126,8 @@ static void default_block(jacobi_problem_t *p, const hc_device_info_t *in, int h
 }
 
 /* The sweep's launch geometry. */
-static void sweep_geometry(const jacobi_problem_t *p, const hc_device_info_t *in, jacobi_kernels_t *k) {
+static void sweep_geometry(const jacobi_problem_t *p, const hc_device_info_t *in, const jacobi_tuning_t *t,
+                           jacobi_kernels_t *k) {
   const size_t nx = (size_t)(p->n[2] - 2), ny = (size_t)(p->n[1] - 2), nz = (size_t)(p->n[0] - 2);
   const size_t bx = (size_t)p->block[2], by = (size_t)p->block[1], bz = (size_t)p->block[0];
   k->sweep_dims = (uint32_t)p->dim;
@@ -122,11 +150,11 @@ static void sweep_geometry(const jacobi_problem_t *p, const hc_device_info_t *in
   k->sweep_global[1] = ceil_div(ny, rows);
   for (int d = 0; d < 3; d++) k->sweep_global[d] = ceil_div(k->sweep_global[d], k->sweep_local[d]) * k->sweep_local[d];
   if (p->sweep == SWEEP_MARCH) {
-    /* Enough work-groups to fill the device about 16 deep, cutting the
+    /* Enough work-groups to fill the device march_fill deep, cutting the
      * depth into chunks of at least 16 planes (each chunk reads two extra
      * planes). */
     size_t tiles = ceil_div(nx, bx) * ceil_div(ny, by * rows);
-    size_t target = (in->compute_units ? in->compute_units : 64) * 16;
+    size_t target = (in->compute_units ? in->compute_units : 64) * (size_t)t->march_fill;
     size_t chunks = clampz(ceil_div(target, tiles), 1, nz / 16 ? nz / 16 : 1);
     size_t chunk = ceil_div(nz, chunks);
     k->chunk = (int)chunk;
@@ -136,12 +164,13 @@ static void sweep_geometry(const jacobi_problem_t *p, const hc_device_info_t *in
 }
 
 /* The reductions' geometry: groups of RED_X x RED_Y striding over the rows
- * (a few per compute unit), or on the host whole rows per group. */
-static void reduction_geometry(const jacobi_problem_t *p, const hc_device_info_t *in, jacobi_kernels_t *k) {
+ * (red_fill per compute unit), or on the host whole rows per group. */
+static void reduction_geometry(const jacobi_problem_t *p, const hc_device_info_t *in, const jacobi_tuning_t *t,
+                               jacobi_kernels_t *k) {
   const size_t nx = (size_t)(p->n[2] - 2), rows = interior_rows(p);
   size_t cu = in->compute_units ? in->compute_units : 1;
   if (k->lang == HC_LANG_HOST) {
-    size_t per = ceil_div(rows, clampz(host_groups(p, in), 1, rows));
+    size_t per = ceil_div(rows, clampz(host_groups(p, in, t), 1, rows));
     k->red_global[0] = nx;
     k->red_global[1] = rows;
     k->red_local[0] = nx;
@@ -150,7 +179,7 @@ static void reduction_geometry(const jacobi_problem_t *p, const hc_device_info_t
     return;
   }
   size_t g0 = ceil_div(nx, JACOBI_RED_X);
-  size_t g1 = clampz(ceil_div(32 * cu, g0), 1, ceil_div(rows, JACOBI_RED_Y));
+  size_t g1 = clampz(ceil_div((size_t)t->red_fill * cu, g0), 1, ceil_div(rows, JACOBI_RED_Y));
   k->red_global[0] = g0 * JACOBI_RED_X;
   k->red_global[1] = g1 * JACOBI_RED_Y;
   k->red_local[0] = JACOBI_RED_X;
@@ -263,14 +292,17 @@ hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_
             : (in->languages & HC_LANG_BIT(HC_LANG_CUDA_C)) ? HC_LANG_CUDA_C
                                                             : HC_LANG_OPENCL_C;
   const int host = k->lang == HC_LANG_HOST;
-  if (!p->block_given) default_block(p, in, host);
+  size_t row = 0;
+  hc_status_t st = HC_TUNING_PICK(in, jacobi_tuning, &row);
+  if (st != HC_OK) return st;
+  const jacobi_tuning_t *t = &jacobi_tuning[row];
+  if (!p->block_given) default_block(p, in, host, t);
   p->sweep = p->variant == VARIANT_NAIVE                    ? SWEEP_NAIVE
              : (p->dim == 3 && p->block_rank == 2 && !host) ? SWEEP_MARCH
                                                             : SWEEP_TILED;
-  hc_status_t st;
   if (!host && (st = check_block(p, in, hc_device_name(dev))) != HC_OK) return st;
-  sweep_geometry(p, in, k);
-  reduction_geometry(p, in, k);
+  sweep_geometry(p, in, t, k);
+  reduction_geometry(p, in, t, k);
   k->acc_f64 = host || in->fp64;
   /* Where the partial sums land on the host: allocated once, not per check. */
   k->host_partials = malloc(k->red_groups * 4 * sizeof(double));

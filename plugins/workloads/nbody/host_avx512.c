@@ -1,8 +1,9 @@
 /* nbody: the field sum of host_kernels_tmpl.h with AVX-512 intrinsics, for
  * x86-64 CPUs that have it (chosen at run time). The hardware estimate
  * vrsqrt14 (rel. error < 2^-14) plus one Newton step (f32) or two (f64)
- * replaces the bit-trick guess and its three or four steps: 1.4x faster in
- * f32 on this Cascade Lake-class host, at the same accuracy. */
+ * replaces the bit-trick guess and its three or four steps, at the same
+ * accuracy, in fewer issue slots per pair (bench/workloads/nbody.py counts
+ * them for each form). */
 #include "host_avx512.h"
 
 #if NB_HAVE_AVX512

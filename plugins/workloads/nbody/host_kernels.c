@@ -19,9 +19,9 @@
 /* Newton–Raphson reciprocal square roots from the bit-level first guess
  * (3.4 % off; each step squares the error): plain C the compiler
  * vectorises, with no sqrt/div unit in the loop. Three steps give float
- * accuracy (~1 ulp), four give double accuracy. Measured on this Cascade
- * Lake-class host: as fast as vsqrtps+vdivps in f32, 1.4x faster than
- * vsqrtpd+vdivpd in f64. */
+ * accuracy (~1 ulp), four give double accuracy. On x86-64 hosts this was
+ * no slower than vsqrtps+vdivps in f32 and faster than vsqrtpd+vdivpd in
+ * f64, whose divide unit is not pipelined. */
 static inline float nb_rsqrt_f32(float x) {
   uint32_t u;
   memcpy(&u, &x, sizeof u);

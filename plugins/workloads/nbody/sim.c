@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hc/tuning.h>
+
 #include "nbody.h"
 
 #define NB_UWG 256        /* work-group of nbody_update (a power of two) */
@@ -66,30 +68,49 @@ static hc_status_t build(nb_sim_t *s) {
   return HC_OK;
 }
 
+/* nbody's per-device tuning (hc/tuning.h); the kernels' own shapes are
+ * parameters (wg=, bpt=, slices=, unroll=). Re-measure a row with slices=
+ * on a device, then bench/run --only=nbody.
+ *   slice_fill    j slices until about this many groups per compute unit
+ *                 run (small N leaves most of a big GPU idle otherwise)
+ *   slice_tiles   the fewest tiles of wg bodies a slice keeps
+ *   host_groups   groups per worker thread of host kernels (both halves of
+ *                 a group's work stay busy) */
+typedef struct {
+  const char *device;
+  int slice_fill, slice_tiles, host_groups;
+} nb_tuning_t;
+
+static const nb_tuning_t nb_tuning[] = {
+    {"*", 4, 8, 8},
+};
+
 /* Padding, j slices and groups for this device. */
-static void geometry(nb_sim_t *s) {
+static hc_status_t geometry(nb_sim_t *s) {
   const nb_config_t *c = s->cfg;
   const hc_device_info_t *in = hc_device_info(s->dev);
+  size_t row = 0;
+  hc_status_t st = HC_TUNING_PICK(in, nb_tuning, &row);
+  if (st != HC_OK) return st;
+  const nb_tuning_t *t = &nb_tuning[row];
   const int64_t per_group = s->host ? 64 : (int64_t)c->wg * c->bpt;
   s->npad = round_up(s->n, per_group);
   int64_t slices = 1;
   if (!s->host && !c->serial) {
-    /* Small N leaves most of a big GPU idle: split the j range so there
-     * are about 4 groups per compute unit, each slice still 8+ tiles. */
     const int64_t igroups = s->npad / per_group;
-    slices = c->slices ? c->slices : (4 * (int64_t)in->compute_units + igroups - 1) / igroups;
-    int64_t most = s->npad / (8 * (int64_t)c->wg);
+    slices = c->slices ? c->slices : (t->slice_fill * (int64_t)in->compute_units + igroups - 1) / igroups;
+    int64_t most = s->npad / (t->slice_tiles * (int64_t)c->wg);
     if (!c->slices && slices > most) slices = most;
     if (slices < 1) slices = 1;
     if (slices > s->npad / c->wg) slices = s->npad / c->wg;
   }
   s->slice_len = round_up((s->npad + slices - 1) / slices, s->host ? 64 : c->wg);
   s->nslices = (int)((s->npad + s->slice_len - 1) / s->slice_len);
-  /* Host field groups: about 8 per worker thread, so both stay busy. */
-  const int64_t workers = in->compute_units ? in->compute_units : 1;
-  s->host_rows = c->serial ? (size_t)s->npad : (size_t)round_up((s->npad + 8 * workers - 1) / (8 * workers), 16);
+  const int64_t workers = in->compute_units ? in->compute_units : 1, hg = t->host_groups * workers;
+  s->host_rows = c->serial ? (size_t)s->npad : (size_t)round_up((s->npad + hg - 1) / hg, 16);
   const int64_t ug = (s->npad + NB_UWG - 1) / NB_UWG;
   s->ugroups = s->host ? (int)(workers * 4 < ug ? workers * 4 : ug) : (int)(ug < NB_UGROUPS_MAX ? ug : NB_UGROUPS_MAX);
+  return HC_OK;
 }
 
 /* The state as (x,y,z,q) and (vx,vy,vz,m) rows of the working precision. */
@@ -141,7 +162,7 @@ hc_status_t nb_sim_create(hc_device_t *dev, const nb_config_t *c, const nb_bodie
   for (int d = 0; d < 3; d++) set_real(&s->b[d], c->B[d]);
   hc_status_t st = build(s);
   if (st != HC_OK) return st;
-  geometry(s);
+  if ((st = geometry(s)) != HC_OK) return st;
   s->lo = 0;
   s->hi = s->npad;
   const uint64_t state = (uint64_t)s->npad * 4 * s->es, ds = s->diag_f64 ? 8 : 4;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hc/tuning.h>
+
 #include "glue.h"
 
 extern const char reduce_kernels_src[];
@@ -141,6 +143,26 @@ static hc_status_t reduce_verify(hc_job_t *job, const hc_field_t *in, int op, do
   return HC_OK;
 }
 
+/* reduce's per-device tuning (hc/tuning.h). Re-measure by editing a row
+ * and comparing the device time hcrun reports for a large reduce against
+ * the device's read bandwidth (hc-ceilings).
+ *   block        work-group size of device kernels (a power of two, halved
+ *                to what the device allows)
+ *   fill         device groups per compute unit, each striding over the
+ *                data (at most 4096)
+ *   host_chunks  contiguous chunks per thread of host kernels
+ *   contig       each device item takes a contiguous chunk instead of a
+ *                stride: a CPU device runs a group's items in turn */
+typedef struct {
+  const char *device;
+  int block, fill, host_chunks, contig;
+} reduce_tuning_t;
+
+static const reduce_tuning_t reduce_tuning[] = {
+    {"cpu", 256, 8, 4, 1},
+    {"*", 256, 8, 4, 0},
+};
+
 static hc_status_t reduce_run(hc_job_t *job) {
   hc_field_t *in = NULL, *out = NULL, *partial = NULL;
   hc_kernel_t *kp = NULL, *kf = NULL;
@@ -154,8 +176,11 @@ static hc_status_t reduce_run(hc_job_t *job) {
   const long n = (long)(hc_field_count(in) * (hc_dtype_is_complex(dt) ? 2 : 1));
   if (n == 0 && (op == OP_MIN || op == OP_MAX))
     return hc_error(HC_ERR_PARAM, "reduce: op=%s of an empty field (it has 0 elements)", op_names[op]);
+  size_t row = 0;
+  if ((st = HC_TUNING_PICK(info, reduce_tuning, &row)) != HC_OK) return st;
+  const reduce_tuning_t *t = &reduce_tuning[row];
   /* A power-of-two group size the device allows. */
-  long block = 256;
+  long block = t->block;
   while (info->max_work_group_size && (size_t)block > info->max_work_group_size) block /= 2;
   char options[160];
   snprintf(options, sizeof options, "-DELEM_T=%s -DOP=%d -DBLOCK=%ld", glue_real_ctype(dt), op, block);
@@ -169,20 +194,19 @@ static hc_status_t reduce_run(hc_job_t *job) {
   long groups, chunk = 0;
   if (host) {
     /* Contiguous chunks, a few per thread; the backend runs one group per chunk. */
-    long want = n < 4 * cus ? (n ? n : 1) : 4 * cus;
+    const long chunks = t->host_chunks * cus;
+    long want = n < chunks ? (n ? n : 1) : chunks;
     local = (size_t)((n + want - 1) / want);
     if (!local) local = 1;
     groups = (long)(((size_t)n + local - 1) / local);
     global = (size_t)n;
   } else {
     /* Enough groups to fill the device, each striding over the data. */
-    long need = (n + block - 1) / block, cap = 8 * cus < 4096 ? 8 * cus : 4096;
+    long need = (n + block - 1) / block, cap = t->fill * cus < 4096 ? t->fill * cus : 4096;
     groups = need < cap ? need : cap;
     local = (size_t)block;
     global = (size_t)(groups * block);
-    /* A CPU-like device runs a group's items in turn: give each a
-     * contiguous chunk instead of a stride through all the data. */
-    if (info->type == HC_DEVICE_CPU && groups > 0) chunk = (n + (long)global - 1) / (long)global;
+    if (t->contig && groups > 0) chunk = (n + (long)global - 1) / (long)global;
   }
   int64_t pshape[1] = {groups > 0 ? groups : 1};
   if ((st = hc_field_create(dev, HC_F64, 1, pshape, &partial)) != HC_OK) goto out;

@@ -11,46 +11,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hc/tuning.h>
+
 #include "simpson.h"
 
 extern const char simpson_kernels_src[];
 
-/* Work-groups per compute unit of the fused source kernel: 4 waves of the
- * 5 groups of 256 items an SM keeps resident (kernels.hcl), enough to cover
- * memory latency on a GPU, few enough that the partials stay a small
- * readback (a few thousand doubles). groups= overrides it. f64 read as
- * pairs keeps 4 groups resident and ran faster in 20 waves. These are
- * per-device tuning values: re-measure them with groups= on a GPU
- * (tests/gpu/probe.sh simpson, bench/ simpson). */
-#define GROUPS_PER_CU 20
-#define GROUPS_PER_CU_PAIR 80
-#define BLOCK 256
+/* simpson's per-device tuning (hc/tuning.h). Re-measure a row on a
+ * device with groups= and HC_KERNEL_OPTIONS=-DSIMPSON_PAIR=0|1
+ * (tests/gpu/probe.sh simpson), then bench/run --only=simpson.
+ *   block        work-group size of the reducing source kernels
+ *   groups_per_cu  work-groups per compute unit of the fused source kernel:
+ *                enough waves of resident groups to cover memory latency
+ *                on a GPU, few enough that the partials stay a small
+ *                readback (a few thousand doubles); groups= overrides it
+ *   pairs        f64 reads pairs of double2 (SIMPSON_PAIR) instead of
+ *                single double2 vectors: on CUDA the faster form, on
+ *                NVIDIA's OpenCL the slower
+ *   pair_groups_per_cu  groups per compute unit when reading pairs (fewer
+ *                groups stay resident, so more waves)
+ *   contig       each item streams one contiguous run instead of a grid
+ *                stride: a CPU device runs a group's items one after
+ *                another */
+typedef struct {
+  const char *device;
+  int block, groups_per_cu, pairs, pair_groups_per_cu, contig;
+} simpson_tuning_t;
+
+static const simpson_tuning_t simpson_tuning[] = {
+    {"cuda-c", 256, 20, 1, 80, 0},
+    {"cpu", 256, 20, 0, 80, 1},
+    {"*", 256, 20, 0, 80, 0},
+};
 
 typedef struct {
   hc_job_t *job;
   hc_device_t *dev;
   const simpson_config_t *cfg;
+  const simpson_tuning_t *tune;
   size_t es;   /* sample bytes */
   int acc_f64; /* source kernels accumulate in double */
   int block;   /* work-group size the reducing source kernels were built for */
 } ctx_t;
 
-/* f64 on CUDA reads pairs of double2 (SIMPSON_PAIR), which was faster
- * there than single double2 vectors; on NVIDIA's OpenCL it was the other
- * way round (HC_KERNEL_OPTIONS=-DSIMPSON_PAIR=0|1 with tests/gpu/probe.sh
- * simpson re-measures it). hc_kernel_create prefers cuda-c. */
-static int reads_pairs(const ctx_t *c) {
-  return c->cfg->dtype != HC_F32 && (hc_device_info(c->dev)->languages & HC_LANG_BIT(HC_LANG_CUDA_C));
-}
+static int reads_pairs(const ctx_t *c) { return c->cfg->dtype != HC_F32 && c->tune->pairs; }
 
 static hc_status_t build(ctx_t *c, const char *name, hc_host_kernel_fn host_fn, hc_kernel_t **k) {
   const int f32 = c->cfg->dtype == HC_F32;
-  c->block = BLOCK;
+  c->block = c->tune->block;
   for (;;) {
     char opts[200];
-    /* A CPU device runs a work-group's items one after another: there each
-     * item should stream one contiguous run instead of a grid stride. */
-    const int contig = hc_device_info(c->dev)->type == HC_DEVICE_CPU;
+    const int contig = c->tune->contig;
     snprintf(opts, sizeof opts, "-DREAL=%s -DREALV=%s -DVEC=%d -DSIMPSON_PAIR=%d -DACC_F64=%d -DBLOCK=%d -DCONTIG=%d",
              f32 ? "float" : "double", f32 ? "float4" : "double2", f32 ? 4 : 2, reads_pairs(c), c->acc_f64, c->block,
              contig);
@@ -125,7 +136,7 @@ static hc_status_t run_reduce(ctx_t *c, hc_field_t *field, int one_group, simpso
     size_t cu = hc_device_info(c->dev)->compute_units ? hc_device_info(c->dev)->compute_units : 1;
     groups = one_group         ? 1
              : cfg->groups > 0 ? (size_t)cfg->groups
-                               : cu * (reads_pairs(c) ? GROUPS_PER_CU_PAIR : GROUPS_PER_CU);
+                               : cu * (size_t)(reads_pairs(c) ? c->tune->pair_groups_per_cu : c->tune->groups_per_cu);
     if (groups > (n + per_group - 1) / per_group) groups = (n + per_group - 1) / per_group;
     if (groups < 1) groups = 1;
     local = (size_t)c->block;
@@ -242,8 +253,11 @@ done:
 
 hc_status_t simpson_run_variant(hc_job_t *job, const simpson_config_t *cfg, hc_field_t *field, simpson_result_t *res) {
   memset(res, 0, sizeof *res);
-  ctx_t c = {job,  hc_job_device(job), cfg, hc_dtype_size(cfg->dtype), hc_device_info(hc_job_device(job))->fp64 ? 1 : 0,
-             BLOCK};
+  hc_device_t *dev = hc_job_device(job);
+  size_t row = 0;
+  hc_status_t st = HC_TUNING_PICK(hc_device_info(dev), simpson_tuning, &row);
+  if (st != HC_OK) return st;
+  ctx_t c = {job, dev, cfg, &simpson_tuning[row], hc_dtype_size(cfg->dtype), hc_device_info(dev)->fp64 ? 1 : 0, 0};
   switch (cfg->variant) {
   case SIMPSON_PRECOMPUTED: return run_products(&c, field, 1, res);
   case SIMPSON_ONTHEFLY: return run_products(&c, field, 0, res);
