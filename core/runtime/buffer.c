@@ -32,6 +32,7 @@ HC_API hc_status_t hc_buffer_create(hc_device_t *d, size_t bytes, hc_buffer_t **
 HC_API void hc_buffer_destroy(hc_buffer_t *b) {
   if (!b) return;
   hc_device_t *d = b->dev;
+  if (HC__TRACING(d->ctx)) hc__trace_forget(d, b->mem);
   if (!b->wrapped)
     d->backend->ops.mem_free(d->handle, b->mem);
   else if (d->backend->ops.mem_unwrap)
@@ -95,6 +96,13 @@ static hc_status_t check_range(const char *what, const hc_buffer_t *b, size_t of
   return HC_OK;
 }
 
+/* A traced command writes b (NULL: nothing a launch reads). */
+static void flow_into(hc__trace_cmd_t *c, const hc_buffer_t *b) {
+  if (!b) return;
+  c->flow_dev = b->dev;
+  c->flow_mem = b->mem;
+}
+
 HC_API hc_status_t hc_buffer_write(hc_buffer_t *b, size_t off, const void *src, size_t bytes) {
   hc_status_t st = check_range("hc_buffer_write", b, off, bytes);
   if (st != HC_OK) return st;
@@ -107,7 +115,10 @@ HC_API hc_status_t hc_buffer_write(hc_buffer_t *b, size_t off, const void *src, 
   st = b->dev->backend->ops.mem_write(b->dev->handle, b->mem, off, src, bytes);
   hc__cmd_end(b->dev);
   if (st == HC_OK) hc__count_transfer(b->dev->ctx, HC__TO_DEVICE, bytes, hc_now() - t0);
-  if (traced) hc__trace_cmd_end(&tc, st, HC__TRACE_TO_DEVICE, "write", bytes, NULL);
+  if (traced) {
+    flow_into(&tc, b);
+    hc__trace_cmd_end(&tc, st, HC__TRACE_TO_DEVICE, "write", bytes, NULL);
+  }
   return st;
 }
 
@@ -130,13 +141,16 @@ HC_API hc_status_t hc_buffer_read(const hc_buffer_t *b, size_t off, void *dst, s
   return st;
 }
 
-/* One backend command of a copy, traced on dev's track. */
-#define TRACED_(dev, kind, what, peer, call)                                                     \
+/* One backend command that writes buffer `into`, traced on dev's track. */
+#define TRACED_(dev, into, kind, what, peer, call)                                               \
   do {                                                                                           \
     hc__trace_cmd_t tc_;                                                                         \
     const int traced_ = HC__TRACING((dev)->ctx) && hc__trace_cmd_begin((dev)->ctx, (dev), &tc_); \
     st = (call);                                                                                 \
-    if (traced_) hc__trace_cmd_end(&tc_, st, (kind), (what), bytes, (peer));                     \
+    if (traced_) {                                                                               \
+      flow_into(&tc_, (into));                                                                   \
+      hc__trace_cmd_end(&tc_, st, (kind), (what), bytes, (peer));                                \
+    }                                                                                            \
   } while (0)
 
 HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer_t *src, size_t soff, size_t bytes) {
@@ -146,7 +160,7 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
   hc_device_t *dd = dst->dev, *sd = src->dev;
   if (dd == sd) {
     if ((st = hc__cmd_begin(dd)) != HC_OK) return st;
-    TRACED_(dd, HC__TRACE_COPY, "copy", NULL,
+    TRACED_(dd, dst, HC__TRACE_COPY, "copy", NULL,
             dd->backend->ops.mem_copy(dd->handle, dst->mem, doff, src->mem, soff, bytes));
     hc__cmd_end(dd);
     return st;
@@ -160,26 +174,27 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
   }
   double t0 = hc_now();
   if (dd->backend == sd->backend && dd->backend->ops.peer_copy) {
-    TRACED_(dd, HC__TRACE_PEER, "peer copy", sd->id,
+    TRACED_(dd, dst, HC__TRACE_PEER, "peer copy", sd->id,
             dd->backend->ops.peer_copy(dd->handle, dst->mem, doff, sd->handle, src->mem, soff, bytes));
   } else {
     /* Stage through the host; a host-addressable side is used directly.
      * Each side's command is an event on its own track. */
     void *sp = hc_buffer_host_ptr(src), *dp = hc_buffer_host_ptr(dst);
     if (sp)
-      TRACED_(dd, HC__TRACE_PEER, "receive", sd->id,
+      TRACED_(dd, dst, HC__TRACE_PEER, "receive", sd->id,
               dd->backend->ops.mem_write(dd->handle, dst->mem, doff, (char *)sp + soff, bytes));
     else if (dp)
-      TRACED_(sd, HC__TRACE_PEER, "send", dd->id,
+      TRACED_(sd, dst, HC__TRACE_PEER, "send", dd->id,
               sd->backend->ops.mem_read(sd->handle, src->mem, soff, (char *)dp + doff, bytes));
     else {
       void *tmp = malloc(bytes);
       if (!tmp)
         st = hc_error(HC_ERR_NO_MEMORY, "hc_buffer_copy: cannot stage %zu bytes", bytes);
       else
-        TRACED_(sd, HC__TRACE_PEER, "send", dd->id, sd->backend->ops.mem_read(sd->handle, src->mem, soff, tmp, bytes));
+        TRACED_(sd, NULL, HC__TRACE_PEER, "send", dd->id,
+                sd->backend->ops.mem_read(sd->handle, src->mem, soff, tmp, bytes));
       if (tmp && st == HC_OK)
-        TRACED_(dd, HC__TRACE_PEER, "receive", sd->id,
+        TRACED_(dd, dst, HC__TRACE_PEER, "receive", sd->id,
                 dd->backend->ops.mem_write(dd->handle, dst->mem, doff, tmp, bytes));
       free(tmp);
     }
@@ -201,7 +216,7 @@ HC_API hc_status_t hc_buffer_fill(hc_buffer_t *b, size_t off, const void *patter
                     psize);
   if (!bytes) return HC_OK;
   if ((st = hc__cmd_begin(b->dev)) != HC_OK) return st;
-  TRACED_(b->dev, HC__TRACE_FILL, "fill", NULL,
+  TRACED_(b->dev, b, HC__TRACE_FILL, "fill", NULL,
           b->dev->backend->ops.mem_fill(b->dev->handle, b->mem, off, pattern, psize, bytes));
   hc__cmd_end(b->dev);
   return st;

@@ -114,7 +114,10 @@ hc_status_t hc__launch_measured(hc_kernel_t *k, const hc_launch_t *l) {
     else if (ops->trace_discard)
       ops->trace_discard(d->handle, record);
   }
-  if (traced) hc__trace_cmd_end(&tc, st, HC__TRACE_KERNEL, k->name, 0, NULL);
+  if (traced) {
+    tc.launch = l;
+    hc__trace_cmd_end(&tc, st, HC__TRACE_KERNEL, k->name, 0, NULL);
+  }
   if (!first || st != HC_OK) return st;
   st = ops->finish(d->handle);
   const double t1 = hc_now();

@@ -65,12 +65,19 @@ typedef struct hc__trace hc__trace_t;
 hc__trace_t *hc__trace_enter(hc_context_t *ctx);
 void hc__trace_leave(hc__trace_t *tr);
 
-/* One traced device command, from just before it is queued to just after. */
+/* One traced device command, from just before it is queued to just after.
+ * Flow arrows: a command that writes a buffer sets flow_dev and flow_mem
+ * (the buffer's device and memory) before hc__trace_cmd_end; a launch sets
+ * launch. The first launch after the write that takes that memory as an
+ * argument, the one that waits for it, gets an arrow from the write. */
 typedef struct hc__trace_cmd {
   hc__trace_t *tr;
   hc_device_t *dev;
   double t0;
   void *record; /* the backend's (trace_command_begin), or NULL */
+  hc_device_t *flow_dev;
+  void *flow_mem;
+  const hc_launch_t *launch;
 } hc__trace_cmd_t;
 /* Returns 0 when ctx is not tracing; else holds the trace in *c until
  * hc__trace_cmd_end, which records the command on dev's track named
@@ -82,6 +89,8 @@ typedef struct hc__trace_cmd {
 int hc__trace_cmd_begin(hc_context_t *ctx, hc_device_t *dev, hc__trace_cmd_t *c);
 void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind, const char *what, uint64_t bytes,
                        const char *peer);
+/* A buffer's memory goes: arrows from its writes end nowhere now. */
+void hc__trace_forget(hc_device_t *dev, void *mem);
 /* Turns the device's commands recorded so far into events (waiting for
  * them): at points where the device's queue has drained or must. Returns
  * the device time of the last of them in seconds, or -1 when there was

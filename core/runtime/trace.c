@@ -24,6 +24,8 @@
 #define MAX_DEPTH 32 /* nested ranges per thread */
 #define DEFAULT_MAX_EVENTS 1000000u
 #define DEVICE_TID0 1000 /* device tracks' tids: DEVICE_TID0 + index */
+#define FLOWS_IN 4       /* arrows into one launch (further ones are not drawn) */
+#define FLOW_SLOTS 64    /* a device's writes that no launch has waited for yet */
 
 enum { CLS_COMPUTE, CLS_TRANSFER, CLS_HOST };
 static const struct {
@@ -35,6 +37,12 @@ static const struct {
 #undef KIND_ROW_
 };
 
+/* An event's flow arrows (ids; 0: none): out of a write, into a launch. */
+typedef struct {
+  uint32_t out, n_in;
+  uint32_t in[FLOWS_IN];
+} flows_t;
+
 typedef struct {
   int64_t t0, t1; /* ns from the trace's start */
   int64_t dev_ns; /* device time; -1: not a device event */
@@ -43,6 +51,7 @@ typedef struct {
   uint32_t kind;
   char name[80];
   char key[8], value[48];
+  flows_t flows;
 } ev_t;
 
 typedef struct tbuf {
@@ -69,6 +78,7 @@ typedef struct {
   uint64_t bytes;
   char name[80];
   char peer[48];
+  flows_t flows;
 } pending_cmd_t;
 typedef struct {
   pthread_mutex_t lock;
@@ -77,6 +87,13 @@ typedef struct {
   int64_t last_end;
   int64_t last_dev_ns; /* the device time of the last command resolved */
   pending_cmd_t cmd[PENDING_MAX];
+  /* the device's memory written by a traced command and not yet taken by
+   * a launch, with the write's flow id (oldest first) */
+  uint32_t nwritten;
+  struct {
+    void *mem;
+    uint32_t id;
+  } written[FLOW_SLOTS];
 } pending_t;
 
 struct hc__trace {
@@ -85,6 +102,7 @@ struct hc__trace {
   double start;
   uint64_t max_events;
   uint64_t recorded, dropped; /* atomics */
+  uint32_t flows;             /* atomic: the last flow id given */
   FILE *f;
   FILE *spill; /* full thread buffers, binary (tmpfile) */
   char *path;
@@ -167,6 +185,17 @@ static void write_events(hc__trace_t *t, const ev_t *ev, uint32_t n) {
       json_str(t->f, e->value);
     }
     fputs("}}", t->f);
+    /* Flow arrows bind to this event: phase events inside it on its track
+     * (at its middle, clear of the neighbours it may touch). */
+    const int64_t mid = e->t0 + (e->t1 - e->t0) / 2;
+    for (uint32_t k = 0; k <= e->flows.n_in && k < FLOWS_IN + 1; k++) {
+      const uint32_t id = k < e->flows.n_in ? e->flows.in[k] : e->flows.out;
+      if (!id) continue;
+      fprintf(t->f, ",\n{\"name\":\"reads\",\"cat\":\"flow\",\"ph\":\"%s\",\"id\":%" PRIu32 ",\"ts\":",
+              k < e->flows.n_in ? "f\",\"bp\":\"e" : "s", id);
+      put_us(t->f, mid);
+      fprintf(t->f, ",\"pid\":%d,\"tid\":%d}", pid, (int)e->tid);
+    }
   }
   if (ferror(t->f)) t->io_error = 1;
 }
@@ -245,7 +274,7 @@ static size_t put(char *out, size_t n, size_t at, const char *src) {
 
 /* Adds a device event: the usage, then the event itself. */
 static void device_event(hc__trace_t *t, uint32_t dev, hc__trace_kind_t kind, const char *name, int64_t t0, int64_t t1,
-                         int64_t dev_ns, uint64_t bytes, const char *peer) {
+                         int64_t dev_ns, uint64_t bytes, const char *peer, const flows_t *flows) {
   if (dev < t->ndevices) {
     dev_usage_t *u = &t->usage[dev];
     __atomic_add_fetch(&u->events, 1, __ATOMIC_RELAXED);
@@ -262,6 +291,7 @@ static void device_event(hc__trace_t *t, uint32_t dev, hc__trace_kind_t kind, co
   e->tid = DEVICE_TID0 + (int32_t)dev;
   e->kind = kind;
   put(e->name, sizeof e->name, 0, name);
+  e->flows = *flows;
   e->key[0] = '\0';
   if (peer) {
     put(e->key, sizeof e->key, 0, "peer");
@@ -279,6 +309,9 @@ static void full_name(char *out, size_t n, const char *what) {
 int hc__trace_cmd_begin(hc_context_t *ctx, hc_device_t *d, hc__trace_cmd_t *c) {
   if (!(c->tr = hc__trace_enter(ctx))) return 0;
   c->dev = d;
+  c->flow_dev = NULL;
+  c->flow_mem = NULL;
+  c->launch = NULL;
   c->record = d->backend->ops.trace_command_begin ? d->backend->ops.trace_command_begin(d->handle) : NULL;
   c->t0 = hc_now();
   return 1;
@@ -304,15 +337,67 @@ static void resolve_locked(hc__trace_t *t, hc_device_t *d, pending_t *p) {
     if (t0 < queued) t1 += queued - t0, t0 = queued;
     if (t0 < p->last_end) t1 += p->last_end - t0, t0 = p->last_end;
     p->last_end = t1;
-    device_event(t, d->index, pc->kind, pc->name, t0, t1, dev_ns, pc->bytes, pc->peer[0] ? pc->peer : NULL);
+    device_event(t, d->index, pc->kind, pc->name, t0, t1, dev_ns, pc->bytes, pc->peer[0] ? pc->peer : NULL, &pc->flows);
   }
   p->n = 0;
+}
+
+/* Removes entry i of p's written memory; with p->lock held. */
+static void written_drop(pending_t *p, uint32_t i) {
+  memmove(&p->written[i], &p->written[i + 1], (p->nwritten - i - 1) * sizeof p->written[0]);
+  p->nwritten--;
+}
+
+/* The flow ids of c: a new one out of a write, the waiting ones of the
+ * memory a launch takes. */
+static void command_flows(hc__trace_t *t, const hc__trace_cmd_t *c, flows_t *fl) {
+  memset(fl, 0, sizeof *fl);
+  if (c->flow_mem && c->flow_dev && c->flow_dev->index < t->ndevices) {
+    pending_t *p = &t->pending[c->flow_dev->index];
+    fl->out = __atomic_add_fetch(&t->flows, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&p->lock);
+    for (uint32_t i = 0; i < p->nwritten; i++)
+      if (p->written[i].mem == c->flow_mem) written_drop(p, i--);
+    if (p->nwritten == FLOW_SLOTS) written_drop(p, 0); /* the oldest write's arrow is not drawn */
+    p->written[p->nwritten].mem = c->flow_mem;
+    p->written[p->nwritten++].id = fl->out;
+    pthread_mutex_unlock(&p->lock);
+  }
+  if (c->launch && c->dev->index < t->ndevices) {
+    pending_t *p = &t->pending[c->dev->index];
+    pthread_mutex_lock(&p->lock);
+    for (uint32_t a = 0; a < c->launch->nargs && p->nwritten; a++) {
+      const void *mem = c->launch->args[a].mem;
+      for (uint32_t i = 0; mem && i < p->nwritten; i++)
+        if (p->written[i].mem == mem) {
+          if (fl->n_in < FLOWS_IN) fl->in[fl->n_in++] = p->written[i].id;
+          written_drop(p, i);
+          break;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+  }
+}
+
+void hc__trace_forget(hc_device_t *d, void *mem) {
+  hc__trace_t *t = hc__trace_enter(d->ctx);
+  if (!t) return;
+  if (d->index < t->ndevices) {
+    pending_t *p = &t->pending[d->index];
+    pthread_mutex_lock(&p->lock);
+    for (uint32_t i = 0; i < p->nwritten; i++)
+      if (p->written[i].mem == mem) written_drop(p, i--);
+    pthread_mutex_unlock(&p->lock);
+  }
+  hc__trace_leave(t);
 }
 
 void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind, const char *what, uint64_t bytes,
                        const char *peer) {
   hc__trace_t *t = c->tr;
   hc_device_t *d = c->dev;
+  flows_t fl;
+  if (st == HC_OK) command_flows(t, c, &fl);
   if (st != HC_OK) {
     if (c->record) {
       if (d->backend->ops.trace_discard) d->backend->ops.trace_discard(d->handle, c->record);
@@ -331,6 +416,7 @@ void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind
     pc->bytes = bytes;
     full_name(pc->name, sizeof pc->name, what);
     snprintf(pc->peer, sizeof pc->peer, "%s", peer ? peer : "");
+    pc->flows = fl;
     pthread_mutex_unlock(&p->lock);
   } else {
     if (c->record && d->backend->ops.trace_discard) d->backend->ops.trace_discard(d->handle, c->record);
@@ -340,7 +426,7 @@ void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind
     const int64_t t0 = rel_ns(t, c->t0), t1 = rel_ns(t, hc_now());
     char name[sizeof((ev_t *)0)->name];
     full_name(name, sizeof name, what);
-    device_event(t, d->index, kind, name, t0, t1, t1 - t0, bytes, peer);
+    device_event(t, d->index, kind, name, t0, t1, t1 - t0, bytes, peer, &fl);
   }
   hc__trace_leave(t);
 }

@@ -48,7 +48,8 @@ HC_API hc_status_t hc_tuning_match(const hc_device_info_t *info, const char *pat
     any_word = 1;
     p += len;
   }
-  if (!any_word) return hc_error(HC_ERR_INVALID_ARG, "tuning table: an empty device pattern (\"*\" matches any device)");
+  if (!any_word)
+    return hc_error(HC_ERR_INVALID_ARG, "tuning table: an empty device pattern (\"*\" matches any device)");
   *matches = all;
   return HC_OK;
 }

@@ -47,8 +47,8 @@ hc_status_t hc_tuning_pick(const hc_device_info_t *info, const void *table,
 
 /* The row of an array of row structs, for the device: HC_TUNING_PICK(info,
  * my_table, &row). */
-#define HC_TUNING_PICK(info, table, row)                                      \
-  hc_tuning_pick((info), (table), sizeof(table) / sizeof *(table),            \
+#define HC_TUNING_PICK(info, table, row)                           \
+  hc_tuning_pick((info), (table), sizeof(table) / sizeof *(table), \
                  sizeof *(table), (row))
 
 #ifdef __cplusplus

@@ -1,6 +1,7 @@
 /* Timelines (hc/trace.h): the checker itself, a traced 3-stage pipeline
- * across cpu and PoCL, hcrun --trace, the event cap, and tracing from
- * several threads at once. */
+ * across cpu and PoCL (with the arrow from a transfer to the kernel that
+ * reads it), hcrun --trace, the event cap, and tracing from several
+ * threads at once. */
 #include <hc/pipeline.h>
 #include <hc/trace.h>
 #include <jansson.h>
@@ -58,6 +59,30 @@ static void test_checker(void) {
   CU_ASSERT(check_text("{\"traceEvents\":[" META ",{\"name\":\"a\",\"pid\":1,\"tid\":1}]}", &r) > 0);
   CU_ASSERT(check_text("{\"traceEvents\":[" META X("a", 1, 0, -1) "]}", &r) > 0);
   CU_ASSERT(check_text("{\"events\":[]}", &r) > 0);
+  /* flow arrows: from inside a write to inside the launch that reads it */
+#define FLOW(ph, id, ts) \
+  ",{\"name\":\"reads\",\"cat\":\"flow\",\"ph\":\"" ph "\",\"id\":" #id ",\"ts\":" #ts ",\"pid\":1,\"tid\":1000}"
+  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("w", 1000, 0, 5) X("k", 1000, 5, 3) FLOW("s", 1, 2.5)
+                                 FLOW("f\",\"bp\":\"e", 1, 6.5) "]}",
+                             &r),
+                  0);
+  CU_ASSERT_EQUAL(r.flows, 1);
+  CU_ASSERT_EQUAL(r.complete, 2);
+  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("k", 1000, 5, 3) FLOW("f\",\"bp\":\"e", 1, 6.5) "]}", &r), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(r.first, "never starts"));
+  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("w", 1000, 0, 5) X("k", 1000, 5, 3) FLOW("s", 1, 6.5)
+                                 FLOW("f\",\"bp\":\"e", 1, 2.5) "]}",
+                             &r),
+                  1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(r.first, "before it starts"));
+  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("w", 1000, 0, 5) FLOW("s", 1, 9) "]}", &r), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(r.first, "lies in no event"));
+  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("w", 1000, 0, 5) X("k", 1000, 5, 3) FLOW("s", 1, 2.5)
+                                 FLOW("f", 1, 6.5) "]}",
+                             &r),
+                  1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(r.first, "bp"));
+#undef FLOW
 }
 
 static const char *tmp_path(const char *name) {
@@ -83,6 +108,38 @@ static const json_t *find_event(const json_t *doc, const char *cat, const char *
     if (c && n && !strcmp(c, cat) && !strncmp(n, prefix, strlen(prefix))) return e;
   }
   return NULL;
+}
+
+/* Is there an arrow out of event `from` into an "X" event of category
+ * to_cat on track to_tid? */
+static int arrow(const json_t *doc, const json_t *from, const char *to_cat, long to_tid) {
+  const json_t *evs = json_object_get(doc, "traceEvents");
+  const long tid = (long)json_integer_value(json_object_get(from, "tid"));
+  const double t0 = json_number_value(json_object_get(from, "ts")),
+               t1 = t0 + json_number_value(json_object_get(from, "dur"));
+  size_t i, j, k;
+  const json_t *s, *f, *x;
+  json_array_foreach(evs, i, s) {
+    const char *ph = json_string_value(json_object_get(s, "ph"));
+    const double ts = json_number_value(json_object_get(s, "ts"));
+    if (strcmp(ph, "s") || json_integer_value(json_object_get(s, "tid")) != tid || ts < t0 || ts > t1) continue;
+    json_array_foreach(evs, j, f) {
+      if (strcmp(json_string_value(json_object_get(f, "ph")), "f") ||
+          json_integer_value(json_object_get(f, "id")) != json_integer_value(json_object_get(s, "id")) ||
+          json_integer_value(json_object_get(f, "tid")) != to_tid)
+        continue;
+      const double tf = json_number_value(json_object_get(f, "ts"));
+      json_array_foreach(evs, k, x) {
+        const char *c = json_string_value(json_object_get(x, "cat"));
+        const double xs = json_number_value(json_object_get(x, "ts"));
+        if (!strcmp(json_string_value(json_object_get(x, "ph")), "X") && c && !strcmp(c, to_cat) &&
+            json_integer_value(json_object_get(x, "tid")) == to_tid && xs <= tf &&
+            tf <= xs + json_number_value(json_object_get(x, "dur")))
+          return 1;
+      }
+    }
+  }
+  return 0;
 }
 
 /* jacobi on cpu, simpson of its field on PoCL, scale of the integral on
@@ -154,6 +211,9 @@ static void test_pipeline_cpu_pocl(void) {
   CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(recv, "args"), "bytes")), 49 * 49 * 49 * 8);
   CU_ASSERT(arg_is(recv, "peer", "cpu:0"));
   CU_ASSERT_EQUAL(json_integer_value(json_object_get(recv, "tid")), tocl);
+  /* an arrow from the field's arrival on PoCL to the kernel that reads it */
+  CU_ASSERT(r.flows >= 1);
+  CU_ASSERT(arrow(doc, recv, "kernel", tocl));
 
   /* The device times. What the report calls a device's busy time (the
    * utilisation line: compute + transfers, hc_trace_usage) is the sum of
@@ -338,6 +398,36 @@ static void test_hcrun_trace(void) {
   CU_ASSERT_PTR_NOT_NULL(find_event(doc, "range", "plan hc_grid_assign"));
   CU_ASSERT_PTR_NOT_NULL(find_event(doc, "device_timer", "device time on cpu:0"));
   json_decref(doc);
+  /* a split run over two cpu devices: a queue each, halo exchanges on the
+   * host track, and arrows from each halo's arrival to the sweep that reads
+   * it */
+  snprintf(args, sizeof args,
+           "env HC_CPU_DEVICES=2 %s/bin/hcrun --trace=%s --workload=jacobi dim=2 n=65 iters=20 "
+           "--device=cpu:0,cpu:1",
+           th_build_dir(), path);
+  CU_ASSERT_EQUAL(th_run(args, out, sizeof out, err, sizeof err), 0);
+  doc = trace_check_file(path, &r);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  if (r.problems) fprintf(stderr, "%s: %s\n", path, r.first);
+  CU_ASSERT_EQUAL(r.problems, 0);
+  CU_ASSERT_EQUAL(r.device_tracks, 2);
+  CU_ASSERT_PTR_NOT_NULL(find_event(doc, "halo", "halo exchange"));
+  for (int d = 0; d < 2; d++) {
+    char queue[32];
+    snprintf(queue, sizeof queue, "cpu:%d queue", d);
+    const long tid = trace_track(doc, queue);
+    const json_t *halo_write = NULL, *ev;
+    size_t i;
+    json_array_foreach(json_object_get(doc, "traceEvents"), i, ev) {
+      const char *n = json_string_value(json_object_get(ev, "name"));
+      if (!halo_write && json_integer_value(json_object_get(ev, "tid")) == tid && n && strstr(n, "/write"))
+        halo_write = ev;
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(halo_write);
+    CU_ASSERT(arrow(doc, halo_write, "kernel", tid));
+  }
+  CU_ASSERT(r.flows >= 2 * 20); /* each part's 20 sweeps wait for its halo */
+  json_decref(doc);
   /* without --trace, no line */
   CU_ASSERT_EQUAL(hcrun("--workload=simpson n=33x33x33 --device=cpu"), 0);
   CU_ASSERT_PTR_NULL(strstr(out, "utilisation"));
@@ -407,6 +497,9 @@ static void test_threads(void) {
   CU_ASSERT_EQUAL(n, THREADS * ROUNDS * 3);
   /* THREADS x (a build + ROUNDS rounds) on the host tracks */
   CU_ASSERT_EQUAL(r.complete, n + THREADS * (1 + ROUNDS));
+  /* every round's fill has its arrow to the launch after it, and only
+   * that one: the threads' buffers are their own */
+  CU_ASSERT_EQUAL(r.flows, THREADS * ROUNDS);
   json_decref(doc);
 }
 

@@ -37,6 +37,41 @@ typedef struct {
   int device; /* 1: "<id> queue" */
 } track_t;
 
+/* A flow phase event: the start ("s") or end ("f") of an arrow. */
+typedef struct {
+  long pid, tid;
+  double ts;
+  long long id;
+  int end;
+  size_t index;
+} flow_t;
+
+/* Is ts inside an "X" event of the track? sp sorted by track, then time. */
+static int inside_span(const span_t *sp, size_t n, long pid, long tid, double ts) {
+  for (size_t i = 0; i < n; i++)
+    if (sp[i].pid == pid && sp[i].tid == tid && sp[i].ts <= ts && ts <= sp[i].ts + sp[i].dur) return 1;
+  return 0;
+}
+
+static void check_flows(trace_check_t *r, const span_t *sp, size_t nsp, const flow_t *fl, size_t nfl) {
+  for (size_t i = 0; i < nfl; i++) {
+    const flow_t *f = &fl[i];
+    if (!inside_span(sp, nsp, f->pid, f->tid, f->ts))
+      problem(r, "event %zu: the flow %s of arrow %lld at %.3f lies in no event of track %ld", f->index,
+              f->end ? "end" : "start", f->id, f->ts, f->tid);
+    if (!f->end) continue;
+    const flow_t *start = NULL;
+    for (size_t j = 0; j < nfl && !start; j++)
+      if (!fl[j].end && fl[j].id == f->id) start = &fl[j];
+    if (!start)
+      problem(r, "event %zu: arrow %lld ends but never starts", f->index, f->id);
+    else if (start->ts > f->ts)
+      problem(r, "event %zu: arrow %lld ends at %.3f, before it starts (%.3f)", f->index, f->id, f->ts, start->ts);
+    else
+      r->flows++;
+  }
+}
+
 static const track_t *find_track(const track_t *t, size_t n, long pid, long tid) {
   for (size_t i = 0; i < n; i++)
     if (t[i].pid == pid && t[i].tid == tid) return &t[i];
@@ -54,7 +89,8 @@ void trace_check(const json_t *doc, trace_check_t *r) {
   span_t *sp = calloc(n ? n : 1, sizeof *sp);
   track_t *tr = calloc(n ? n : 1, sizeof *tr);
   long *pids = calloc(n ? n : 1, sizeof *pids);
-  size_t nsp = 0, ntr = 0, npids = 0;
+  flow_t *fl = calloc(n ? n : 1, sizeof *fl);
+  size_t nsp = 0, ntr = 0, npids = 0, nfl = 0;
   for (size_t i = 0; i < n; i++) {
     const json_t *e = json_array_get(evs, i);
     const char *ph = json_string_value(json_object_get(e, "ph"));
@@ -105,6 +141,22 @@ void trace_check(const json_t *doc, trace_check_t *r) {
       sp[nsp].dur = json_number_value(dur);
       sp[nsp].name = name;
       nsp++;
+    } else if (!strcmp(ph, "s") || !strcmp(ph, "f")) {
+      const json_t *ts = json_object_get(e, "ts"), *id = json_object_get(e, "id");
+      const char *bp = json_string_value(json_object_get(e, "bp"));
+      if (!json_is_number(ts) || !json_is_integer(id) || !json_is_string(json_object_get(e, "cat"))) {
+        problem(r, "event %zu (%s): a flow event needs a number ts, an integer id and a string cat", i, name);
+        continue;
+      }
+      if (ph[0] == 'f' && (!bp || strcmp(bp, "e")))
+        problem(r, "event %zu (%s): a flow end binds to its enclosing event (\"bp\":\"e\")", i, name);
+      fl[nfl] = (flow_t){(long)json_integer_value(pid),
+                         (long)json_integer_value(tid),
+                         json_number_value(ts),
+                         (long long)json_integer_value(id),
+                         ph[0] == 'f',
+                         i};
+      nfl++;
     } else if (!strcmp(ph, "i")) {
       if (!json_is_number(json_object_get(e, "ts"))) problem(r, "event %zu (%s): an instant needs ts", i, name);
     } else {
@@ -114,6 +166,7 @@ void trace_check(const json_t *doc, trace_check_t *r) {
   r->tracks = (int)ntr;
   r->complete = nsp;
   qsort(sp, nsp, sizeof *sp, by_track_then_time);
+  check_flows(r, sp, nsp, fl, nfl);
   /* Per track: device queues never overlap; host spans nest. */
   span_t *stack[64];
   int depth = 0;
@@ -145,6 +198,7 @@ void trace_check(const json_t *doc, trace_check_t *r) {
   free(sp);
   free(tr);
   free(pids);
+  free(fl);
 }
 
 json_t *trace_check_file(const char *path, trace_check_t *r) {

@@ -1,6 +1,7 @@
 /* A checker of the Chrome trace-event files hc writes (docs/trace.md), for
  * the tests: well-formed events, named tracks, spans that nest on a host
- * track, no overlap on a device track. */
+ * track, no overlap on a device track, flow arrows whose ends lie in an
+ * event of their track and whose start comes first. */
 #ifndef HC_TEST_TRACE_CHECK_H
 #define HC_TEST_TRACE_CHECK_H
 
@@ -14,6 +15,7 @@ typedef struct {
   int device_tracks; /* ... of them device queues ("<id> queue") */
   int host_tracks;
   size_t complete; /* "X" events */
+  size_t flows;    /* flow arrows: "f" events matched to their "s" */
 } trace_check_t;
 
 /* Checks a parsed trace document; fills *r. Every problem is also printed

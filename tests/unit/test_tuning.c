@@ -89,8 +89,8 @@ static void test_pick(void) {
 /* Every device this machine has picks a row of a table that names the
  * kinds hc's own tables use. */
 static void test_real_devices(void) {
-  static const row_t table[] = {{"gpu cuda-c", 1, 0}, {"gpu opencl-c", 2, 0}, {"cpu host", 3, 0},
-                                {"cpu opencl-c", 4, 0}, {"*", 5, 0}};
+  static const row_t table[] = {
+      {"gpu cuda-c", 1, 0}, {"gpu opencl-c", 2, 0}, {"cpu host", 3, 0}, {"cpu opencl-c", 4, 0}, {"*", 5, 0}};
   hc_context_t *ctx = th_context();
   for (uint32_t i = 0; i < hc_device_count(ctx); i++) {
     hc_device_info_t in;
