@@ -159,8 +159,9 @@ static void put_us(FILE *f, int64_t ns) {
   fprintf(f, "%" PRId64 ".%03d", ns / 1000, (int)(ns % 1000));
 }
 
-/* Called with t->lock held. */
-static void write_events(hc__trace_t *t, const ev_t *ev, uint32_t n) {
+/* Called with t->lock held. starts: NULL, or the flow ids whose start was
+ * recorded (a bit each): an arrow's end is written only with its start. */
+static void write_events(hc__trace_t *t, const ev_t *ev, uint32_t n, const uint8_t *starts) {
   const int pid = (int)getpid();
   for (uint32_t i = 0; i < n; i++) {
     const ev_t *e = &ev[i];
@@ -190,7 +191,7 @@ static void write_events(hc__trace_t *t, const ev_t *ev, uint32_t n) {
     const int64_t mid = e->t0 + (e->t1 - e->t0) / 2;
     for (uint32_t k = 0; k <= e->flows.n_in && k < FLOWS_IN + 1; k++) {
       const uint32_t id = k < e->flows.n_in ? e->flows.in[k] : e->flows.out;
-      if (!id) continue;
+      if (!id || (starts && k < e->flows.n_in && !(starts[id / 8] & (1u << (id % 8))))) continue;
       fprintf(t->f, ",\n{\"name\":\"reads\",\"cat\":\"flow\",\"ph\":\"%s\",\"id\":%" PRIu32 ",\"ts\":",
               k < e->flows.n_in ? "f\",\"bp\":\"e" : "s", id);
       put_us(t->f, mid);
@@ -572,14 +573,28 @@ HC_API hc_status_t hc_trace_stop(hc_context_t *ctx) {
   for (uint32_t i = 0; i < t->ndevices; i++)
     if (t->pending[i].n) resolve_locked(t, t->pending[i].dev, &t->pending[i]);
   const double window = hc_now() - t->start;
-  if (fflush(t->spill) != 0 || fseek(t->spill, 0, SEEK_SET) != 0) t->io_error = 1;
-  for (ev_t chunk[64];;) {
-    const size_t got = t->io_error ? 0 : fread(chunk, sizeof chunk[0], 64, t->spill);
-    write_events(t, chunk, (uint32_t)got);
-    if (got < 64) break;
+  const uint64_t dropped = __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
+  /* With events dropped at the cap, an arrow's start may be among them
+   * while its end (on another device's track) was kept: the starts kept
+   * are collected first, so that no arrow ends without one. */
+  uint8_t *starts = dropped ? calloc(t->flows / 8 + 1, 1) : NULL;
+  if (dropped && !starts) t->io_error = 1;
+  for (int pass = starts ? 0 : 1; pass < 2; pass++) {
+    if (fflush(t->spill) != 0 || fseek(t->spill, 0, SEEK_SET) != 0) t->io_error = 1;
+    for (ev_t chunk[64];;) {
+      const size_t got = t->io_error ? 0 : fread(chunk, sizeof chunk[0], 64, t->spill);
+      for (size_t i = 0; pass == 0 && i < got; i++)
+        if (chunk[i].flows.out) starts[chunk[i].flows.out / 8] |= (uint8_t)(1u << (chunk[i].flows.out % 8));
+      if (pass == 1) write_events(t, chunk, (uint32_t)got, starts);
+      if (got < 64) break;
+    }
+    for (tbuf_t *b = t->threads; pass == 0 && b; b = b->next)
+      for (uint32_t i = 0; i < b->n; i++)
+        if (b->ev[i].flows.out) starts[b->ev[i].flows.out / 8] |= (uint8_t)(1u << (b->ev[i].flows.out % 8));
   }
   fclose(t->spill);
-  for (tbuf_t *b = t->threads; b; b = b->next) write_events(t, b->ev, b->n);
+  for (tbuf_t *b = t->threads; b; b = b->next) write_events(t, b->ev, b->n, starts);
+  free(starts);
   char name[96];
   write_meta(t, 0, "process_name", t->process_name, 0);
   for (tbuf_t *b = t->threads; b; b = b->next) {
@@ -595,7 +610,6 @@ HC_API hc_status_t hc_trace_stop(hc_context_t *ctx) {
     snprintf(name, sizeof name, "%s queue", ctx->devices[i].id);
     write_meta(t, DEVICE_TID0 + (int)i, "thread_name", name, DEVICE_TID0 + (int)i);
   }
-  const uint64_t dropped = __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
   if (dropped) {
     fputs(",\n{\"name\":", t->f);
     snprintf(name, sizeof name, "trace truncated: %" PRIu64 " events beyond the cap of %" PRIu64 " were dropped",

@@ -268,6 +268,8 @@ static void test_pipeline_cpu_pocl(void) {
   hc_pipeline_destroy(p);
 }
 
+static void add_one(const hc_host_group_t *g, void *const *args);
+
 static void test_cap(void) {
   hc_device_t *d = th_device("cpu");
   if (!d) return;
@@ -292,6 +294,41 @@ static void test_cap(void) {
       strstr(json_string_value(json_object_get(e, "name")), "trace truncated: 15 events") != NULL;
   CU_ASSERT(note);
   json_decref(doc);
+
+  /* An arrow whose start falls beyond the cap: a copy from PoCL into a cpu
+   * buffer is a "send" on PoCL's track, recorded when PoCL's queue is read
+   * (here at stop, after the cap), while the cpu launch that reads the
+   * buffer is recorded at once and is the one event kept. The arrow's end
+   * is not written without its start. */
+  hc_context_t *ctx = hc_device_context(d);
+  uint32_t oi;
+  hc_device_t *ocl = NULL;
+  hc_buffer_t *src = NULL;
+  if (hc_device_find(ctx, "opencl:0", &oi) == HC_OK && hc_device_open(ctx, oi, &ocl) == HC_OK &&
+      hc_buffer_create(ocl, 1024, &src) == HC_OK && !hc_buffer_host_ptr(src)) {
+    TH_ASSERT_OK(hc_buffer_fill(src, 0, &x, sizeof x, 1024));
+    hc_kernel_desc_t kd = {.size = sizeof kd, .name = "add_one", .host_fn = add_one};
+    hc_kernel_t *k = NULL;
+    TH_ASSERT_OK(hc_kernel_create(d, &kd, &k));
+    o.max_events = 1;
+    TH_ASSERT_OK(hc_trace_start(ctx, path, &o));
+    TH_ASSERT_OK(hc_buffer_copy(b, 0, src, 0, 1024));
+    size_t g = 256;
+    hc_arg_t a = HC_ARG_BUF(b);
+    TH_ASSERT_OK(hc_kernel_launch(k, 1, &g, NULL, 1, &a));
+    TH_ASSERT_OK(hc_trace_stop(ctx));
+    doc = trace_check_file(path, &r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    if (r.problems) fprintf(stderr, "%s: %s\n", path, r.first);
+    CU_ASSERT_EQUAL(r.problems, 0);
+    CU_ASSERT_EQUAL(r.complete, 1);
+    CU_ASSERT_EQUAL(r.flows, 0);
+    CU_ASSERT_PTR_NOT_NULL(find_event(doc, "kernel", "add_one"));
+    json_decref(doc);
+    hc_kernel_destroy(k);
+  }
+  hc_buffer_destroy(src);
+  hc_device_close(ocl);
   hc_buffer_destroy(b);
 }
 
