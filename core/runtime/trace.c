@@ -397,7 +397,7 @@ void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind
                        const char *peer) {
   hc__trace_t *t = c->tr;
   hc_device_t *d = c->dev;
-  flows_t fl;
+  flows_t fl = {0};
   if (st == HC_OK) command_flows(t, c, &fl);
   if (st != HC_OK) {
     if (c->record) {
