@@ -101,8 +101,10 @@ void hc_cpu_describe(hc_device_info_t *in, unsigned threads) {
   in->l2_cache_bytes = cache_bytes(2, "Unified", _SC_LEVEL2_CACHE_SIZE);
   in->l3_cache_bytes = cache_bytes(3, "Unified", _SC_LEVEL3_CACHE_SIZE);
   in->local_mem_bytes = in->l1_cache_bytes ? in->l1_cache_bytes : 32768;
-  /* Estimated peak: one vector FMA port per core (2 flops per lane).
+  /* Estimated peak, an upper bound: two vector FMA ports per core (x86
+   * cores since Haswell and Zen 2 have two; AVX-512 parts with one 512-bit
+   * unit reach half), 2 flops per lane, at the clock /proc/cpuinfo shows.
    * Benchmarks measure the real ceiling in the same run. */
-  in->peak_fp32_gflops = threads * mhz * 1e-3 * lanes32 * (fma ? 2 : 1);
+  in->peak_fp32_gflops = threads * mhz * 1e-3 * lanes32 * (fma ? 2 * 2 : 1);
   in->peak_fp64_gflops = in->peak_fp32_gflops / 2;
 }
