@@ -166,6 +166,10 @@ void hc__build_charge(hc_device_t *d, double seconds);
  * launch of each (kernel, range, group) is waited for, and its time
  * beyond the kernel's device time is charged as build time. */
 hc_status_t hc__launch_measured(hc_kernel_t *k, const hc_launch_t *l);
+/* The language source kernels are built in on a device accepting
+ * `languages` (HC_LANG_BIT set): CUDA C where accepted, else OpenCL C;
+ * HC_LANG_COUNT_ when neither (kernel.c). */
+hc_language_t hc__source_language(uint32_t languages);
 
 struct hc_field {
   hc_device_t *dev;

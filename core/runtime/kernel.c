@@ -97,6 +97,12 @@ static void put_program(hc_device_t *d, hc__program_t *p) {
   pthread_mutex_unlock(&d->lock);
 }
 
+hc_language_t hc__source_language(uint32_t languages) {
+  return (languages & HC_LANG_BIT(HC_LANG_CUDA_C))     ? HC_LANG_CUDA_C
+         : (languages & HC_LANG_BIT(HC_LANG_OPENCL_C)) ? HC_LANG_OPENCL_C
+                                                       : HC_LANG_COUNT_;
+}
+
 HC_API hc_status_t hc_kernel_create(hc_device_t *d, const hc_kernel_desc_t *desc, hc_kernel_t **out) {
   if (!d || !desc || !out) return hc_error(HC_ERR_INVALID_ARG, "hc_kernel_create: NULL argument");
   *out = NULL;
@@ -118,7 +124,7 @@ HC_API hc_status_t hc_kernel_create(hc_device_t *d, const hc_kernel_desc_t *desc
     st = ops->kernel_create_host(d->handle, desc->host_fn, &k->handle);
   } else if (desc->source && ops->program_build && ops->kernel_create &&
              (langs & (HC_LANG_BIT(HC_LANG_OPENCL_C) | HC_LANG_BIT(HC_LANG_CUDA_C)))) {
-    k->lang = (langs & HC_LANG_BIT(HC_LANG_CUDA_C)) ? HC_LANG_CUDA_C : HC_LANG_OPENCL_C;
+    k->lang = hc__source_language(langs);
     st = get_program(d, k->lang, desc->source, desc->options, &k->program, &cached);
     if (st == HC_OK) {
       st = ops->kernel_create(d->handle, k->program->handle, desc->name, &k->handle);

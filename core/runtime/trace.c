@@ -159,6 +159,12 @@ static void put_us(FILE *f, int64_t ns) {
   fprintf(f, "%" PRId64 ".%03d", ns / 1000, (int)(ns % 1000));
 }
 
+/* Marks the flow ids that the events start (a bit each). */
+static void mark_starts(uint8_t *starts, const ev_t *ev, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (ev[i].flows.out) starts[ev[i].flows.out / 8] |= (uint8_t)(1u << (ev[i].flows.out % 8));
+}
+
 /* Called with t->lock held. starts: NULL, or the flow ids whose start was
  * recorded (a bit each): an arrow's end is written only with its start. */
 static void write_events(hc__trace_t *t, const ev_t *ev, uint32_t n, const uint8_t *starts) {
@@ -189,7 +195,7 @@ static void write_events(hc__trace_t *t, const ev_t *ev, uint32_t n, const uint8
     /* Flow arrows bind to this event: phase events inside it on its track
      * (at its middle, clear of the neighbours it may touch). */
     const int64_t mid = e->t0 + (e->t1 - e->t0) / 2;
-    for (uint32_t k = 0; k <= e->flows.n_in && k < FLOWS_IN + 1; k++) {
+    for (uint32_t k = 0; k <= e->flows.n_in; k++) { /* the ends into it, then the start out of it */
       const uint32_t id = k < e->flows.n_in ? e->flows.in[k] : e->flows.out;
       if (!id || (starts && k < e->flows.n_in && !(starts[id / 8] & (1u << (id % 8))))) continue;
       fprintf(t->f, ",\n{\"name\":\"reads\",\"cat\":\"flow\",\"ph\":\"%s\",\"id\":%" PRIu32 ",\"ts\":",
@@ -579,18 +585,17 @@ HC_API hc_status_t hc_trace_stop(hc_context_t *ctx) {
    * are collected first, so that no arrow ends without one. */
   uint8_t *starts = dropped ? calloc(t->flows / 8 + 1, 1) : NULL;
   if (dropped && !starts) t->io_error = 1;
-  for (int pass = starts ? 0 : 1; pass < 2; pass++) {
+  for (int pass = starts ? 0 : 1; pass < 2; pass++) { /* 0: collect the starts, 1: write */
     if (fflush(t->spill) != 0 || fseek(t->spill, 0, SEEK_SET) != 0) t->io_error = 1;
     for (ev_t chunk[64];;) {
       const size_t got = t->io_error ? 0 : fread(chunk, sizeof chunk[0], 64, t->spill);
-      for (size_t i = 0; pass == 0 && i < got; i++)
-        if (chunk[i].flows.out) starts[chunk[i].flows.out / 8] |= (uint8_t)(1u << (chunk[i].flows.out % 8));
-      if (pass == 1) write_events(t, chunk, (uint32_t)got, starts);
+      if (pass == 0)
+        mark_starts(starts, chunk, got);
+      else
+        write_events(t, chunk, (uint32_t)got, starts);
       if (got < 64) break;
     }
-    for (tbuf_t *b = t->threads; pass == 0 && b; b = b->next)
-      for (uint32_t i = 0; i < b->n; i++)
-        if (b->ev[i].flows.out) starts[b->ev[i].flows.out / 8] |= (uint8_t)(1u << (b->ev[i].flows.out % 8));
+    for (tbuf_t *b = t->threads; pass == 0 && b; b = b->next) mark_starts(starts, b->ev, b->n);
   }
   fclose(t->spill);
   for (tbuf_t *b = t->threads; b; b = b->next) write_events(t, b->ev, b->n, starts);

@@ -8,19 +8,21 @@
 
 #include "internal.h"
 
+static int is_word(const char *word, size_t len, const char *name) {
+  return len == strlen(name) && !strncmp(word, name, len);
+}
+
 /* Does the condition [word, word+len) hold? -1 when it is not one. */
 static int condition(const hc_device_info_t *in, const char *word, size_t len) {
-  static const struct {
-    const char *name;
-    hc_device_type_t type;
-  } types[] = {{"cpu", HC_DEVICE_CPU}, {"gpu", HC_DEVICE_GPU}, {"accelerator", HC_DEVICE_ACCELERATOR}};
-  const uint32_t cuda = HC_LANG_BIT(HC_LANG_CUDA_C), opencl = HC_LANG_BIT(HC_LANG_OPENCL_C);
-  for (size_t i = 0; i < sizeof types / sizeof *types; i++)
-    if (len == strlen(types[i].name) && !strncmp(word, types[i].name, len)) return in->type == types[i].type;
   if (len == 1 && word[0] == '*') return 1;
-  if (len == 4 && !strncmp(word, "host", 4)) return (in->languages & HC_LANG_BIT(HC_LANG_HOST)) != 0;
-  if (len == 6 && !strncmp(word, "cuda-c", 6)) return (in->languages & cuda) != 0;
-  if (len == 8 && !strncmp(word, "opencl-c", 8)) return (in->languages & opencl) && !(in->languages & cuda);
+  for (int t = 0; t < HC_DEVICE_TYPE_COUNT_; t++)
+    if (is_word(word, len, hc_device_type_name((hc_device_type_t)t))) return in->type == (hc_device_type_t)t;
+  /* host: the device runs host functions; a source language: the one
+   * hc_kernel_create builds source kernels in there */
+  for (int l = 0; l < HC_LANG_COUNT_; l++)
+    if (is_word(word, len, hc_language_name((hc_language_t)l)))
+      return l == HC_LANG_HOST ? (in->languages & HC_LANG_BIT(HC_LANG_HOST)) != 0
+                               : hc__source_language(in->languages) == (hc_language_t)l;
   if (len > 7 && !strncmp(word, "vendor=", 7)) {
     const size_t n = len - 7, have = strlen(in->vendor);
     for (size_t at = 0; at + n <= have; at++)
@@ -42,7 +44,7 @@ HC_API hc_status_t hc_tuning_match(const hc_device_info_t *info, const char *pat
     if (holds < 0)
       return hc_error(HC_ERR_INVALID_ARG,
                       "tuning table: '%.*s' in the device pattern '%s' is not a condition (cpu, gpu, accelerator, "
-                      "host, cuda-c, opencl-c, vendor=TEXT, arch=TEXT or *)",
+                      "other, host, opencl-c, cuda-c, vendor=TEXT, arch=TEXT or *)",
                       (int)len, p, pattern);
     all = all && holds;
     any_word = 1;

@@ -10,11 +10,10 @@
  *
  * A pattern is a space-separated list of conditions, all of which must
  * hold:
- *   cpu, gpu, accelerator   the device's type
+ *   cpu, gpu, accelerator, other  the device's type
  *   host                    the device runs host functions (the cpu backend)
- *   cuda-c                  the device takes CUDA C (source kernels are
- *                           CUDA C there)
- *   opencl-c                the device takes OpenCL C but not CUDA C
+ *   cuda-c, opencl-c        the language source kernels are built in there
+ *                           (CUDA C where the device takes it, else OpenCL C)
  *   vendor=TEXT             TEXT occurs in the vendor's name, in any case
  *   arch=TEXT               the architecture's name starts with TEXT
  *                           ("arch=sm_9")

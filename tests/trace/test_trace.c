@@ -30,59 +30,53 @@ static int check_text(const char *text, trace_check_t *r) {
 #define X(name, tid, ts, dur) \
   ",{\"name\":\"" name "\",\"cat\":\"c\",\"ph\":\"X\",\"ts\":" #ts ",\"dur\":" #dur ",\"pid\":1,\"tid\":" #tid "}"
 
+/* The events of a trace between META and the end. */
+#define DOC(events) "{\"traceEvents\":[" META events "]}"
+/* A flow phase event on the device track. */
+#define FLOW(ph, id, ts) \
+  ",{\"name\":\"reads\",\"cat\":\"flow\",\"ph\":\"" ph "\",\"id\":" #id ",\"ts\":" #ts ",\"pid\":1,\"tid\":1000}"
+#define FLOW_END "f\",\"bp\":\"e"
+
+/* The checker finds exactly one problem in text, and names it with needle. */
+static void rejected_for(const char *text, const char *needle) {
+  trace_check_t r;
+  CU_ASSERT_EQUAL(check_text(text, &r), 1);
+  if (!strstr(r.first, needle)) fprintf(stderr, "checker said '%s', not '%s'\n", r.first, needle);
+  CU_ASSERT_PTR_NOT_NULL(strstr(r.first, needle));
+}
+
 /* The checker accepts what it should and names what it should not. */
 static void test_checker(void) {
   trace_check_t r;
-  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("job", 1, 0, 10) X("k", 1, 1, 2) X("k2", 1, 3, 7)
-                                 X("a", 1000, 0, 5) X("b", 1000, 5, 1) "]}",
-                             &r),
-                  0);
+  CU_ASSERT_EQUAL(
+      check_text(DOC(X("job", 1, 0, 10) X("k", 1, 1, 2) X("k2", 1, 3, 7) X("a", 1000, 0, 5) X("b", 1000, 5, 1)), &r),
+      0);
   CU_ASSERT_EQUAL(r.tracks, 2);
   CU_ASSERT_EQUAL(r.device_tracks, 1);
   CU_ASSERT_EQUAL(r.complete, 5);
-  /* overlap on a device track */
-  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("a", 1000, 0, 5) X("b", 1000, 4, 1) "]}", &r), 1);
-  CU_ASSERT_PTR_NOT_NULL(strstr(r.first, "overlaps"));
-  /* a host span that straddles its parent's end */
-  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("job", 1, 0, 10) X("k", 1, 5, 6) "]}", &r), 1);
-  CU_ASSERT_PTR_NOT_NULL(strstr(r.first, "straddles"));
+  /* overlap on a device track; a host span that straddles its parent's end */
+  rejected_for(DOC(X("a", 1000, 0, 5) X("b", 1000, 4, 1)), "overlaps");
+  rejected_for(DOC(X("job", 1, 0, 10) X("k", 1, 5, 6)), "straddles");
   /* a track without a name, a process without a name */
-  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("a", 7, 0, 5) "]}", &r), 1);
-  CU_ASSERT_PTR_NOT_NULL(strstr(r.first, "thread_name"));
+  rejected_for(DOC(X("a", 7, 0, 5)), "thread_name");
   CU_ASSERT(check_text("{\"traceEvents\":[{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":1,"
                        "\"args\":{\"name\":\"host\"}}" X("a", 1, 0, 1) "]}",
                        &r) > 0);
   /* types: ts as a string, no ph, a negative duration */
-  CU_ASSERT(check_text("{\"traceEvents\":[" META ",{\"name\":\"a\",\"cat\":\"c\",\"ph\":\"X\",\"ts\":\"0\",\"dur\":1,"
-                       "\"pid\":1,\"tid\":1}]}",
+  CU_ASSERT(check_text(DOC(",{\"name\":\"a\",\"cat\":\"c\",\"ph\":\"X\",\"ts\":\"0\",\"dur\":1,\"pid\":1,\"tid\":1}"),
                        &r) > 0);
-  CU_ASSERT(check_text("{\"traceEvents\":[" META ",{\"name\":\"a\",\"pid\":1,\"tid\":1}]}", &r) > 0);
-  CU_ASSERT(check_text("{\"traceEvents\":[" META X("a", 1, 0, -1) "]}", &r) > 0);
+  CU_ASSERT(check_text(DOC(",{\"name\":\"a\",\"pid\":1,\"tid\":1}"), &r) > 0);
+  CU_ASSERT(check_text(DOC(X("a", 1, 0, -1)), &r) > 0);
   CU_ASSERT(check_text("{\"events\":[]}", &r) > 0);
   /* flow arrows: from inside a write to inside the launch that reads it */
-#define FLOW(ph, id, ts) \
-  ",{\"name\":\"reads\",\"cat\":\"flow\",\"ph\":\"" ph "\",\"id\":" #id ",\"ts\":" #ts ",\"pid\":1,\"tid\":1000}"
-  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("w", 1000, 0, 5) X("k", 1000, 5, 3) FLOW("s", 1, 2.5)
-                                 FLOW("f\",\"bp\":\"e", 1, 6.5) "]}",
-                             &r),
+  CU_ASSERT_EQUAL(check_text(DOC(X("w", 1000, 0, 5) X("k", 1000, 5, 3) FLOW("s", 1, 2.5) FLOW(FLOW_END, 1, 6.5)), &r),
                   0);
   CU_ASSERT_EQUAL(r.flows, 1);
   CU_ASSERT_EQUAL(r.complete, 2);
-  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("k", 1000, 5, 3) FLOW("f\",\"bp\":\"e", 1, 6.5) "]}", &r), 1);
-  CU_ASSERT_PTR_NOT_NULL(strstr(r.first, "never starts"));
-  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("w", 1000, 0, 5) X("k", 1000, 5, 3) FLOW("s", 1, 6.5)
-                                 FLOW("f\",\"bp\":\"e", 1, 2.5) "]}",
-                             &r),
-                  1);
-  CU_ASSERT_PTR_NOT_NULL(strstr(r.first, "before it starts"));
-  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("w", 1000, 0, 5) FLOW("s", 1, 9) "]}", &r), 1);
-  CU_ASSERT_PTR_NOT_NULL(strstr(r.first, "lies in no event"));
-  CU_ASSERT_EQUAL(check_text("{\"traceEvents\":[" META X("w", 1000, 0, 5) X("k", 1000, 5, 3) FLOW("s", 1, 2.5)
-                                 FLOW("f", 1, 6.5) "]}",
-                             &r),
-                  1);
-  CU_ASSERT_PTR_NOT_NULL(strstr(r.first, "bp"));
-#undef FLOW
+  rejected_for(DOC(X("k", 1000, 5, 3) FLOW(FLOW_END, 1, 6.5)), "never starts");
+  rejected_for(DOC(X("w", 1000, 0, 5) X("k", 1000, 5, 3) FLOW("s", 1, 6.5) FLOW(FLOW_END, 1, 2.5)), "before it starts");
+  rejected_for(DOC(X("w", 1000, 0, 5) FLOW("s", 1, 9)), "lies in no event");
+  rejected_for(DOC(X("w", 1000, 0, 5) X("k", 1000, 5, 3) FLOW("s", 1, 2.5) FLOW("f", 1, 6.5)), "bp");
 }
 
 static const char *tmp_path(const char *name) {
