@@ -1,7 +1,9 @@
 """Several GPUs of one host: strong scaling of the split workloads over 1,
 2, 4 and 8 GPUs, with the parts as threads of one process (`--device=
 cuda:0,cuda:1,...`) and as MPI ranks (`mpirun -n P hcrun`, one GPU per
-rank), side by side in one run.
+rank), side by side in one run. jacobi's halos between threads move GPU to
+GPU (the backend's peer copy); the "in-process, staged" rows stage them
+through host memory instead (HC_SPLIT_PEER=0), as the MPI ranks do.
 
 Table: per workload and GPU count, the compute time, the speedup over one
 GPU, the efficiency (speedup / P), and the slowest part's halo exchange
@@ -28,13 +30,14 @@ def _cases(quick):
 
 
 def _run(b, gpus, transport, args, repeat):
+    env = {'HC_SPLIT_PEER': '0'} if transport == 'in-process, staged' else None
     if gpus == 1:
         return b.hcrun(['--device=cuda:0'] + args, repeat, env={'HC_MPI': 'off'})
     if transport == 'MPI':
         cmd = [shutil.which('mpirun'), '-n', str(gpus), '--bind-to', 'none', b.hcrun_path, '--json',
                '--repeat=%d' % repeat, '--device=auto'] + args
         return b.run_json(cmd, env=MPI_ENV)
-    return b.hcrun(['--device=' + ','.join('cuda:%d' % i for i in range(gpus))] + args, repeat)
+    return b.hcrun(['--device=' + ','.join('cuda:%d' % i for i in range(gpus))] + args, repeat, env=env)
 
 
 def run(b):
@@ -56,7 +59,8 @@ def run(b):
         for gpus in (2, 4, 8):
             if gpus > len(cuda):
                 break
-            for transport in ['in-process'] + (['MPI'] if has_mpi else []):
+            staged = ['in-process, staged'] if name == 'jacobi' else []
+            for transport in ['in-process'] + staged + (['MPI'] if has_mpi else []):
                 try:
                     doc = _run(b, gpus, transport, args, repeat)
                 except BenchError as e:
@@ -67,13 +71,15 @@ def run(b):
                 halo = max(p['halo_s'] for p in parts) / steps
                 coll = max(p['collective_s'] for p in parts) / steps
                 rows.append([name, gpus, transport, t * 1e3, t1 / t, t1 / t / gpus, halo * 1e6, coll * 1e6])
+                kind = {'MPI': 'mpi', 'in-process': 'inproc', 'in-process, staged': 'inproc_staged'}[transport]
                 b.figure(workload=name, device='cuda:0-%d' % (gpus - 1), name='strong_efficiency_%d_%s' % (
-                    gpus, 'mpi' if transport == 'MPI' else 'inproc'), value=t1 / t / gpus, unit='')
+                    gpus, kind), value=t1 / t / gpus, unit='')
     names = sorted({d.get('name', '?') for d in found})
     b.table('multigpu: strong scaling over %d GPUs of one host, %s (compute time, best of %d)' %
             (len(cuda), ' and '.join(names), repeat),
             ['workload', 'GPUs', 'parts as', 'ms', 'speedup', 'efficiency', 'halo per step, us',
              'collectives per step, us'], rows,
             notes=['jacobi 2-D 16384² f32 (a step is a sweep), nbody 2^18 f32 (a step all-gathers the positions); '
-                   'equal shares; MPI: one rank per GPU, --device=auto',
+                   'equal shares; MPI: one rank per GPU, --device=auto; in-process: halos GPU to GPU (peer copy), '
+                   'staged: through page-locked host memory (HC_SPLIT_PEER=0)',
                    'halo and collectives: the slowest part\'s, including its waits for the others in the collectives'])

@@ -1,7 +1,7 @@
 /* What a part's run() calls: its place in the split, halo exchanges and
  * collectives. Device data is staged through host memory here and moved by
- * the transport, so each device is only ever touched by its own part's
- * thread. */
+ * the transport, except between parts of one process on one backend with
+ * a peer copy: those halos move device to device. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +27,25 @@ void hc__part_free_stage(hc_part_t *p) {
   p->stage_area = 0;
 }
 
+int hc__peer_halos(hc_device_t *a, hc_device_t *b) {
+  long long on = 1;
+  if (hc_config_int("HC_SPLIT_PEER", &on) != HC_OK) on = 1; /* checked when the context was made */
+  return on && hc__devices_peer(a, b);
+}
+
+/* Host staging for the sides that need it: page-locked where the device's
+ * backend offers it, so the copies to and from the device run at the
+ * link's speed. */
+static hc_status_t stage_for(hc_part_t *p, hc_device_t *dev, size_t area) {
+  if (area <= p->stage_area && (!area || dev == p->stage_dev)) return HC_OK;
+  hc__part_free_stage(p);
+  if (hc_host_alloc(dev, 4 * area, (void **)&p->stage) != HC_OK)
+    return hc_error(HC_ERR_NO_MEMORY, "halo exchange: cannot stage %zu bytes", 4 * area);
+  p->stage_dev = dev;
+  p->stage_area = area;
+  return HC_OK;
+}
+
 HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
   if (!p || !f) return hc_error(HC_ERR_INVALID_ARG, "hc_part_halo_exchange: NULL argument");
   uint32_t rank = hc_field_rank(f);
@@ -49,35 +68,42 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
   double t0 = hc_now(), idle0 = p->stats.idle_s;
   hc__trace_t *trace = hc__trace_enter(p->ctx);
   size_t lo_bytes = p->below * rb, hi_bytes = p->above * rb;
-  size_t area = lo_bytes > hi_bytes ? lo_bytes : hi_bytes;
-  if (area > p->stage_area || (area && dev != p->stage_dev)) {
-    /* Page-locked where the device's backend offers it: the copies to and
-     * from the device then run at the link's speed. */
-    hc__part_free_stage(p);
-    if (hc_host_alloc(dev, 4 * area, (void **)&p->stage) != HC_OK) {
-      p->tr->ops->abort(p->tr, p->index);
-      if (trace) hc__trace_leave(trace);
-      return hc_error(HC_ERR_NO_MEMORY, "halo exchange: cannot stage %zu bytes", 4 * area);
-    }
-    p->stage_dev = dev;
-    p->stage_area = area;
+  halo_sides_t h = {.lo_bytes = lo_bytes,
+                    .hi_bytes = hi_bytes,
+                    .peer_lo = p->peer_below,
+                    .peer_hi = p->peer_above,
+                    .buf = hc_field_buffer(f),
+                    .own_lo_off = p->below * rb,
+                    .own_hi_off = (size_t)(p->below + own - p->above) * rb,
+                    .halo_lo_off = 0,
+                    .halo_hi_off = (size_t)(p->below + own) * rb};
+  size_t staged_lo = h.peer_lo ? 0 : lo_bytes, staged_hi = h.peer_hi ? 0 : hi_bytes;
+  st = stage_for(p, dev, staged_lo > staged_hi ? staged_lo : staged_hi);
+  if (st == HC_OK) {
+    char *send_lo = p->stage, *send_hi = send_lo + p->stage_area, *recv_lo = send_hi + p->stage_area,
+         *recv_hi = recv_lo + p->stage_area;
+    h.to_lo = send_lo, h.to_hi = send_hi, h.from_lo = recv_lo, h.from_hi = recv_hi;
+    /* What staged neighbours need: my first and last own rows. */
+    if (staged_lo) st = hc_buffer_read(h.buf, h.own_lo_off, send_lo, staged_lo);
+    if (st == HC_OK && staged_hi) st = hc_buffer_read(h.buf, h.own_hi_off, send_hi, staged_hi);
   }
-  char *send_lo = p->stage, *send_hi = send_lo + p->stage_area, *recv_lo = send_hi + p->stage_area,
-       *recv_hi = recv_lo + p->stage_area;
-  hc_buffer_t *b = hc_field_buffer(f);
-  /* What the neighbours need: my first and last own rows. */
-  if (lo_bytes) st = hc_buffer_read(b, p->below * rb, send_lo, lo_bytes);
-  if (st == HC_OK && hi_bytes) st = hc_buffer_read(b, (size_t)(p->below + own - p->above) * rb, send_hi, hi_bytes);
   if (st != HC_OK) {
     /* Fail the exchange for everyone rather than leave them waiting. */
     p->tr->ops->abort(p->tr, p->index);
     if (trace) hc__trace_leave(trace);
     return st;
   }
-  st = p->tr->ops->exchange(p->tr, p->index, send_lo, lo_bytes, send_hi, hi_bytes, recv_lo, recv_hi, &p->stats.idle_s);
-  if (st == HC_OK && lo_bytes) st = hc_buffer_write(b, 0, recv_lo, lo_bytes);
-  if (st == HC_OK && hi_bytes) st = hc_buffer_write(b, (size_t)(p->below + own) * rb, recv_hi, hi_bytes);
-  if (st == HC_OK) p->stats.halo_bytes += lo_bytes + hi_bytes;
+  if (h.peer_lo || h.peer_hi)
+    st = hc__inproc_exchange(p->tr, p->index, &h, &p->stats.idle_s);
+  else
+    st = p->tr->ops->exchange(p->tr, p->index, h.to_lo, lo_bytes, h.to_hi, hi_bytes, h.from_lo, h.from_hi,
+                              &p->stats.idle_s);
+  if (st == HC_OK && staged_lo) st = hc_buffer_write(h.buf, h.halo_lo_off, h.from_lo, staged_lo);
+  if (st == HC_OK && staged_hi) st = hc_buffer_write(h.buf, h.halo_hi_off, h.from_hi, staged_hi);
+  if (st == HC_OK) {
+    p->stats.halo_bytes += lo_bytes + hi_bytes;
+    p->stats.halo_peer_bytes += lo_bytes + hi_bytes - staged_lo - staged_hi;
+  }
   /* Staging and copies; the wait for the neighbours counts as idle. */
   p->stats.halo_s += hc_now() - t0 - (p->stats.idle_s - idle0);
   if (trace) {

@@ -33,6 +33,9 @@ struct hc_part {
   char *stage; /* host staging of halo rows: 4 areas of stage_area bytes */
   size_t stage_area;
   hc_device_t *stage_dev; /* whose hc_host_alloc gave it */
+  /* In-process runs: the neighbour below / above is on this part's
+   * backend, which has a peer copy; that halo moves device to device. */
+  uint8_t peer_below, peer_above;
 };
 /* Releases the part's staging memory. */
 void hc__part_free_stage(hc_part_t *part);
@@ -80,5 +83,27 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
 
 /* Parts as threads of this process. */
 hc_status_t hc__transport_inproc_create(uint32_t nparts, hc_transport_t **out);
+
+/* One part's side of a halo exchange (the transport's exchange, widened
+ * for parts in one process). Host rows: to_lo/to_hi go to the neighbours,
+ * from_lo/from_hi receive theirs. A side marked peer moves device to
+ * device instead: the part copies its neighbour's boundary rows out of the
+ * neighbour's buffer into its own halo rows (hc_buffer_copy), and that
+ * side's host pointers are unused. Offsets are bytes into buf. */
+typedef struct halo_sides {
+  const void *to_lo, *to_hi;
+  void *from_lo, *from_hi;
+  size_t lo_bytes, hi_bytes;
+  uint8_t peer_lo, peer_hi;
+  hc_buffer_t *buf;
+  size_t own_lo_off, own_hi_off;   /* my first and last own rows: what the neighbours take */
+  size_t halo_lo_off, halo_hi_off; /* where theirs land */
+} halo_sides_t;
+/* The in-process exchange with peer sides; the neighbours must agree on
+ * which sides are peer (HC_ERR_INTERNAL otherwise). */
+hc_status_t hc__inproc_exchange(hc_transport_t *t, uint32_t part, const halo_sides_t *h, double *waited_s);
+/* Whether two devices of an in-process split exchange halos device to
+ * device: one backend with a peer copy, and HC_SPLIT_PEER not 0. */
+int hc__peer_halos(hc_device_t *a, hc_device_t *b);
 
 #endif

@@ -253,6 +253,10 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
     pr->run = r;
     pr->dev = set->dev[pl.dev[i]];
     hc__part_init(&pr->part, set->ctx, &pl, i, tr);
+    if (i > 0) {
+      hc_part_t *below = &r->parts[i - 1].part;
+      below->peer_above = pr->part.peer_below = (uint8_t)hc__peer_halos(r->parts[i - 1].dev, pr->dev);
+    }
     st = clone_job(job, &pr->job);
     if (st == HC_OK && i == 0) st = hc_job_set_output_dir(pr->job, hc_job_output_dir(job));
   }

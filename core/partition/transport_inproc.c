@@ -11,9 +11,8 @@
 #include "partition_internal.h"
 
 typedef struct {
-  const void *lo, *hi; /* exchange: what goes to rank-1 and rank+1 */
-  size_t lo_bytes, hi_bytes;
-  const void *mine; /* allgather */
+  const halo_sides_t *halo; /* exchange */
+  const void *mine;         /* allgather */
   size_t bytes;
   double values[HC_PART_REDUCE_MAX];
 } post_t;
@@ -63,31 +62,43 @@ static hc_status_t ip_barrier(hc_transport_t *tr, uint32_t rank, double *waited_
   return meet((inproc_t *)tr, waited_s);
 }
 
-static hc_status_t ip_exchange(hc_transport_t *tr, uint32_t rank, const void *to_lo, size_t lo_bytes, const void *to_hi,
-                               size_t hi_bytes, void *from_lo, void *from_hi, double *waited_s) {
+/* My halo from the neighbour `from` (its side facing me is `theirs`). */
+static hc_status_t take_side(const halo_sides_t *me, int lo, uint32_t rank, uint32_t from, const halo_sides_t *theirs) {
+  size_t want = lo ? me->lo_bytes : me->hi_bytes, sent = lo ? theirs->hi_bytes : theirs->lo_bytes;
+  int peer = lo ? me->peer_lo : me->peer_hi, their_peer = lo ? theirs->peer_hi : theirs->peer_lo;
+  if (sent != want || peer != their_peer)
+    return hc_error(HC_ERR_INTERNAL, "halo exchange: part %u sends %zu bytes%s, part %u expects %zu%s", from, sent,
+                    their_peer ? " device to device" : "", rank, want, peer ? " device to device" : "");
+  if (!peer) {
+    memcpy(lo ? me->from_lo : me->from_hi, lo ? theirs->to_hi : theirs->to_lo, want);
+    return HC_OK;
+  }
+  return hc_buffer_copy(me->buf, lo ? me->halo_lo_off : me->halo_hi_off, theirs->buf,
+                        lo ? theirs->own_hi_off : theirs->own_lo_off, want);
+}
+
+/* Post, meet, take from both neighbours, meet again: no part changes the
+ * rows it posted until its neighbours have taken them. */
+hc_status_t hc__inproc_exchange(hc_transport_t *tr, uint32_t rank, const halo_sides_t *h, double *waited_s) {
   inproc_t *t = (inproc_t *)tr;
-  post_t *me = &t->posts[rank];
-  me->lo = to_lo, me->lo_bytes = lo_bytes, me->hi = to_hi, me->hi_bytes = hi_bytes;
+  t->posts[rank].halo = h;
   hc_status_t st = meet(t, waited_s);
   if (st != HC_OK) return st;
-  if (rank > 0 && lo_bytes) {
-    const post_t *below = &t->posts[rank - 1];
-    if (below->hi_bytes != lo_bytes)
-      st = hc_error(HC_ERR_INTERNAL, "halo exchange: part %u sends %zu bytes, part %u expects %zu", rank - 1,
-                    below->hi_bytes, rank, lo_bytes);
-    else
-      memcpy(from_lo, below->hi, lo_bytes);
-  }
-  if (st == HC_OK && rank + 1 < t->n && hi_bytes) {
-    const post_t *above = &t->posts[rank + 1];
-    if (above->lo_bytes != hi_bytes)
-      st = hc_error(HC_ERR_INTERNAL, "halo exchange: part %u sends %zu bytes, part %u expects %zu", rank + 1,
-                    above->lo_bytes, rank, hi_bytes);
-    else
-      memcpy(from_hi, above->lo, hi_bytes);
-  }
+  if (rank > 0 && h->lo_bytes) st = take_side(h, 1, rank, rank - 1, t->posts[rank - 1].halo);
+  if (st == HC_OK && rank + 1 < t->n && h->hi_bytes) st = take_side(h, 0, rank, rank + 1, t->posts[rank + 1].halo);
   hc_status_t st2 = meet(t, waited_s);
   return st != HC_OK ? st : st2;
+}
+
+static hc_status_t ip_exchange(hc_transport_t *tr, uint32_t rank, const void *to_lo, size_t lo_bytes, const void *to_hi,
+                               size_t hi_bytes, void *from_lo, void *from_hi, double *waited_s) {
+  const halo_sides_t h = {.to_lo = to_lo,
+                          .to_hi = to_hi,
+                          .from_lo = from_lo,
+                          .from_hi = from_hi,
+                          .lo_bytes = lo_bytes,
+                          .hi_bytes = hi_bytes};
+  return hc__inproc_exchange(tr, rank, &h, waited_s);
 }
 
 static hc_status_t ip_allreduce(hc_transport_t *tr, uint32_t rank, hc_reduce_op_t op, double *values, uint32_t n,

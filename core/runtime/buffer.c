@@ -153,6 +153,10 @@ HC_API hc_status_t hc_buffer_read(const hc_buffer_t *b, size_t off, void *dst, s
     }                                                                                            \
   } while (0)
 
+int hc__devices_peer(const hc_device_t *a, const hc_device_t *b) {
+  return a != b && a->backend == b->backend && a->backend->ops.peer_copy;
+}
+
 HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer_t *src, size_t soff, size_t bytes) {
   hc_status_t st = check_range("hc_buffer_copy (destination)", dst, doff, bytes);
   if (st == HC_OK) st = check_range("hc_buffer_copy (source)", src, soff, bytes);
@@ -173,7 +177,7 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
     return st;
   }
   double t0 = hc_now();
-  if (dd->backend == sd->backend && dd->backend->ops.peer_copy) {
+  if (hc__devices_peer(dd, sd)) {
     TRACED_(dd, dst, HC__TRACE_PEER, "peer copy", sd->id,
             dd->backend->ops.peer_copy(dd->handle, dst->mem, doff, sd->handle, src->mem, soff, bytes));
   } else {

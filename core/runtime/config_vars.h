@@ -33,6 +33,8 @@
   X(HC_GATHER_MAX, SIZE, PUBLIC, NULL, 1, 1e18, NULL,                                                              \
     "a split over processes (MPI) gathers an output on rank 0 up to this size; larger ones are written in place "  \
     "(MPI-IO) (unset: a quarter of the host's memory)")                                                            \
+  X(HC_SPLIT_PEER, BOOL, TUNING, "1", 0, 0, NULL,                                                                  \
+    "0: halos between parts of one process always go through host memory, not the backend's peer copy")            \
   /* backends */                                                                                                   \
   X(HC_CPU_THREADS, INT, PUBLIC, NULL, 1, 1024, NULL, "threads of the cpu backend (unset: one per online core)")   \
   X(HC_CPU_DEVICES, INT, PUBLIC, "1", 1, 64, NULL,                                                                 \

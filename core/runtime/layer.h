@@ -121,5 +121,8 @@ void hc__job_clear(hc_job_t *job);
 void hc__job_set_wall(hc_job_t *job, double wall_s);
 /* A split run's build time (hc_job_build_time): its slowest part's. */
 void hc__job_set_build(hc_job_t *job, double build_s, double first_launch_s);
+/* 1 when hc_buffer_copy between memory of a and of b is one device-to-
+ * device copy (their backend's peer copy), not staged through the host. */
+int hc__devices_peer(const hc_device_t *a, const hc_device_t *b);
 
 #endif

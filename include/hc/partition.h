@@ -103,8 +103,10 @@ typedef struct hc_part_stats {
   uint64_t halo_bytes; /* halo bytes received */
   double collective_s; /* reductions, all-gathers, barriers (waits included) */
   uint64_t collectives;
-  char device[48]; /* its device's name ("cuda:0"); across processes
-                      (hc/transport.h) the device of the process that ran it */
+  char device[48];          /* its device's name ("cuda:0"); across processes
+                               (hc/transport.h) the device of the process that ran it */
+  uint64_t halo_peer_bytes; /* of halo_bytes, those copied device to device
+                               (the backend's peer copy, not host staging) */
 } hc_part_stats_t;
 
 /* Parts of the last run (0: it did not split). */

@@ -537,7 +537,7 @@ class Context:
             parts.append({'device': _text(s.device), 'rows': (s.lo, s.hi), 'weight': s.weight,
                           'compute_s': s.compute_s, 'device_s': s.device_s, 'idle_s': s.idle_s,
                           'halo_s': s.halo_s, 'halo_bytes': s.halo_bytes, 'collective_s': s.collective_s,
-                          'collectives': s.collectives})
+                          'collectives': s.collectives, 'halo_peer_bytes': s.halo_peer_bytes})
         return {'plan': _text(lib.hc_devset_plan(devset)), 'parts': parts}
 
     def _take_outputs(self, job, workload):

@@ -217,6 +217,71 @@ static void test_jacobi_serial_mixed(void) {
   result_free(&part);
 }
 
+/* Runs jacobi on spec and returns u on the host (NULL on failure) with
+ * each part's halo bytes and, of them, those copied device to device. */
+static void *jacobi_halos(const char *spec, const char *params, size_t *bytes, uint64_t *halo, uint64_t *peer,
+                          uint32_t nparts) {
+  hc_context_t *ctx = th_context();
+  hc_job_t *job = NULL;
+  hc_devset_t *set = NULL;
+  void *u = NULL;
+  TH_ASSERT_OK(hc_job_create(ctx, "jacobi", &job));
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", params);
+  for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) TH_ASSERT_OK(hc_job_set_kv(job, tok));
+  TH_ASSERT_OK(hc_devset_parse(ctx, spec, "jacobi", &set));
+  if (hc_job_run_split(job, set, 0) == HC_OK && hc_devset_parts(set) == nparts) {
+    for (uint32_t i = 0; i < nparts; i++) {
+      hc_part_stats_t s = {.size = sizeof s};
+      TH_ASSERT_OK(hc_devset_part_stats(set, i, &s));
+      halo[i] = s.halo_bytes;
+      peer[i] = s.halo_peer_bytes;
+    }
+    hc_field_t *f = hc_job_output(job, "u");
+    *bytes = hc_field_bytes(f);
+    u = malloc(*bytes);
+    if (u && hc_field_read(f, u) != HC_OK) {
+      free(u);
+      u = NULL;
+    }
+  }
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+  return u;
+}
+
+/* Neighbours on one backend with a peer copy (two cpu devices) exchange
+ * halos device to device; a neighbour on another backend (serial) through
+ * host staging; HC_SPLIT_PEER=0 stages all. Each way, u is bit for bit. */
+static void test_halo_paths(void) {
+  if (!th_device("serial")) return;
+  const char *spec = "serial:0,cpu:0,cpu:1,cpu:2", *params = "dim=3 n=21x17x19 iters=23 dtype=f64";
+  result_t whole = run_on("cpu:0", NULL, "jacobi", params, "u");
+  CU_ASSERT_EQUAL_FATAL(whole.st, HC_OK);
+  uint64_t halo[4], peer[4];
+  size_t bytes = 0;
+  void *u = jacobi_halos(spec, params, &bytes, halo, peer, 4);
+  CU_ASSERT_FATAL(u != NULL);
+  CU_ASSERT(bytes == whole.bytes && !memcmp(u, whole.u, bytes));
+  const uint64_t row = 17 * 19 * 8, sweeps = 23; /* a halo row each side, every sweep */
+  CU_ASSERT_EQUAL(halo[0], row * sweeps);
+  CU_ASSERT_EQUAL(peer[0], 0); /* serial:0 | cpu:0: staged */
+  CU_ASSERT_EQUAL(halo[1], 2 * row * sweeps);
+  CU_ASSERT_EQUAL(peer[1], row * sweeps);     /* staged below, peer above */
+  CU_ASSERT_EQUAL(peer[2], 2 * row * sweeps); /* cpu:0 | cpu:1 | cpu:2 */
+  CU_ASSERT_EQUAL(peer[3], row * sweeps);
+  free(u);
+  setenv("HC_SPLIT_PEER", "0", 1);
+  u = jacobi_halos(spec, params, &bytes, halo, peer, 4);
+  unsetenv("HC_SPLIT_PEER");
+  CU_ASSERT_FATAL(u != NULL);
+  CU_ASSERT(bytes == whole.bytes && !memcmp(u, whole.u, bytes));
+  CU_ASSERT_EQUAL(peer[0] + peer[1] + peer[2] + peer[3], 0);
+  CU_ASSERT_EQUAL(halo[2], 2 * row * sweeps);
+  free(u);
+  result_free(&whole);
+}
+
 /* Max |a - b| over n values of dtype f64. */
 static double max_diff(const double *a, const double *b, size_t n) {
   double m = 0;
@@ -623,6 +688,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_jacobi_bit_identical);
   CU_ADD_TEST(s, test_jacobi_tolerance);
   CU_ADD_TEST(s, test_jacobi_serial_mixed);
+  CU_ADD_TEST(s, test_halo_paths);
   CU_ADD_TEST(s, test_jacobi_mixed_backends);
   CU_ADD_TEST(s, test_simpson_split);
   CU_ADD_TEST(s, test_nbody_bit_identical);

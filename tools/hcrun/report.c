@@ -289,6 +289,7 @@ json_t *hcrun_split_json(const hc_devset_t *set) {
     json_object_set_new(p, "idle_s", json_real(s.idle_s));
     json_object_set_new(p, "halo_s", json_real(s.halo_s));
     json_object_set_new(p, "halo_bytes", json_integer((json_int_t)s.halo_bytes));
+    json_object_set_new(p, "halo_peer_bytes", json_integer((json_int_t)s.halo_peer_bytes));
     json_object_set_new(p, "collective_s", json_real(s.collective_s));
     json_object_set_new(p, "collectives", json_integer((json_int_t)s.collectives));
     json_array_append_new(parts, p);
@@ -311,11 +312,18 @@ void hcrun_print_split(json_t *split) {
     hcrun_fmt_time(w, sizeof w, json_real_value(json_object_get(p, "idle_s")));
     hcrun_fmt_time(h, sizeof h, json_real_value(json_object_get(p, "halo_s")));
     hcrun_fmt_time(k, sizeof k, json_real_value(json_object_get(p, "collective_s")));
-    printf("  part %zu %-9s rows %lld..%lld (%.1f%%)  compute %s  device %s  idle %s  halo %s, %lld B  "
+    long long hb = (long long)json_integer_value(json_object_get(p, "halo_bytes")),
+              peer = (long long)json_integer_value(json_object_get(p, "halo_peer_bytes"));
+    printf("  part %zu %-9s rows %lld..%lld (%.1f%%)  compute %s  device %s  idle %s  halo %s, %lld B%s  "
            "collectives %s\n",
            i, json_string_value(json_object_get(p, "device")), (long long)json_integer_value(json_object_get(p, "lo")),
            (long long)json_integer_value(json_object_get(p, "hi")), 100 * json_real_value(json_object_get(p, "weight")),
-           c, d, w, h, (long long)json_integer_value(json_object_get(p, "halo_bytes")), k);
+           c, d, w, h, hb,
+           !hb          ? ""
+           : peer == hb ? " peer"
+           : peer       ? " part peer"
+                        : " staged",
+           k);
   }
   printf("  %-22s %s\n", "beats best single", json_string_value(json_object_get(split, "beats_best_single")));
 }
