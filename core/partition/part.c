@@ -161,6 +161,44 @@ HC_API hc_status_t hc_part_allgather(hc_part_t *p, const void *mine, size_t byte
   return collective_done(p, "allgather", t0, st);
 }
 
+HC_API hc_status_t hc_part_allgather_rows(hc_part_t *p, hc_buffer_t *buf, size_t row_bytes) {
+  if (!p || !buf) return hc_error(HC_ERR_INVALID_ARG, "hc_part_allgather_rows: NULL argument");
+  const size_t off = (size_t)p->lo * row_bytes, mine = (size_t)(p->hi - p->lo) * row_bytes,
+               all = (size_t)p->rows * row_bytes;
+  if (row_bytes && all / row_bytes != (size_t)p->rows)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_part_allgather_rows: %lld rows of %zu bytes overflow", (long long)p->rows,
+                    row_bytes);
+  if (hc_buffer_size(buf) < all)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_part_allgather_rows: the buffer has %zu bytes, %lld rows need %zu",
+                    hc_buffer_size(buf), (long long)p->rows, all);
+  hc_status_t st = hc_device_finish(hc_buffer_device(buf)); /* my rows are complete */
+  double t0 = hc_now();
+  if (st != HC_OK) {
+    p->tr->ops->abort(p->tr, p->index);
+    return st;
+  }
+  if (p->peer_all) {
+    st = hc__inproc_allgather_buffers(p->tr, p->index, buf, off, mine, &p->stats.idle_s);
+    if (st != HC_OK) p->tr->ops->abort(p->tr, p->index);
+    return collective_done(p, "allgather", t0, st);
+  }
+  char *host = malloc(mine + all);
+  if (!host) st = hc_error(HC_ERR_NO_MEMORY, "hc_part_allgather_rows: cannot stage %zu bytes", mine + all);
+  if (st == HC_OK) st = hc_buffer_read(buf, off, host, mine);
+  if (st != HC_OK) {
+    p->tr->ops->abort(p->tr, p->index);
+    free(host);
+    return collective_done(p, "allgather", t0, st);
+  }
+  size_t total = 0;
+  st = p->tr->ops->allgather(p->tr, p->index, host, mine, host + mine, all, &total, &p->stats.idle_s);
+  if (st == HC_OK && total != all)
+    st = hc_error(HC_ERR_INTERNAL, "hc_part_allgather_rows: the parts' rows hold %zu bytes, not %zu", total, all);
+  if (st == HC_OK) st = hc_buffer_write(buf, 0, host + mine, all);
+  free(host);
+  return collective_done(p, "allgather", t0, st);
+}
+
 HC_API hc_status_t hc_part_barrier(hc_part_t *p) {
   if (!p) return hc_error(HC_ERR_INVALID_ARG, "hc_part_barrier: NULL part");
   double t0 = hc_now();

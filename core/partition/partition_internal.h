@@ -36,6 +36,7 @@ struct hc_part {
   /* In-process runs: the neighbour below / above is on this part's
    * backend, which has a peer copy; that halo moves device to device. */
   uint8_t peer_below, peer_above;
+  uint8_t peer_all; /* every part's device is a peer of this one's */
 };
 /* Releases the part's staging memory. */
 void hc__part_free_stage(hc_part_t *part);
@@ -102,6 +103,11 @@ typedef struct halo_sides {
 /* The in-process exchange with peer sides; the neighbours must agree on
  * which sides are peer (HC_ERR_INTERNAL otherwise). */
 hc_status_t hc__inproc_exchange(hc_transport_t *t, uint32_t part, const halo_sides_t *h, double *waited_s);
+/* The in-process all-gather of rows between peer parts: every part copies
+ * the others' [off, off + bytes) of their buffers into the same range of
+ * its own (hc_buffer_copy). */
+hc_status_t hc__inproc_allgather_buffers(hc_transport_t *t, uint32_t part, hc_buffer_t *buf, size_t off, size_t bytes,
+                                         double *waited_s);
 /* Whether two devices of an in-process split exchange halos device to
  * device: one backend with a peer copy, and HC_SPLIT_PEER not 0. */
 int hc__peer_halos(hc_device_t *a, hc_device_t *b);

@@ -257,6 +257,9 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
       hc_part_t *below = &r->parts[i - 1].part;
       below->peer_above = pr->part.peer_below = (uint8_t)hc__peer_halos(r->parts[i - 1].dev, pr->dev);
     }
+    pr->part.peer_all = 1;
+    for (uint32_t k = 0; k < pl.nparts; k++)
+      if (k != i && !hc__peer_halos(set->dev[pl.dev[k]], pr->dev)) pr->part.peer_all = 0;
     st = clone_job(job, &pr->job);
     if (st == HC_OK && i == 0) st = hc_job_set_output_dir(pr->job, hc_job_output_dir(job));
   }

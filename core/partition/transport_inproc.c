@@ -13,6 +13,8 @@
 typedef struct {
   const halo_sides_t *halo; /* exchange */
   const void *mine;         /* allgather */
+  hc_buffer_t *rows_buf;    /* allgather of rows between peers: rows_buf[rows_off, + bytes) */
+  size_t rows_off;
   size_t bytes;
   double values[HC_PART_REDUCE_MAX];
 } post_t;
@@ -131,6 +133,20 @@ static hc_status_t ip_allgather(hc_transport_t *tr, uint32_t rank, const void *m
     dst += t->posts[r].bytes;
   }
   if (total) *total = sum;
+  hc_status_t st2 = meet(t, waited_s);
+  return st != HC_OK ? st : st2;
+}
+
+hc_status_t hc__inproc_allgather_buffers(hc_transport_t *tr, uint32_t rank, hc_buffer_t *buf, size_t off, size_t bytes,
+                                         double *waited_s) {
+  inproc_t *t = (inproc_t *)tr;
+  post_t *me = &t->posts[rank];
+  me->rows_buf = buf, me->rows_off = off, me->bytes = bytes;
+  hc_status_t st = meet(t, waited_s);
+  if (st != HC_OK) return st;
+  for (uint32_t r = 0; r < t->n && st == HC_OK; r++)
+    if (r != rank && t->posts[r].bytes)
+      st = hc_buffer_copy(buf, t->posts[r].rows_off, t->posts[r].rows_buf, t->posts[r].rows_off, t->posts[r].bytes);
   hc_status_t st2 = meet(t, waited_s);
   return st != HC_OK ? st : st2;
 }

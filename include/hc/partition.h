@@ -158,6 +158,14 @@ hc_status_t hc_part_allreduce(hc_part_t *part, hc_reduce_op_t op,
 hc_status_t hc_part_allgather(hc_part_t *part, const void *mine, size_t bytes,
                               void *all, size_t capacity, size_t *total);
 hc_status_t hc_part_barrier(hc_part_t *part);
+/* A replicated split's all-gather on the device (HC_SPLIT_REPLICATED):
+ * buf holds row_bytes for every item, this part's rows [lo, hi) current;
+ * afterwards every part's buf holds every part's rows. Between parts of
+ * one process on one backend with a peer copy each part copies the others'
+ * rows device to device; otherwise the rows go through host memory and
+ * the transport (hc_part_allgather). Every part calls it. */
+hc_status_t hc_part_allgather_rows(hc_part_t *part, hc_buffer_t *buf,
+                                   size_t row_bytes);
 
 #ifdef __cplusplus
 }

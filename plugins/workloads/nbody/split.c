@@ -27,17 +27,7 @@ hc_status_t nb_split(const hc_job_t *job, hc_split_t *split) {
 }
 
 hc_status_t nb_split_share_positions(nb_sim_t *s, hc_part_t *part) {
-  const size_t row = 4 * s->es, mine = (size_t)(s->hi - s->lo) * row, all = (size_t)s->n * row;
-  char *buf = malloc(mine + all);
-  if (!buf) return hc_error(HC_ERR_NO_MEMORY, "nbody: out of host memory sharing %lld positions", (long long)s->n);
-  size_t total = 0;
-  hc_status_t st = hc_buffer_read(s->pos, (size_t)s->lo * row, buf, mine);
-  if (st == HC_OK) st = hc_part_allgather(part, buf, mine, buf + mine, all, &total);
-  if (st == HC_OK && total != all)
-    st = hc_error(HC_ERR_INTERNAL, "nbody: the parts' slices hold %zu bytes of positions, not %zu", total, all);
-  if (st == HC_OK) st = hc_buffer_write(s->pos, 0, buf + mine, all);
-  free(buf);
-  return st;
+  return hc_part_allgather_rows(part, s->pos, 4 * s->es);
 }
 
 hc_status_t nb_split_reduce_traces(nb_sim_t *s, hc_part_t *part) {
