@@ -62,7 +62,7 @@ class BenchError(RuntimeError):
 
 TOO_LOW = 'ceiling too low'
 # hc-ceilings' --only names of the ceilings a bracket samples.
-CEILING_ONLY = {'read_gbs': 'read', 'copy_gbs': 'copy', 'fp32_gflops': 'fp32', 'fp64_gflops': 'fp64'}
+CEILING_ONLY = {'read_gbs': 'read', 'copy_gbs': 'copy', 'fp32_gflops': 'fp32', 'fp64_gflops': 'fp64', 'link': 'link'}
 CEILING_UNITS = {'read_gbs': 'GB/s', 'copy_gbs': 'GB/s', 'fp32_gflops': 'GFLOP/s', 'fp64_gflops': 'GFLOP/s'}
 
 
@@ -251,7 +251,8 @@ class Bench:
 
     def measure_ceilings(self, dev_id, keys=None, nbytes=None):
         """One hc-ceilings run on dev_id ({} when it is missing or fails):
-        keys (read_gbs, copy_gbs, fp32_gflops, fp64_gflops) only, at nbytes of
+        keys (read_gbs, copy_gbs, fp32_gflops, fp64_gflops, link: every link
+        figure) only, at nbytes of
         working set for read and copy when given."""
         exe = os.path.join(self.build, 'bin', 'hc-ceilings')
         if not os.path.exists(exe):

@@ -16,8 +16,19 @@
  *               FMA (so fp32_gflops / 2 is the rate of FMA-pipe lane slots)
  *   launch_us   empty-kernel launch overhead over 65536 items (many
  *               launches, then finish); launch_1item_us for a 1-item range
+ *   link        devices with their own memory (not host devices), 64 MiB
+ *               (--quick 16 MiB) moved whole, best of the repetitions:
+ *     h2d_gbs, d2h_gbs    hc_buffer_write / hc_buffer_read from and into
+ *                         hc_host_alloc's memory (page-locked where the
+ *                         backend offers it): the link's ceiling
+ *     h2d_pageable_gbs, d2h_pageable_gbs   the same from and into
+ *                         ordinary (malloc'd, touched) memory
+ *     handover_to_cpu_gbs, handover_from_cpu_gbs   hc_buffer_copy between
+ *                         this device and a cpu device's buffer created
+ *                         just before (what a pipeline's hand-over
+ *                         between the two does); -1 without a cpu device
  * Usage: hc-ceilings [--device=SPEC] [--json] [--quick] [--bytes=N]
- *                    [--only=read,copy,fp32,fp64,launch]
+ *                    [--only=read,copy,fp32,fp64,launch,link]
  * A ceiling not measured (--only, no fp64) prints as -1. */
 #include <hc/hc.h>
 #include <math.h>
@@ -430,6 +441,78 @@ out:
   return best;
 }
 
+/* The link between the host and a device with its own memory. */
+typedef struct {
+  double h2d, d2h, h2d_pageable, d2h_pageable, to_cpu, from_cpu;
+} link_t;
+
+/* Best rate of `reps` moves of `bytes` between dev's buffer b and host
+ * memory h, one way (to_device) or the other. */
+static double host_gbs(hc_buffer_t *b, void *h, size_t bytes, int to_device, int reps) {
+  double best = -1;
+  for (int r = 0; r < reps; r++) {
+    const double t0 = hc_now();
+    if ((to_device ? hc_buffer_write(b, 0, h, bytes) : hc_buffer_read(b, 0, h, bytes)) != HC_OK) return -1;
+    const double gbs = (double)bytes / (hc_now() - t0) / 1e9;
+    if (gbs > best) best = gbs;
+  }
+  return best;
+}
+
+/* Best rate of hand-overs between b and a buffer of the cpu device created
+ * for each one: a new field's pages are untouched (to_cpu), a stage's
+ * output's have been written (from the cpu). */
+static double handover_gbs(hc_device_t *cpu, hc_buffer_t *b, size_t bytes, int to_cpu, int reps) {
+  double best = -1;
+  for (int r = 0; r < reps; r++) {
+    hc_buffer_t *h = NULL;
+    if (hc_buffer_create(cpu, bytes, &h) != HC_OK) return -1;
+    if (!to_cpu) {
+      unsigned char one = 1;
+      if (hc_buffer_fill(h, 0, &one, 1, bytes) != HC_OK || hc_device_finish(cpu) != HC_OK) {
+        hc_buffer_destroy(h);
+        return -1;
+      }
+    }
+    const double t0 = hc_now();
+    hc_status_t st = to_cpu ? hc_buffer_copy(h, 0, b, 0, bytes) : hc_buffer_copy(b, 0, h, 0, bytes);
+    if (st == HC_OK) st = hc_device_finish(hc_buffer_device(b));
+    const double dt = hc_now() - t0;
+    hc_buffer_destroy(h);
+    if (st != HC_OK) return -1;
+    if ((double)bytes / dt / 1e9 > best) best = (double)bytes / dt / 1e9;
+  }
+  return best;
+}
+
+static link_t link_gbs(ctx_t *c, size_t bytes) {
+  link_t l = {-1, -1, -1, -1, -1, -1};
+  const int reps = c->quick ? 3 : 8;
+  hc_buffer_t *b = NULL;
+  void *pinned = NULL, *plain = malloc(bytes);
+  hc_context_t *ctx = hc_device_context(c->dev);
+  hc_device_t *cpu = NULL;
+  uint32_t ci;
+  if (!plain || hc_buffer_create(c->dev, bytes, &b) != HC_OK || hc_host_alloc(c->dev, bytes, &pinned) != HC_OK)
+    goto out;
+  memset(plain, 1, bytes);
+  memset(pinned, 1, bytes);
+  l.h2d = host_gbs(b, pinned, bytes, 1, reps);
+  l.d2h = host_gbs(b, pinned, bytes, 0, reps);
+  l.h2d_pageable = host_gbs(b, plain, bytes, 1, reps);
+  l.d2h_pageable = host_gbs(b, plain, bytes, 0, reps);
+  if (hc_device_find(ctx, "cpu", &ci) == HC_OK && hc_device_open(ctx, ci, &cpu) == HC_OK) {
+    l.to_cpu = handover_gbs(cpu, b, bytes, 1, reps);
+    l.from_cpu = handover_gbs(cpu, b, bytes, 0, reps);
+    hc_device_close(cpu);
+  }
+out:
+  if (pinned) hc_host_free(c->dev, pinned);
+  free(plain);
+  hc_buffer_destroy(b);
+  return l;
+}
+
 /* The last-level cache's size in bytes, 0 when unknown: the default read
  * and copy sizes must stay well beyond it (an EPYC VM reports 320 MiB). */
 static size_t llc_bytes(void) {
@@ -452,15 +535,15 @@ static size_t llc_bytes(void) {
 }
 
 /* Which ceilings to measure (--only=read,copy,fp32,fp64,launch). */
-enum { M_READ = 1, M_COPY = 2, M_FP32 = 4, M_FP64 = 8, M_LAUNCH = 16, M_ALL = 31 };
+enum { M_READ = 1, M_COPY = 2, M_FP32 = 4, M_FP64 = 8, M_LAUNCH = 16, M_LINK = 32, M_ALL = 63 };
 static int parse_only(const char *list) {
-  static const char *const names[] = {"read", "copy", "fp32", "fp64", "launch"};
+  static const char *const names[] = {"read", "copy", "fp32", "fp64", "launch", "link"};
   int m = 0;
   while (*list) {
     size_t len = strcspn(list, ",");
     int k = 0;
-    while (k < 5 && (strlen(names[k]) != len || strncmp(list, names[k], len))) k++;
-    if (k == 5) return -1;
+    while (k < 6 && (strlen(names[k]) != len || strncmp(list, names[k], len))) k++;
+    if (k == 6) return -1;
     m |= 1 << k;
     list += len + (list[len] == ',');
   }
@@ -469,7 +552,7 @@ static int parse_only(const char *list) {
 
 static int usage(FILE *to) {
   fprintf(to, "usage: hc-ceilings [--device=SPEC] [--json] [--quick] [--bytes=N] "
-              "[--only=read,copy,fp32,fp64,launch]\n");
+              "[--only=read,copy,fp32,fp64,launch,link]\n");
   return to == stdout ? 0 : 2;
 }
 
@@ -488,7 +571,7 @@ int main(int argc, char **argv) {
       return usage(stdout);
     else if (!strncmp(argv[i], "--only=", 7)) {
       if ((only = parse_only(argv[i] + 7)) < 0) {
-        fprintf(stderr, "hc-ceilings: %s: expected a comma-separated list of read, copy, fp32, fp64, launch\n",
+        fprintf(stderr, "hc-ceilings: %s: expected a comma-separated list of read, copy, fp32, fp64, launch, link\n",
                 argv[i]);
         return usage(stderr);
       }
@@ -529,20 +612,29 @@ int main(int argc, char **argv) {
   if (only & M_COPY) cp = copy_gbs(&c, big);
   if (only & M_FP32) f32 = fma_gflops(&c, 0);
   if (only & M_FP64) f64 = fma_gflops(&c, 1);
+  link_t lk = {-1, -1, -1, -1, -1, -1};
+  const int own_memory = !(in->languages & HC_LANG_BIT(HC_LANG_HOST));
+  if ((only & M_LINK) && own_memory) lk = link_gbs(&c, quick ? (size_t)16 << 20 : (size_t)64 << 20);
   /* isa: the host kernels' vector code (host-language devices only) */
   const int host = (in->languages & HC_LANG_BIT(HC_LANG_HOST)) != 0;
   if (json) {
     printf("{\"device\": \"%s\", \"name\": \"%s\", \"bytes\": %zu, \"llc_bytes\": %zu, \"threads\": %u, "
            "\"isa\": \"%s\", \"read_gbs\": %.4f, \"copy_gbs\": %.4f, \"fp32_gflops\": %.2f, \"fp64_gflops\": %.2f, "
-           "\"launch_us\": %.4f, \"launch_1item_us\": %.4f}\n",
+           "\"launch_us\": %.4f, \"launch_1item_us\": %.4f, \"h2d_gbs\": %.3f, \"d2h_gbs\": %.3f, "
+           "\"h2d_pageable_gbs\": %.3f, \"d2h_pageable_gbs\": %.3f, \"handover_to_cpu_gbs\": %.3f, "
+           "\"handover_from_cpu_gbs\": %.3f}\n",
            hc_device_name(dev), in->name, big, llc, in->compute_units, host ? isa_names[isa] : "-", rd, cp, f32, f64,
-           lu, lu1);
+           lu, lu1, lk.h2d, lk.d2h, lk.h2d_pageable, lk.d2h_pageable, lk.to_cpu, lk.from_cpu);
   } else {
     printf("%s (%s), %u compute units%s%s\n  read      %10.2f GB/s (%zu bytes)\n  copy      %10.2f GB/s (read + "
            "write)\n  fp32      %10.1f GFLOP/s\n  fp64      %10.1f GFLOP/s\n  launch    %10.3f us (empty kernel, "
            "65536 items; 1 item: %.3f us)\n",
            hc_device_name(dev), in->name, in->compute_units, host ? ", host kernels: " : "", host ? isa_names[isa] : "",
            rd, big, cp, f32, f64, lu, lu1);
+    if (lk.h2d > 0)
+      printf("  link      %10.2f GB/s to, %.2f GB/s from the device (page-locked host memory; pageable: %.2f, %.2f)\n"
+             "  hand-over %10.2f GB/s to, %.2f GB/s from a cpu device's new buffer\n",
+             lk.h2d, lk.d2h, lk.h2d_pageable, lk.d2h_pageable, lk.to_cpu, lk.from_cpu);
   }
   hc_device_close(dev);
   hc_context_destroy(ctx);

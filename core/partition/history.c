@@ -25,8 +25,10 @@ typedef struct {
   uint32_t n;
 } samples_t;
 
-/* (workload, every parameter, rows, device) as a cache key. */
-static int history_key(char key[33], hc_job_t *job, int64_t rows, hc_device_t *dev) {
+/* (workload, every parameter, rows, device) as a cache key; the device by
+ * its index in the context, so that a device need not be open to look it
+ * up (hc_job_find_device). */
+static int history_key(char key[33], hc_job_t *job, int64_t rows, uint32_t index) {
   char config[4096];
   size_t len = (size_t)snprintf(config, sizeof config, "rows=%lld", (long long)rows);
   for (uint32_t i = 0; i < hc_job_param_count(job) && len < sizeof config; i++) {
@@ -35,21 +37,23 @@ static int history_key(char key[33], hc_job_t *job, int64_t rows, hc_device_t *d
       len += (size_t)snprintf(config + len, sizeof config - len, " %s=%s", name, value);
   }
   if (len >= sizeof config) return 0; /* too long to key: not kept */
-  const hc_device_info_t *info = hc_device_info(dev);
+  hc_context_t *ctx = hc_job_context(job);
+  hc_device_info_t info = {.size = sizeof info};
+  if (hc_device_query(ctx, index, &info) != HC_OK) return 0;
   char device[256];
-  snprintf(device, sizeof device, "%s|%s|%u", hc_device_name(dev), info->name, info->compute_units);
+  snprintf(device, sizeof device, "%s|%s|%u", hc_device_id(ctx, index), info.name, info.compute_units);
   const void *parts[3] = {hc_job_workload(job), config, device};
   size_t sizes[3] = {0, 0, 0};
   hc_cache_key(key, 3, parts, sizes);
   return 1;
 }
 
-static void load(hc_job_t *job, int64_t rows, hc_device_t *dev, samples_t *s) {
+static void load(hc_job_t *job, int64_t rows, uint32_t index, samples_t *s) {
   memset(s, 0, sizeof *s);
   char key[33];
   void *data = NULL;
   size_t size = 0;
-  if (!history_key(key, job, rows, dev) || hc_cache_load("history", key, &data, &size) != HC_OK) return;
+  if (!history_key(key, job, rows, index) || hc_cache_load("history", key, &data, &size) != HC_OK) return;
   char *text = realloc(data, size + 1);
   if (!text) {
     free(data);
@@ -70,7 +74,8 @@ static void load(hc_job_t *job, int64_t rows, hc_device_t *dev, samples_t *s) {
 void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double rate, double overhead) {
   if (!(rate > 0) || !isfinite(rate)) return;
   samples_t s;
-  load(job, rows, dev, &s);
+  const uint32_t index = hc_device_index(dev);
+  load(job, rows, index, &s);
   char text[HISTORY_SAMPLES * 64];
   size_t len = (size_t)snprintf(text, sizeof text, "%.9g %.9g\n", rate, isfinite(overhead) ? overhead : -1.0);
   for (uint32_t i = 0; i + 1 < HISTORY_SAMPLES && i < s.n; i++)
@@ -78,7 +83,7 @@ void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double ra
   char key[33];
   /* A cache that is off or refused keeps no history: auto shares stay
    * equal, which is what they would be without it. */
-  if (history_key(key, job, rows, dev)) (void)hc_cache_store("history", key, text, len);
+  if (history_key(key, job, rows, index)) (void)hc_cache_store("history", key, text, len);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -111,7 +116,7 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
   double rate[HC_DEVSET_MAX], overhead[HC_DEVSET_MAX];
   for (uint32_t i = 0; i < set->n; i++) {
     samples_t s;
-    load(job, rows, set->dev[i], &s);
+    load(job, rows, hc_device_index(set->dev[i]), &s);
     if (!s.n) {
       snprintf(why, why_size, "equal shares: no history yet for %s (this run's is kept)", hc_device_name(set->dev[i]));
       return 0;
@@ -150,4 +155,67 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
   else
     snprintf(why, why_size, "shares from the history (predicted %.3g s)", all);
   return 1;
+}
+
+/* The rows of the job's split, 0 when its workload declares none for
+ * these parameters (it has no figures then). */
+static int64_t job_rows(hc_job_t *job) {
+  const hc_workload_ops_t *ops = hc__workload_ops(hc_job_context(job), hc_job_workload(job));
+  hc_split_t split = {.size = sizeof split};
+  if (!ops || !ops->split || ops->split(job, &split) != HC_OK || split.kind == HC_SPLIT_NONE || split.rows < 1)
+    return 0;
+  return split.rows;
+}
+
+HC_API void hc_job_record_run(hc_job_t *job, hc_device_t *dev) {
+  if (!job || !dev) return;
+  const int64_t rows = job_rows(job);
+  hc_job_times_t t;
+  hc_job_times(job, &t);
+  if (rows && t.compute_s > 0) hc__history_record(job, rows, dev, (double)rows / t.compute_s, -1);
+}
+
+HC_API hc_status_t hc_job_find_device(hc_job_t *job, uint32_t *index, char *why, size_t why_size) {
+  if (!job || !index) return hc_error(HC_ERR_INVALID_ARG, "hc_job_find_device: NULL argument");
+  char none[1];
+  if (!why || !why_size) why = none, why_size = sizeof none;
+  hc_context_t *ctx = hc_job_context(job);
+  const char *wl = hc_job_workload(job);
+  uint32_t rule = 0;
+  hc_status_t st = hc_device_find_auto(ctx, wl, &rule);
+  if (st != HC_OK) return st;
+  *index = rule;
+  const int64_t rows = job_rows(job);
+  if (!rows) {
+    snprintf(why, why_size, "%s: '%s' keeps no history for these parameters", hc_device_id(ctx, rule), wl);
+    return HC_OK;
+  }
+  /* The rule's device must have a figure: it is the one to beat, and its
+   * first run is its calibration. */
+  samples_t s;
+  load(job, rows, rule, &s);
+  if (!s.n) {
+    snprintf(why, why_size, "%s: no history yet for it with these parameters (this run's is kept)",
+             hc_device_id(ctx, rule));
+    return HC_OK;
+  }
+  const double rule_rate = median(s.rate, s.n);
+  double best_rate = rule_rate;
+  uint32_t best = rule, figures = 1;
+  for (uint32_t i = 0; i < hc_device_count(ctx); i++) {
+    if (i == rule || !hc_workload_can_run(ctx, wl, i, NULL)) continue;
+    load(job, rows, i, &s);
+    if (!s.n) continue;
+    figures++;
+    const double r = median(s.rate, s.n);
+    if (r > best_rate) best_rate = r, best = i;
+  }
+  *index = best;
+  if (best == rule)
+    snprintf(why, why_size, "%s: the fastest in the history (%.4g rows/s, %u device%s with a figure)",
+             hc_device_id(ctx, best), best_rate, figures, figures == 1 ? "" : "s");
+  else
+    snprintf(why, why_size, "%s: the fastest in the history (%.4g rows/s against %.4g on %s)", hc_device_id(ctx, best),
+             best_rate, rule_rate, hc_device_id(ctx, rule));
+  return HC_OK;
 }

@@ -68,6 +68,9 @@ void hc__devset_describe(hc_devset_t *set, const split_plan_t *pl, const hc_tran
  * second of its own work) and exchange overhead (seconds; < 0: not
  * measured) for the job's configuration on dev. */
 void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double rate, double overhead);
+/* A part's own work (compute less idle and exchanges) below this fraction
+ * of its compute time is not a sample (split_run.c). */
+#define HISTORY_MIN_BUSY 0.001
 /* With a figure for every device of the set: weight[] (one per device)
  * from the rates, use[0..*nuse) the devices to run on, why the plan, and 1;
  * else 0 with why saying what is missing. */

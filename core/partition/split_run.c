@@ -179,10 +179,13 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_d
 static void record_parts(hc_job_t *job, const split_plan_t *pl, const hc_devset_t *set) {
   for (uint32_t i = 0; i < pl->nparts; i++) {
     const hc_part_stats_t *s = &set->stats[i];
-    /* A part that waited for the others nearly all the time still did its
-     * rows: its own work is at least a microsecond. */
-    const double exchange = s->halo_s + s->collective_s, busy = fmax(1e-6, s->compute_s - s->idle_s - exchange);
-    hc__history_record(job, pl->split.rows, set->dev[pl->dev[i]], (double)(s->hi - s->lo) / busy, exchange);
+    /* A part's waits can start before its workload's compute time does
+     * (a reduction before the timed loop waiting for another part's
+     * kernel build): when they leave almost nothing of it, the part's
+     * own work is not known and no sample is kept. */
+    const double exchange = s->halo_s + s->collective_s, busy = s->compute_s - s->idle_s - exchange;
+    if (busy > HISTORY_MIN_BUSY * s->compute_s)
+      hc__history_record(job, pl->split.rows, set->dev[pl->dev[i]], (double)(s->hi - s->lo) / busy, exchange);
   }
 }
 
@@ -199,13 +202,6 @@ static hc_status_t outputs_to(hc_job_t *job, hc_device_t *dev) {
       st = hc_job_set_output(job, port, moved);
   }
   return st;
-}
-
-/* A device the history chose to run alone: its rate, unsplit. */
-static void record_alone(hc_job_t *job, const split_plan_t *pl, hc_device_t *dev) {
-  hc_job_times_t t;
-  hc_job_times(job, &t);
-  if (t.compute_s > 0) hc__history_record(job, pl->split.rows, dev, (double)pl->split.rows / t.compute_s, -1);
 }
 
 HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t flags) {
@@ -225,7 +221,7 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
   if (pl.nparts == 1) {
     hc_device_t *alone = set->dev[pl.dev[0]];
     st = hc_job_run(job, alone, flags);
-    if (st == HC_OK && pl.from_history) record_alone(job, &pl, alone);
+    if (st == HC_OK) hc_job_record_run(job, alone);
     if ((st == HC_OK || st == HC_ERR_VERIFY) && alone != set->dev[0]) {
       hc_status_t mv = outputs_to(job, set->dev[0]);
       if (mv != HC_OK) st = mv;

@@ -77,6 +77,22 @@ hc_status_t hc_devset_parse_weights(hc_devset_t *set, const char *text);
 uint32_t hc_devset_count(const hc_devset_t *set);
 hc_device_t *hc_devset_device(const hc_devset_t *set, uint32_t i);
 
+/* --device=auto from measurement: of the devices that can run the
+ * configured job, the one with the highest rate in the performance history
+ * for these parameters (the same figures --split=auto uses: split runs'
+ * parts, and runs recorded by hc_job_record_run). The device
+ * hc_device_find_auto picks is the one to beat: until it has a figure of
+ * its own it is the answer (its run is the calibration), as it is for a
+ * workload that keeps no history (no split for these parameters). why
+ * (optional) gets one line naming the device and the rule that chose it. */
+hc_status_t hc_job_find_device(hc_job_t *job, uint32_t *index, char *why,
+                               size_t why_size);
+/* Adds the job's last run on dev alone to the performance history (its
+ * rows per second of compute); hcrun does after every run on one device.
+ * Nothing for a workload that keeps no history, or when the kernel cache
+ * is off. */
+void hc_job_record_run(hc_job_t *job, hc_device_t *dev);
+
 /* Checks that the job can be split over the set (each device can run it,
  * no more parts than rows) without running anything: HC_ERR_PARAM naming
  * the problem, HC_ERR_UNSUPPORTED when a device cannot run it. */

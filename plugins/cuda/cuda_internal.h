@@ -54,7 +54,14 @@ typedef struct cuda_dev {
   CUevent stage_done[HC_CUDA_STAGE_SLOTS];
   unsigned stage_threads; /* host threads copying to and from stage */
   hc_cuda_copier_t *copier;
-  uint64_t peers; /* bit i: access to cuda:i enabled or tried */
+  /* The thread making the above ahead of the first staged transfer, and
+   * what it got; joined before they are used (memory.c). */
+  pthread_t stage_maker;
+  int stage_maker_state; /* 0 none yet, 1 running, 2 joined */
+  CUresult stage_made;
+  int stage_maker_done; /* set (atomically) by the thread as it ends */
+  int stage_checked;    /* stage_ready has seen the made resources */
+  uint64_t peers;       /* bit i: access to cuda:i enabled or tried */
   /* Traced commands (trace.c): the reference event, its host time, and
    * the records not yet read. */
   CUevent trace_ref;

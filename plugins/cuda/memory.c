@@ -14,7 +14,9 @@
  * staging with one copy thread is slower than the driver's own, with a few
  * threads it wins for large transfers, and below a few MiB it loses (the
  * first chunk's memcpy overlaps nothing). Re-measure them on a machine with
- * bench/cuda_overhead (driver against staged, per size and thread count). */
+ * bench/cuda_overhead (driver against staged, per size and thread count).
+ * The bounce buffers are made by a thread of their own from the device's
+ * first allocation on (stage_make_ahead). */
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -43,7 +45,45 @@ void cuda_memory_setup(cuda_dev_t *d) {
   d->stage_threads = (unsigned)threads;
 }
 
+/* Makes the bounce buffers and their events. */
+static CUresult stage_make(cuda_dev_t *d) {
+  const hc_cu_api_t *cu = d->cu;
+  void *p = NULL;
+  CUresult r = cu->cuMemHostAlloc(&p, HC_CUDA_STAGE_SLOTS * d->stage_chunk, 0);
+  d->stage = r == CUDA_SUCCESS ? p : NULL;
+  for (int i = 0; i < HC_CUDA_STAGE_SLOTS && r == CUDA_SUCCESS; i++)
+    r = cu->cuEventCreate(&d->stage_done[i], CU_EVENT_DISABLE_TIMING);
+  return r;
+}
+
+static void *stage_maker_main(void *arg) {
+  cuda_dev_t *d = arg;
+  CUresult r = d->cu->cuCtxSetCurrent(d->ctx);
+  d->stage_made = r == CUDA_SUCCESS ? stage_make(d) : r;
+  __atomic_store_n(&d->stage_maker_done, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+/* Page-locking the bounce buffers takes longer than moving their size
+ * several times over the link (about 10 ms for 16 MiB on a current host),
+ * which a one-off transfer (a pipeline's hand-over) would pay in full: so
+ * the device's first allocation starts a thread making them, and until
+ * they are made transfers go direct rather than wait. */
+static void stage_make_ahead(cuda_dev_t *d) {
+  if (!d->stage_min || d->stage_maker_state) return;
+  d->stage_maker_state = pthread_create(&d->stage_maker, NULL, stage_maker_main, d) == 0 ? 1 : 2;
+}
+
+/* Waits for the maker thread: CUDA_SUCCESS, or what failed in it. */
+static CUresult stage_join(cuda_dev_t *d) {
+  if (d->stage_maker_state != 1) return CUDA_SUCCESS;
+  pthread_join(d->stage_maker, NULL);
+  d->stage_maker_state = 2;
+  return d->stage_made;
+}
+
 void cuda_memory_teardown(cuda_dev_t *d) {
+  (void)stage_join(d);
   hc_cuda_copier_destroy(d->copier);
   d->copier = NULL;
   for (int i = 0; i < HC_CUDA_STAGE_SLOTS; i++)
@@ -52,29 +92,29 @@ void cuda_memory_teardown(cuda_dev_t *d) {
   d->stage = NULL;
 }
 
-/* The bounce buffers, allocated at the first staged transfer. 0 when they
- * cannot be had (staging is then switched off). */
+/* The bounce buffers and copy threads: 1 when they are there (made ahead,
+ * or now when nothing was); 0 while the maker thread is still at work
+ * (this transfer goes direct) or when they cannot be had (staging is then
+ * switched off). */
 static int stage_ready(cuda_dev_t *d) {
-  if (d->stage) return 1;
-  const hc_cu_api_t *cu = d->cu;
-  void *p = NULL;
-  CUresult r = cu->cuMemHostAlloc(&p, HC_CUDA_STAGE_SLOTS * d->stage_chunk, 0);
-  for (int i = 0; i < HC_CUDA_STAGE_SLOTS && r == CUDA_SUCCESS; i++)
-    r = cu->cuEventCreate(&d->stage_done[i], CU_EVENT_DISABLE_TIMING);
-  d->stage = p;
-  /* Without its threads the copy is still correct, only slower. */
-  if (r == CUDA_SUCCESS && d->stage_threads > 1 && !(d->copier = hc_cuda_copier_create(d->stage_threads)))
-    hc_log(d->s->ctx, HC_LOG_WARN, "cuda:%u: cannot start %u staging threads: copying on one", d->index,
-           d->stage_threads);
+  if (d->stage_checked) return 1;
+  if (d->stage_maker_state == 1 && !__atomic_load_n(&d->stage_maker_done, __ATOMIC_ACQUIRE)) return 0;
+  CUresult r = stage_join(d);
+  if (r == CUDA_SUCCESS && !d->stage) r = stage_make(d);
   if (r != CUDA_SUCCESS) {
     char desc[256];
-    hc_cu_describe(cu, r, desc, sizeof desc);
+    hc_cu_describe(d->cu, r, desc, sizeof desc);
     hc_log(d->s->ctx, HC_LOG_WARN, "cuda:%u: no pinned staging buffers (%s): transfers go direct", d->index, desc);
     cuda_memory_teardown(d);
     memset(d->stage_done, 0, sizeof d->stage_done);
     d->stage_min = 0;
     return 0;
   }
+  /* Without its threads the copy is still correct, only slower. */
+  if (d->stage_threads > 1 && !(d->copier = hc_cuda_copier_create(d->stage_threads)))
+    hc_log(d->s->ctx, HC_LOG_WARN, "cuda:%u: cannot start %u staging threads: copying on one", d->index,
+           d->stage_threads);
+  d->stage_checked = 1;
   return 1;
 }
 
@@ -104,6 +144,7 @@ hc_status_t cuda_mem_alloc(void *dev, size_t bytes, void **mem) {
                       total);
   }
   *mem = (void *)(uintptr_t)p;
+  stage_make_ahead(d);
   return HC_OK;
 }
 

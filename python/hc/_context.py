@@ -381,8 +381,9 @@ class Context:
         Keyword arguments are the workload's parameters (validated by hc,
         with hcrun's messages) or, for arrays (NumPy, CuPy, hc.Field), its
         input ports by name; `input=` with an array binds the primary input.
-        device: "cuda:0", "cpu", "auto" (default: the best device that can
-        run it), or a device set as hcrun takes it, "cuda:0,cpu:0" or
+        device: "cuda:0", "cpu", "auto" (default: the device that ran these
+        parameters fastest in the performance history, once the best device
+        by kind has a figure; docs/partition.md), or a device set as hcrun takes it, "cuda:0,cpu:0" or
         "all": the work is split over the set (docs/partition.md), with
         split=(0.8, 0.2) (or "0.8,0.2") as the devices' shares, or "auto" (from
         the measured history of earlier runs, docs/partition.md), and
@@ -403,6 +404,10 @@ class Context:
                 dev = lib.hc_devset_device(devset, 0)
             elif split is not None:
                 raise error(5, 'split=%r needs a device set (device="cuda:0,cpu:0" or "all")' % (split,))
+            elif device in (None, 'auto'):
+                idx = ctypes.c_uint32()
+                check(lib.hc_job_find_device(job, ctypes.byref(idx), None, 0))
+                dev = self._device_handle(idx.value)
             else:
                 dev = self._device(device, workload)
             self._bind_inputs(job, workload, dev, inputs, owned)
@@ -412,6 +417,8 @@ class Context:
             st = lib.hc_job_run_split(job, devset, flags) if devset else lib.hc_job_run(job, dev, flags)
             if st not in (0, _ERR_VERIFY):
                 raise error(st)
+            if st == 0 and not devset:
+                lib.hc_job_record_run(job, dev)  # device="auto"'s figures
             result = Result(workload, device if devset else self._device_name(dev), job.value, None, self._rt,
                             self)
             job = None  # the Result owns it

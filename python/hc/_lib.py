@@ -197,6 +197,8 @@ LIBHC = {
     'hc_devset_plan': (c_char_p, [P]),
     'hc_job_check_split': (S, [P, P]),
     'hc_job_run_split': (S, [P, P, c_uint32]),
+    'hc_job_find_device': (S, [P, POINTER(c_uint32), c_char_p, c_size_t]),
+    'hc_job_record_run': (None, [P, P]),
     'hc_trace_start': (S, [P, c_char_p, POINTER(TraceOptions)]),
     'hc_trace_stop': (S, [P]),
     'hc_trace_active': (c_int, [P]),

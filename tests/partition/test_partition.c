@@ -672,6 +672,130 @@ static void test_history_leaves_out_a_slow_device(void) {
   result_free(&whole);
 }
 
+/* Configures a new jacobi job of ctx from "k=v k=v". */
+static hc_job_t *job_of(hc_context_t *ctx, const char *workload, const char *params) {
+  hc_job_t *job = NULL;
+  if (hc_job_create(ctx, workload, &job) != HC_OK) return NULL;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", params);
+  for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " "))
+    if (hc_job_set_kv(job, tok) != HC_OK) {
+      hc_job_destroy(job);
+      return NULL;
+    }
+  return job;
+}
+
+/* Runs job on the device spec alone and records it in the history. */
+static void run_recorded(hc_context_t *ctx, hc_job_t *job, const char *spec) {
+  uint32_t idx;
+  hc_device_t *dev = NULL;
+  TH_ASSERT_OK(hc_device_find(ctx, spec, &idx));
+  TH_ASSERT_OK(hc_device_open(ctx, idx, &dev));
+  TH_ASSERT_OK(hc_job_run(job, dev, 0));
+  hc_job_record_run(job, dev);
+  hc_device_close(dev);
+}
+
+/* --device=auto from the history (hc_job_find_device). The faulty devices
+ * say they are GPUs here, so the rule picks faulty:0, slowed to 1 ms a
+ * launch: it is the answer until it has a figure (its run is the
+ * calibration), and while it is the only device with one; once cpu:0 has
+ * run the same configuration faster, cpu:0 is. A workload that keeps no
+ * history gets the rule's device. */
+static hc_context_t *faulty_gpu_context(void) {
+  setenv("HC_FAULTY_GPU", "1", 1);
+  hc_context_t *ctx = NULL;
+  hc_status_t st = hc_context_create(NULL, &ctx);
+  /* (backends start when devices are first counted, and read it then) */
+  if (st == HC_OK) (void)hc_device_count(ctx);
+  unsetenv("HC_FAULTY_GPU");
+  return st == HC_OK ? ctx : NULL;
+}
+
+static void test_auto_device_from_history(void) {
+  if (!th_device("faulty")) return;
+  CU_ASSERT_FATAL(faulty_bind());
+  hc_context_t *ctx = faulty_gpu_context();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+  char params[96], why[256];
+  snprintf(params, sizeof params, "dim=2 n=61x%d iters=30 dtype=f64", 40 + (int)(getpid() % 4000));
+  hc_job_t *job = job_of(ctx, "jacobi", params);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  uint32_t idx = 0, faulty0 = 0, cpu0 = 0;
+  TH_ASSERT_OK(hc_device_find(ctx, "faulty:0", &faulty0));
+  TH_ASSERT_OK(hc_device_find(ctx, "cpu:0", &cpu0));
+  TH_ASSERT_OK(hc_job_find_device(job, &idx, why, sizeof why));
+  if (idx != faulty0) {
+    th_skip("--device=auto's rule prefers a real GPU here to the faulty devices");
+  } else {
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "faulty:0: no history yet"));
+    faulty_slow(0.001);
+    run_recorded(ctx, job, "faulty:0");
+    faulty_slow(0);
+    TH_ASSERT_OK(hc_job_find_device(job, &idx, why, sizeof why));
+    CU_ASSERT_EQUAL(idx, faulty0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "1 device with a figure"));
+    run_recorded(ctx, job, "cpu:0");
+    TH_ASSERT_OK(hc_job_find_device(job, &idx, why, sizeof why));
+    CU_ASSERT_EQUAL(idx, cpu0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "cpu:0: the fastest in the history"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "on faulty:0"));
+    if (idx != cpu0) fprintf(stderr, "auto: %s\n", why);
+    hc_job_t *bpm = job_of(ctx, "bpm", "");
+    CU_ASSERT_PTR_NOT_NULL(bpm);
+    if (bpm) {
+      TH_ASSERT_OK(hc_job_find_device(bpm, &idx, why, sizeof why));
+      CU_ASSERT_EQUAL(idx, faulty0);
+      CU_ASSERT_PTR_NOT_NULL(strstr(why, "keeps no history"));
+    }
+    hc_job_destroy(bpm);
+  }
+  CU_ASSERT_EQUAL(hc_job_find_device(NULL, &idx, NULL, 0), HC_ERR_INVALID_ARG);
+  hc_job_destroy(job);
+  hc_context_destroy(ctx);
+}
+
+/* A part whose waits for the others fall before its workload's timed
+ * compute (jacobi's first residual, a reduction before the sweeps, waits
+ * for faulty:0's slow first launches) has no measurable work of its own:
+ * it leaves no sample, rather than an absurd rate. Here cpu:0's part
+ * waits 40 ms before its sweeps and computes for less; so cpu:0 has no
+ * figure after the run, and --device=auto's rule device (faulty:0, the
+ * only one with a figure) stays the answer. */
+static void test_history_drops_unmeasurable_parts(void) {
+  if (!th_device("faulty")) return;
+  CU_ASSERT_FATAL(faulty_bind());
+  hc_context_t *ctx = faulty_gpu_context();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+  char params[96], why[256];
+  snprintf(params, sizeof params, "dim=2 n=%dx33 iters=3 dtype=f64", 40 + (int)(getpid() % 4000));
+  hc_job_t *job = job_of(ctx, "jacobi", params);
+  hc_devset_t *set = NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  TH_ASSERT_OK(hc_devset_parse(ctx, "faulty:0,cpu:0", "jacobi", &set));
+  faulty_slow(0.02);
+  TH_ASSERT_OK(hc_job_run_split(job, set, 0));
+  faulty_slow(0);
+  hc_part_stats_t ps = {.size = sizeof ps};
+  TH_ASSERT_OK(hc_devset_part_stats(set, 1, &ps));
+  CU_ASSERT(ps.idle_s + ps.halo_s + ps.collective_s >= ps.compute_s); /* the case this test is about */
+  uint32_t idx = 0, faulty0 = 0;
+  TH_ASSERT_OK(hc_device_find(ctx, "faulty:0", &faulty0));
+  TH_ASSERT_OK(hc_job_find_device(job, &idx, why, sizeof why));
+  if (idx != faulty0 && !strstr(why, "fastest")) {
+    th_skip("--device=auto's rule prefers a real GPU here to the faulty devices");
+  } else {
+    CU_ASSERT_EQUAL(idx, faulty0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "1 device with a figure"));
+    if (idx != faulty0)
+      fprintf(stderr, "auto: %s (cpu:0 part: compute %g s, idle %g s)\n", why, ps.compute_s, ps.idle_s);
+  }
+  hc_devset_destroy(set);
+  hc_job_destroy(job);
+  hc_context_destroy(ctx);
+}
+
 static int setup(void) {
   setenv("HC_CPU_DEVICES", "4", 1);
   setenv("HC_CPU_THREADS", "4", 1);
@@ -698,6 +822,8 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_hcrun_report);
   CU_ADD_TEST(s, test_part_fails);
   CU_ADD_TEST(s, test_history_leaves_out_a_slow_device);
+  CU_ADD_TEST(s, test_auto_device_from_history);
+  CU_ADD_TEST(s, test_history_drops_unmeasurable_parts);
 }
 
 TH_MAIN(register_tests)

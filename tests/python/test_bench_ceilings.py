@@ -181,6 +181,20 @@ def test_hc_ceilings_options():
     assert doc['read_gbs'] > 0 and doc['fp32_gflops'] > 0
     assert doc['copy_gbs'] == -1 and doc['fp64_gflops'] == -1 and doc['launch_us'] == -1
     assert doc['isa'] in ('avx512f', 'avx2+fma', 'sse2', 'portable')
+    # the link: not for a device that shares host memory; for another
+    # (PoCL here) every rate, pinned, pageable and the hand-overs
+    p = _ceilings('--device=cpu', '--json', '--quick', '--only=link')
+    doc = json.loads(p.stdout.decode())
+    assert doc['h2d_gbs'] == -1 and doc['handover_to_cpu_gbs'] == -1
+    p = _ceilings('--device=opencl:0', '--json', '--quick', '--only=link')
+    if p.returncode == 0:
+        doc = json.loads(p.stdout.decode())
+        for k in ('h2d_gbs', 'd2h_gbs', 'h2d_pageable_gbs', 'd2h_pageable_gbs', 'handover_to_cpu_gbs',
+                  'handover_from_cpu_gbs'):
+            assert doc[k] > 0, k
+        assert doc['read_gbs'] == -1
+    else:
+        assert p.returncode == 3, p.stderr.decode()  # no OpenCL device
     for bad in ('--only=foo', '--only=', '--bytes=12x', '--bytes=10'):
         p = _ceilings('--device=cpu', bad)
         assert p.returncode == 2 and bad.split('=')[0] in p.stderr.decode()

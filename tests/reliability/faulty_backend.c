@@ -12,7 +12,9 @@
  * and open devices not given back; hc_faulty_calls(op) the calls of op
  * since the last arm. The test finds these through dlsym. A test that runs
  * it in another process (an MPI rank) arms it with the plugin's own
- * variable HC_FAULTY_ARM=op:k instead. */
+ * variable HC_FAULTY_ARM=op:k instead. HC_FAULTY_GPU=1 (read when a
+ * context starts the backend) makes its devices say they are GPUs, the
+ * devices --device=auto's rule prefers. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep, under -std=c11 too */
 #include <hc/config.h>
 #include <hc/plugin.h>
@@ -80,9 +82,16 @@ static const hc_config_var_t arm_var = {"HC_FAULTY_ARM",
                                         NULL,
                                         "op:k: the k-th call of op fails (tests in other processes)"};
 
+static const hc_config_var_t gpu_var = {
+    "HC_FAULTY_GPU", HC_CONFIG_BOOL, HC_CONFIG_INTERNAL, "0", 0, 0, NULL, "1: the devices say they are GPUs"};
+
+/* The state: which type the devices report. */
+static const hc_device_type_t as_cpu = HC_DEVICE_CPU, as_gpu = HC_DEVICE_GPU;
+
 static hc_status_t f_init(hc_context_t *ctx, void **state) {
   (void)ctx;
-  *state = NULL;
+  long long gpu = 0;
+  *state = (void *)(hc_config_var_int(&gpu_var, &gpu) == HC_OK && gpu ? &as_gpu : &as_cpu);
   const char *arm = NULL;
   char op[16];
   long k = 0;
@@ -100,10 +109,9 @@ static uint32_t f_count(void *state) {
 }
 
 static hc_status_t f_info(void *state, uint32_t index, hc_device_info_t *in) {
-  (void)state;
   memset(in, 0, sizeof *in);
   in->size = sizeof *in;
-  in->type = HC_DEVICE_CPU;
+  in->type = *(const hc_device_type_t *)state;
   strcpy(in->name, index ? "fault-injecting test device, host memory" : "fault-injecting test device");
   strcpy(in->vendor, "hc tests");
   strcpy(in->platform, "faulty");

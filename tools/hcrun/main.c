@@ -102,6 +102,7 @@ typedef struct {
   hc_devset_t *set; /* a device set, or this rank's part of an MPI split */
   hc_field_t **inputs;
   int ninputs;
+  char auto_why[256]; /* how --device=auto chose, "" otherwise */
 } single_t;
 
 static void single_free(single_t *s) {
@@ -136,9 +137,13 @@ static hc_status_t prepare(hc_context_t *ctx, const hcrun_options_t *o, single_t
     idx = hc_device_index(hc_devset_device(s->set, 0));
   } else if (o->split && !hcrun_mpi_active()) {
     return hc_error(HC_ERR_PARAM, "--split=%s needs a device set (--device=B:i,B:j,... or --device=all)", o->split);
-  } else if (!o->device || !strcmp(o->device, "auto")) {
+  } else if ((!o->device || !strcmp(o->device, "auto")) && hcrun_mpi_active()) {
     st = hc_device_find_auto(ctx, o->workload, &idx);
-    if (st == HC_OK && hcrun_mpi_active()) st = hcrun_mpi_rank_device(ctx, o->workload, &idx);
+    if (st == HC_OK) st = hcrun_mpi_rank_device(ctx, o->workload, &idx);
+  } else if (!o->device || !strcmp(o->device, "auto")) {
+    /* the fastest device in the performance history, once the rule's
+     * device has a figure */
+    st = hc_job_find_device(s->job, &idx, s->auto_why, sizeof s->auto_why);
   } else {
     st = hc_device_find(ctx, o->device, &idx);
   }
@@ -188,6 +193,8 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
     st = set ? hc_job_run_split(job, set, o->verify ? HC_RUN_VERIFY : 0)
              : hc_job_run(job, dev, o->verify ? HC_RUN_VERIFY : 0);
     if (st != HC_OK && st != HC_ERR_VERIFY) break;
+    if (st == HC_OK && !set) hc_job_record_run(job, dev); /* --device=auto's figures */
+    if (s.auto_why[0]) hc_job_note(job, "--device=auto: %s", s.auto_why);
     hc_job_times_t t;
     hc_job_times(job, &t);
     json_t *jr = json_object();
