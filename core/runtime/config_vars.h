@@ -45,7 +45,9 @@
   X(HC_NVRTC, STRING, PUBLIC, NULL, 0, 0, NULL,                                                                    \
     "the NVRTC library (unset: libnvrtc.so.13, .12, libnvrtc.so, then the CUDA toolkit's)")                        \
   X(HC_CUDA_STAGING, SIZE, TUNING, "16M", 0, 1099511627776.0, "off=0|on=1",                                        \
-    "host transfers from this size up go through pinned staging buffers (0: never, 1: always)")                    \
+    "host transfers from this size up go through pinned staging buffers (0: never, 1: always); the buffers (2 x "  \
+    "`HC_CUDA_STAGE_CHUNK` of page-locked memory) are made by a thread started when the device opens, and "        \
+    "transfers go direct until they are there")                                                                    \
   X(HC_CUDA_STAGE_CHUNK, SIZE, TUNING, "8M", 4096, 1073741824.0, NULL, "bytes per staging buffer")                 \
   X(HC_CUDA_STAGE_THREADS, INT, TUNING, NULL, 1, 64, NULL,                                                         \
     "threads copying through the staging buffers (unset: half the cores, at most 8)")                              \

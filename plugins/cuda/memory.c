@@ -15,8 +15,8 @@
  * threads it wins for large transfers, and below a few MiB it loses (the
  * first chunk's memcpy overlaps nothing). Re-measure them on a machine with
  * bench/cuda_overhead (driver against staged, per size and thread count).
- * The bounce buffers are made by a thread of their own from the device's
- * first allocation on (stage_make_ahead). */
+ * The bounce buffers are made by a thread of their own as the device opens
+ * (stage_make_ahead). */
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -26,6 +26,8 @@
 
 /* The unset HC_CUDA_STAGE_THREADS: half the cores, at most this. */
 #define HC_CUDA_STAGE_THREADS_MAX_DEFAULT 8
+
+static void stage_make_ahead(cuda_dev_t *d);
 
 void cuda_memory_setup(cuda_dev_t *d) {
   /* hc_context_create checked the values; the presets only stand in for
@@ -43,9 +45,11 @@ void cuda_memory_setup(cuda_dev_t *d) {
   if (threads > HC_CUDA_STAGE_THREADS_MAX_DEFAULT) threads = HC_CUDA_STAGE_THREADS_MAX_DEFAULT;
   hc_config_int("HC_CUDA_STAGE_THREADS", &threads);
   d->stage_threads = (unsigned)threads;
+  stage_make_ahead(d);
 }
 
-/* Makes the bounce buffers and their events. */
+/* Makes the bounce buffers, their events and the copy threads (without
+ * its threads the copy is still correct, only slower). */
 static CUresult stage_make(cuda_dev_t *d) {
   const hc_cu_api_t *cu = d->cu;
   void *p = NULL;
@@ -53,6 +57,7 @@ static CUresult stage_make(cuda_dev_t *d) {
   d->stage = r == CUDA_SUCCESS ? p : NULL;
   for (int i = 0; i < HC_CUDA_STAGE_SLOTS && r == CUDA_SUCCESS; i++)
     r = cu->cuEventCreate(&d->stage_done[i], CU_EVENT_DISABLE_TIMING);
+  if (r == CUDA_SUCCESS && d->stage_threads > 1) d->copier = hc_cuda_copier_create(d->stage_threads);
   return r;
 }
 
@@ -67,8 +72,9 @@ static void *stage_maker_main(void *arg) {
 /* Page-locking the bounce buffers takes longer than moving their size
  * several times over the link (about 10 ms for 16 MiB on a current host),
  * which a one-off transfer (a pipeline's hand-over) would pay in full: so
- * the device's first allocation starts a thread making them, and until
- * they are made transfers go direct rather than wait. */
+ * opening the device starts a thread making them (16 MiB of page-locked
+ * memory by default), and until they are made transfers go direct rather
+ * than wait. */
 static void stage_make_ahead(cuda_dev_t *d) {
   if (!d->stage_min || d->stage_maker_state) return;
   d->stage_maker_state = pthread_create(&d->stage_maker, NULL, stage_maker_main, d) == 0 ? 1 : 2;
@@ -110,8 +116,7 @@ static int stage_ready(cuda_dev_t *d) {
     d->stage_min = 0;
     return 0;
   }
-  /* Without its threads the copy is still correct, only slower. */
-  if (d->stage_threads > 1 && !(d->copier = hc_cuda_copier_create(d->stage_threads)))
+  if (d->stage_threads > 1 && !d->copier)
     hc_log(d->s->ctx, HC_LOG_WARN, "cuda:%u: cannot start %u staging threads: copying on one", d->index,
            d->stage_threads);
   d->stage_checked = 1;
@@ -144,7 +149,6 @@ hc_status_t cuda_mem_alloc(void *dev, size_t bytes, void **mem) {
                       total);
   }
   *mem = (void *)(uintptr_t)p;
-  stage_make_ahead(d);
   return HC_OK;
 }
 
