@@ -171,6 +171,11 @@ HC_API hc_device_t *hc_devset_device(const hc_devset_t *s, uint32_t i) { return 
 HC_API uint32_t hc_devset_parts(const hc_devset_t *s) { return s ? s->nparts : 0; }
 HC_API const char *hc_devset_plan(const hc_devset_t *s) { return s ? s->plan : ""; }
 
+HC_API double hc_devset_best_single(const hc_devset_t *s, const char **device) {
+  if (device) *device = s ? s->best_single : "no device set";
+  return s && s->nparts > 1 ? s->best_single_s : -1;
+}
+
 HC_API hc_status_t hc_devset_part_stats(const hc_devset_t *s, uint32_t i, hc_part_stats_t *out) {
   if (!s || !out || i >= s->nparts) return hc_error(HC_ERR_INVALID_ARG, "hc_devset_part_stats: no part %u", i);
   uint32_t size = out->size && out->size < sizeof *out ? out->size : (uint32_t)sizeof *out;

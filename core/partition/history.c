@@ -157,6 +157,32 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
   return 1;
 }
 
+/* Only runs of a device alone count here (a part's rate leaves out the
+ * exchanges and the waits, a whole run's has none to leave out). */
+void hc__history_best_single(hc_job_t *job, hc_devset_t *set, int64_t rows) {
+  double best = 0;
+  set->best_single_s = -1;
+  for (uint32_t i = 0; i < set->n; i++) {
+    samples_t s;
+    load(job, rows, hc_device_index(set->dev[i]), &s);
+    double alone[HISTORY_SAMPLES];
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < s.n; k++)
+      if (s.overhead[k] < 0) alone[n++] = s.rate[k];
+    if (!n) {
+      snprintf(set->best_single, sizeof set->best_single, "no run of %s alone with these parameters in the history",
+               hc_device_name(set->dev[i]));
+      return;
+    }
+    const double r = median(alone, n);
+    if (r > best) {
+      best = r;
+      snprintf(set->best_single, sizeof set->best_single, "%s", hc_device_name(set->dev[i]));
+    }
+  }
+  set->best_single_s = (double)rows / best;
+}
+
 /* The rows of the job's split, 0 when its workload declares none for
  * these parameters (it has no figures then). */
 static int64_t job_rows(hc_job_t *job) {

@@ -21,6 +21,11 @@ struct hc_devset {
   uint32_t nin_parts;
   int64_t lo, hi, rows; /* this process's rows of them, of rows */
   char plan[512];
+  /* The best single device the history predicts for the last run (the
+   * one with the highest rate for its configuration) and its time; < 0
+   * with why in best_single when some device has no figure. */
+  char best_single[128];
+  double best_single_s;
 };
 
 struct hc_part {
@@ -76,6 +81,10 @@ void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double ra
  * else 0 with why saying what is missing. */
 int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double *weight, uint32_t *use, uint32_t *nuse,
                      char *why, size_t why_size);
+
+/* Fills set->best_single and best_single_s for the job's configuration
+ * (before the run, so that its own samples do not count). */
+void hc__history_best_single(hc_job_t *job, hc_devset_t *set, int64_t rows);
 
 /* Forgets which outputs the last run left in parts. */
 void hc__devset_forget_outputs(hc_devset_t *set);

@@ -212,6 +212,9 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
   hc__devset_forget_outputs(set);
   split_plan_t pl;
   hc_status_t st = hc__split_plan(job, set, &pl);
+  set->best_single_s = -1;
+  snprintf(set->best_single, sizeof set->best_single, "not a split run of this process");
+  if (st == HC_OK && !set->tr && pl.nparts > 1) hc__history_best_single(job, set, pl.split.rows);
   if (set->tr) {
     st = hc__run_transport_part(job, set, st, &pl, flags);
     hc__split_plan_free(&pl);

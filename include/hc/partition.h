@@ -129,6 +129,13 @@ typedef struct hc_part_stats {
 uint32_t hc_devset_parts(const hc_devset_t *set);
 hc_status_t hc_devset_part_stats(const hc_devset_t *set, uint32_t i,
                                  hc_part_stats_t *out);
+/* Whether the last split run beat the best single device, as far as the
+ * performance history knows: the time the device of the set with the
+ * highest rate for this configuration would take alone (rows over its
+ * rate, measured before this run), with *device its name; -1 when the
+ * last run did not split or some device has no figure yet, with *device
+ * saying why. Compare with the run's compute time (hc_job_times). */
+double hc_devset_best_single(const hc_devset_t *set, const char **device);
 /* How the last run was planned ("split 2 parts by weight ...", or why it
  * ran on one device); "" before a run. */
 const char *hc_devset_plan(const hc_devset_t *set);

@@ -534,7 +534,8 @@ class Context:
         return h
 
     def _split_report(self, devset):
-        """The last split run of devset: {'plan': text, 'parts': [dict per part]}."""
+        """The last split run of devset: {'plan': text, 'parts': [dict per part],
+        'best_single': {'device', 'predicted_s'} or {'why'}}."""
         lib = self._lib
         parts = []
         for i in range(lib.hc_devset_parts(devset)):
@@ -545,7 +546,11 @@ class Context:
                           'compute_s': s.compute_s, 'device_s': s.device_s, 'idle_s': s.idle_s,
                           'halo_s': s.halo_s, 'halo_bytes': s.halo_bytes, 'collective_s': s.collective_s,
                           'collectives': s.collectives, 'halo_peer_bytes': s.halo_peer_bytes})
-        return {'plan': _text(lib.hc_devset_plan(devset)), 'parts': parts}
+        name = ctypes.c_char_p()
+        best_s = lib.hc_devset_best_single(devset, ctypes.byref(name))
+        # the fastest device of the set alone, as the history has it
+        best = {'device': _text(name.value), 'predicted_s': best_s} if best_s > 0 else {'why': _text(name.value)}
+        return {'plan': _text(lib.hc_devset_plan(devset)), 'parts': parts, 'best_single': best}
 
     def _take_outputs(self, job, workload):
         fields = {}

@@ -195,6 +195,7 @@ LIBHC = {
     'hc_devset_parts': (c_uint32, [P]),
     'hc_devset_part_stats': (S, [P, c_uint32, POINTER(PartStats)]),
     'hc_devset_plan': (c_char_p, [P]),
+    'hc_devset_best_single': (c_double, [P, POINTER(c_char_p)]),
     'hc_job_check_split': (S, [P, P]),
     'hc_job_run_split': (S, [P, P, c_uint32]),
     'hc_job_find_device': (S, [P, POINTER(c_uint32), c_char_p, c_size_t]),

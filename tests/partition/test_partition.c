@@ -500,12 +500,15 @@ static void test_not_split(void) {
 }
 
 /* hcrun --json of a split run: a row per part with its share and times,
- * the rows covering axis 0 once. */
+ * the rows covering axis 0 once; whether it beat the best single device
+ * is "not measured" until each device has run these parameters alone,
+ * then "yes" or "no" against the fastest one's time from the history. */
 static void test_hcrun_report(void) {
-  char cmd[8192], *out = malloc(1 << 20), err[4096];
-  snprintf(cmd, sizeof cmd,
-           "%s/bin/hcrun --device=cpu:0,cpu:1,cpu:2 --split=2,1,1 --workload=jacobi dim=2 n=41 iters=30 --json",
-           th_build_dir());
+  char cmd[8192], *out = malloc(1 << 20), err[4096], params[64];
+  /* parameters of its own (the cache outlives the test) */
+  snprintf(params, sizeof params, "dim=2 n=41 iters=%d", 30 + (int)(getpid() % 4000));
+  snprintf(cmd, sizeof cmd, "%s/bin/hcrun --device=cpu:0,cpu:1,cpu:2 --split=2,1,1 --workload=jacobi %s --json",
+           th_build_dir(), params);
   int rc = th_run(cmd, out, 1 << 20, err, sizeof err);
   CU_ASSERT_EQUAL(rc, 0);
   json_error_t je;
@@ -527,6 +530,28 @@ static void test_hcrun_report(void) {
   CU_ASSERT_EQUAL(next, 41);
   CU_ASSERT(fabs(json_real_value(json_object_get(json_array_get(parts, 0), "weight")) - 0.5) < 1e-12);
   CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(split, "beats_best_single")), "not measured");
+  const char *why = json_string_value(json_object_get(json_object_get(split, "best_single"), "why"));
+  CU_ASSERT(why && strstr(why, "alone"));
+  json_decref(doc);
+  for (int d = 0; d < 3; d++) {
+    snprintf(cmd, sizeof cmd, "%s/bin/hcrun --device=cpu:%d --workload=jacobi %s", th_build_dir(), d, params);
+    CU_ASSERT_EQUAL(th_run(cmd, out, 1 << 20, err, sizeof err), 0);
+  }
+  snprintf(cmd, sizeof cmd, "%s/bin/hcrun --device=cpu:0,cpu:1,cpu:2 --workload=jacobi %s --json", th_build_dir(),
+           params);
+  CU_ASSERT_EQUAL(th_run(cmd, out, 1 << 20, err, sizeof err), 0);
+  doc = json_loads(out, 0, &je);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  split = json_object_get(doc, "split");
+  json_t *best = json_object_get(split, "best_single");
+  const char *beats = json_string_value(json_object_get(split, "beats_best_single")),
+             *dev = json_string_value(json_object_get(best, "device"));
+  const double predicted = json_real_value(json_object_get(best, "predicted_s")),
+               compute = json_real_value(json_object_get(best, "compute_s"));
+  CU_ASSERT(dev && !strncmp(dev, "cpu:", 4));
+  CU_ASSERT(predicted > 0 && compute > 0);
+  CU_ASSERT(beats && !strcmp(beats, compute < predicted ? "yes" : "no"));
+  CU_ASSERT(fabs(compute - json_real_value(json_object_get(json_object_get(doc, "times"), "compute_s"))) < 1e-9);
   json_decref(doc);
   free(out);
 }

@@ -229,6 +229,8 @@ def test_device_set_splits_the_run(hc, monkeypatch):
         assert [p['rows'] for p in two.split['parts']] == [(0, 20), (20, 65)]
         assert [p['device'] for p in two.split['parts']] == ['cpu:0', 'cpu:1']
         assert all(p['halo_bytes'] > 0 for p in two.split['parts'])
+        # cpu:1 never ran these parameters alone: no best single device yet
+        assert 'cpu:1 alone' in two.split['best_single']['why']
         # split="auto": shares from the history (equal until there is one),
         # the same field whichever devices ran
         for _ in range(2):

@@ -35,7 +35,7 @@ void hcrun_print_job(json_t *jobdoc, const char *device_id);
 void hcrun_fmt_time(char *buf, size_t n, double seconds);
 /* A split run's parts (device, rows, share, times, halo traffic) and plan;
  * NULL when the last run did not split (partition.h). */
-json_t *hcrun_split_json(const hc_devset_t *set);
+json_t *hcrun_split_json(const hc_devset_t *set, double compute_s);
 void hcrun_print_split(json_t *split);
 /* Writes every output field of job into dir as <prefix><port>.npy;
  * appends the file names to files (may be NULL). ranks: the set of an MPI

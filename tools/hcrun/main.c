@@ -207,7 +207,7 @@ static int run_single(hc_context_t *ctx, const hcrun_options_t *o) {
       best = t.compute_s;
       json_decref(best_doc);
       best_doc = hcrun_job_json(job);
-      if (set && hc_devset_parts(set) > 1) json_object_set_new(best_doc, "split", hcrun_split_json(set));
+      if (set && hc_devset_parts(set) > 1) json_object_set_new(best_doc, "split", hcrun_split_json(set, t.compute_s));
     }
     if (st == HC_ERR_VERIFY) break;
   }

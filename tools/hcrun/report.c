@@ -271,7 +271,7 @@ void hcrun_print_usage(hc_context_t *ctx) {
   json_decref(a);
 }
 
-json_t *hcrun_split_json(const hc_devset_t *set) {
+json_t *hcrun_split_json(const hc_devset_t *set, double compute_s) {
   json_t *o = json_object();
   json_object_set_new(o, "plan", hcrun_json_str(hc_devset_plan(set)));
   json_t *parts = json_array();
@@ -295,8 +295,19 @@ json_t *hcrun_split_json(const hc_devset_t *set) {
     json_array_append_new(parts, p);
   }
   json_object_set_new(o, "parts", parts);
-  /* No performance history yet: hcrun does not time the single devices. */
-  json_object_set_new(o, "beats_best_single", hcrun_json_str("not measured"));
+  /* Against the performance history's best single device (its rate for
+   * this configuration, from earlier runs): hcrun times no device alone. */
+  const char *best = NULL;
+  const double best_s = hc_devset_best_single(set, &best);
+  json_object_set_new(o, "beats_best_single",
+                      hcrun_json_str(best_s <= 0          ? "not measured"
+                                     : compute_s < best_s ? "yes"
+                                                          : "no"));
+  json_t *b = json_object();
+  json_object_set_new(b, best_s > 0 ? "device" : "why", hcrun_json_str(best));
+  if (best_s > 0) json_object_set_new(b, "predicted_s", json_real(best_s));
+  json_object_set_new(b, "compute_s", json_real(compute_s));
+  json_object_set_new(o, "best_single", b);
   return o;
 }
 
@@ -325,5 +336,15 @@ void hcrun_print_split(json_t *split) {
                         : " staged",
            k);
   }
-  printf("  %-22s %s\n", "beats best single", json_string_value(json_object_get(split, "beats_best_single")));
+  json_t *b = json_object_get(split, "best_single");
+  const char *beats = json_string_value(json_object_get(split, "beats_best_single"));
+  if (json_object_get(b, "predicted_s")) {
+    char run[32], alone[32];
+    hcrun_fmt_time(run, sizeof run, json_real_value(json_object_get(b, "compute_s")));
+    hcrun_fmt_time(alone, sizeof alone, json_real_value(json_object_get(b, "predicted_s")));
+    printf("  %-22s %s: %s against %s for %s alone (its rate in the history)\n", "beats best single", beats, run, alone,
+           json_string_value(json_object_get(b, "device")));
+  } else {
+    printf("  %-22s %s (%s)\n", "beats best single", beats, json_string_value(json_object_get(b, "why")));
+  }
 }
