@@ -46,18 +46,19 @@ static hc_status_t stage_for(hc_part_t *p, hc_device_t *dev, size_t area) {
   return HC_OK;
 }
 
-HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
-  if (!p || !f) return hc_error(HC_ERR_INVALID_ARG, "hc_part_halo_exchange: NULL argument");
-  uint32_t rank = hc_field_rank(f);
+/* The bytes of one row of f along axis 0. */
+static size_t row_bytes(const hc_field_t *f) {
   const int64_t *shape = hc_field_shape(f);
   size_t rb = hc_dtype_size(hc_field_dtype(f));
-  for (uint32_t d = 1; d < rank; d++) rb *= (size_t)shape[d];
-  int64_t own = p->hi - p->lo;
-  if (rank < 1 || shape[0] != own + p->below + p->above)
-    return hc_error(HC_ERR_INVALID_ARG,
-                    "hc_part_halo_exchange: field '%s' has %lld rows along axis 0, the part "
-                    "%u needs %u + %lld + %u",
-                    hc_field_name(f), rank ? (long long)shape[0] : 0LL, p->index, p->below, (long long)own, p->above);
+  for (uint32_t d = 1; d < hc_field_rank(f); d++) rb *= (size_t)shape[d];
+  return rb;
+}
+
+/* Fills the ghost rows of f from the neighbours: rows [lo, lo + below)
+ * and [hi - above, hi) are this part's to give, rows [lo - below, lo) and
+ * [hi, hi + above) take the neighbours' (counted in rows of f). */
+static hc_status_t exchange_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_t hi, uint32_t below, uint32_t above) {
+  const size_t rb = row_bytes(f);
   /* The device's queued work is compute, not halo: let it finish first. */
   hc_device_t *dev = hc_field_device(f);
   hc_status_t st = hc_device_finish(dev);
@@ -67,16 +68,16 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
   }
   double t0 = hc_now(), idle0 = p->stats.idle_s;
   hc__trace_t *trace = hc__trace_enter(p->ctx);
-  size_t lo_bytes = p->below * rb, hi_bytes = p->above * rb;
+  size_t lo_bytes = below * rb, hi_bytes = above * rb;
   halo_sides_t h = {.lo_bytes = lo_bytes,
                     .hi_bytes = hi_bytes,
                     .peer_lo = p->peer_below,
                     .peer_hi = p->peer_above,
                     .buf = hc_field_buffer(f),
-                    .own_lo_off = p->below * rb,
-                    .own_hi_off = (size_t)(p->below + own - p->above) * rb,
-                    .halo_lo_off = 0,
-                    .halo_hi_off = (size_t)(p->below + own) * rb};
+                    .own_lo_off = (size_t)lo * rb,
+                    .own_hi_off = (size_t)(hi - above) * rb,
+                    .halo_lo_off = (size_t)(lo - below) * rb,
+                    .halo_hi_off = (size_t)hi * rb};
   size_t staged_lo = h.peer_lo ? 0 : lo_bytes, staged_hi = h.peer_hi ? 0 : hi_bytes;
   st = stage_for(p, dev, staged_lo > staged_hi ? staged_lo : staged_hi);
   if (st == HC_OK) {
@@ -113,6 +114,31 @@ HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
     hc__trace_leave(trace);
   }
   return st;
+}
+
+HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
+  if (!p || !f) return hc_error(HC_ERR_INVALID_ARG, "hc_part_halo_exchange: NULL argument");
+  uint32_t rank = hc_field_rank(f);
+  const int64_t *shape = hc_field_shape(f);
+  int64_t own = p->hi - p->lo;
+  if (rank < 1 || shape[0] != own + p->below + p->above)
+    return hc_error(HC_ERR_INVALID_ARG,
+                    "hc_part_halo_exchange: field '%s' has %lld rows along axis 0, the part "
+                    "%u needs %u + %lld + %u",
+                    hc_field_name(f), rank ? (long long)shape[0] : 0LL, p->index, p->below, (long long)own, p->above);
+  return exchange_rows(p, f, p->below, p->below + own, p->below, p->above);
+}
+
+HC_API hc_status_t hc_part_halo_exchange_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_t hi, uint32_t width) {
+  if (!p || !f) return hc_error(HC_ERR_INVALID_ARG, "hc_part_halo_exchange_rows: NULL argument");
+  const uint32_t below = p->index > 0 ? width : 0, above = p->index + 1 < p->count ? width : 0;
+  const int64_t rows = hc_field_rank(f) ? hc_field_shape(f)[0] : 0;
+  if (!width || lo - below < 0 || hi + above > rows || hi - lo < (int64_t)width)
+    return hc_error(HC_ERR_INVALID_ARG,
+                    "hc_part_halo_exchange_rows: rows [%lld, %lld) of field '%s' (%lld rows) with %u halo rows: "
+                    "the part needs at least %u rows and its halo inside the field",
+                    (long long)lo, (long long)hi, hc_field_name(f), (long long)rows, width, width ? width : 1);
+  return exchange_rows(p, f, lo, hi, below, above);
 }
 
 /* A collective's time in the part's stats and, when tracing, a span on

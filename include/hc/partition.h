@@ -160,6 +160,14 @@ uint32_t hc_part_halo_above(const hc_part_t *part);
  * neighbours' own rows. Every part must call it, with fields of the same
  * dtype and row size. */
 hc_status_t hc_part_halo_exchange(hc_part_t *part, hc_field_t *f);
+/* The same for a field every part holds whole (a replicated split whose
+ * parts each update their own rows of it, as multigrid's levels): this
+ * part's rows [lo, hi) along axis 0 are current; afterwards its `width`
+ * rows on each side that has a neighbour, [lo - width, lo) and [hi, hi +
+ * width), are the neighbours' current ones. Every part calls it, each
+ * with its own rows (adjacent: the part below's hi is this part's lo). */
+hc_status_t hc_part_halo_exchange_rows(hc_part_t *part, hc_field_t *f,
+                                       int64_t lo, int64_t hi, uint32_t width);
 
 typedef enum hc_reduce_op {
   HC_REDUCE_SUM = 0,

@@ -81,6 +81,7 @@ CASES = {
     'jacobi2d': (['--workload=jacobi', 'dim=2', 'n=67', 'iters=300', 'tol=0'], 'u', True),
     'jacobi3d': (['--workload=jacobi', 'dim=3', 'n=21', 'dtype=f64', 'iters=200', 'tol=0'], 'u', True),
     'nbody': (['--workload=nbody', 'n=301', 'steps=4'], 'pos', True),
+    'multigrid': (['--workload=multigrid', 'dim=2', 'n=33', 'tol=0', 'cycles=3', 'dtype=f64'], 'u', True),
 }
 
 
@@ -109,7 +110,9 @@ def test_same_field_as_one_process(case, ranks, references, tmp_path):
     # rank 0 alone reports and writes: one report, each file once
     assert r.stdout.count('workload ') == 1
     wrote = [l.split()[1] for l in r.stdout.splitlines() if l.startswith('wrote ')]
-    assert sorted(wrote) == sorted(set(wrote)) and len(wrote) == len([f for f in os.listdir(tmp_path) if f.endswith('.npy')])
+    npy = [w for w in wrote if w.endswith('.npy')]
+    assert sorted(wrote) == sorted(set(wrote)) and len(npy) == len([f for f in os.listdir(tmp_path) if f.endswith('.npy')])
+    assert all(os.path.exists(w) for w in wrote)
 
 
 @pytest.mark.parametrize('ranks', [2, 4])

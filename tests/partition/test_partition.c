@@ -480,6 +480,97 @@ static void test_simpson_split(void) {
 
 /* A workload that does not split runs whole on the set's first device and
  * says why. */
+/* multigrid on 1-4 cpu parts (and the serial test backend mixed in) with
+ * equal and uneven shares: each part updates its rows of every level that
+ * leaves each part 3 rows or more, exchanging two rows on each side after
+ * every assignment, and the coarser levels run whole on every part; u
+ * (and the residual field) are the whole run's bit for bit, with both
+ * smoothers, in 2-D and 3-D, f32 and f64; the residual metric agrees
+ * to rounding (its sum runs over the parts). */
+static void test_multigrid_bit_identical(void) {
+  static const char *const params[] = {
+      "dim=2 n=65 tol=0 cycles=4 dtype=f64",
+      "dim=3 n=17 tol=0 cycles=3 smoother=jacobi dtype=f32 f=gauss",
+      "dim=2 n=33 tol=0 cycles=3 smoother=jacobi dtype=f64 residual=true",
+  };
+  static const char *const sets[][2] = {{"cpu:0,cpu:1", NULL},
+                                        {"cpu:0,cpu:1,cpu:2", "1,3,2"},
+                                        {"cpu:3,cpu:2,cpu:1,cpu:0", "2,1,1,3"},
+                                        {"serial:0,cpu:1,cpu:2", "1,1,2"}};
+  static const char *const ports[] = {"u", "residual"};
+  for (size_t k = 0; k < sizeof params / sizeof *params; k++) {
+    const size_t nports = strstr(params[k], "residual=true") ? 2 : 1;
+    result_t whole[2], part[2];
+    run_ports("cpu:0", NULL, "multigrid", params[k], ports, nports, whole);
+    CU_ASSERT_EQUAL_FATAL(whole[0].st, HC_OK);
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+      if (!strncmp(sets[i][0], "serial", 6) && !th_device("serial")) continue;
+      run_ports(sets[i][0], sets[i][1], "multigrid", params[k], ports, nports, part);
+      CU_ASSERT_EQUAL(part[0].st, HC_OK);
+      CU_ASSERT(part[0].parts >= 2);
+      for (size_t p = 0; p < nports; p++) {
+        const int same = part[p].u && whole[p].u && part[p].bytes == whole[p].bytes &&
+                         !memcmp(part[p].u, whole[p].u, whole[p].bytes);
+        CU_ASSERT(same);
+        if (!same)
+          fprintf(stderr, "multigrid %s on %s: %s differs from one device's\n", params[k], sets[i][0], ports[p]);
+        free(part[p].u);
+      }
+      CU_ASSERT(fabs(part[0].residual - whole[0].residual) <= 1e-12 * whole[0].residual);
+    }
+    for (size_t p = 0; p < nports; p++) free(whole[p].u);
+  }
+}
+
+/* multigrid over a cpu part and a PoCL part: the two compile the same
+ * expressions differently, and the coarse levels each part runs whole
+ * differ between them the same way, so u differs from each single-device u
+ * by no more than those two differ from each other plus 16 ulps of the
+ * largest |u|. */
+static void test_multigrid_mixed_backends(void) {
+  if (!th_device("opencl:0")) return;
+  static const struct {
+    const char *params;
+    int f64;
+  } cases[] = {{"dim=2 n=65 tol=0 cycles=4 dtype=f64", 1}, {"dim=3 n=17 tol=0 cycles=3 dtype=f32 f=gauss", 0}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    result_t c = run_on("cpu:0", NULL, "multigrid", cases[k].params, "u");
+    result_t o = run_on("opencl:0", NULL, "multigrid", cases[k].params, "u");
+    result_t s = run_on("opencl:0,cpu:0", "0.3,0.7", "multigrid", cases[k].params, "u");
+    CU_ASSERT_EQUAL_FATAL(s.st, HC_OK);
+    CU_ASSERT_EQUAL(s.parts, 2);
+    CU_ASSERT_FATAL(c.u && o.u && s.u && c.bytes == s.bytes && o.bytes == s.bytes);
+    const size_t n = c.bytes / (cases[k].f64 ? 8 : 4);
+    double between = 0, sc = 0, so = 0, big = 0;
+    for (size_t i = 0; i < n; i++) {
+      const double vc = nb_at(&c, cases[k].f64, i), vo = nb_at(&o, cases[k].f64, i), vs = nb_at(&s, cases[k].f64, i);
+      between = fmax(between, fabs(vc - vo));
+      sc = fmax(sc, fabs(vs - vc));
+      so = fmax(so, fabs(vs - vo));
+      big = fmax(big, fabs(vc));
+    }
+    const double bound = between + 16 * (cases[k].f64 ? 2.2e-16 : 1.2e-7) * big;
+    if (!(sc <= bound && so <= bound))
+      fprintf(stderr, "multigrid %s: split-cpu %.3g, split-pocl %.3g, cpu-pocl %.3g\n", cases[k].params, sc, so,
+              between);
+    CU_ASSERT(sc <= bound);
+    CU_ASSERT(so <= bound);
+    result_free(&c);
+    result_free(&o);
+    result_free(&s);
+  }
+}
+
+/* What multigrid does not split: a grid whose axes differ runs on the first
+ * device; more parts than 3 rows each is a usage error. */
+static void test_multigrid_not_split(void) {
+  result_t r = run_on("cpu:0,cpu:1", NULL, "multigrid", "dim=2 n=33x65 tol=0 cycles=2", "u");
+  CU_ASSERT_EQUAL(r.st, HC_OK);
+  CU_ASSERT_EQUAL(r.parts, 0);
+  result_free(&r);
+  th_expect_usage_error("multigrid", "cpu:0,cpu:1,cpu:2,cpu:3", "n=9", "more parts than rows");
+}
+
 static void test_not_split(void) {
   hc_context_t *ctx = th_context();
   hc_job_t *job = NULL;
@@ -843,6 +934,9 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_nbody_bit_identical);
   CU_ADD_TEST(s, test_nbody_mixed_backends);
   CU_ADD_TEST(s, test_nbody_sets);
+  CU_ADD_TEST(s, test_multigrid_bit_identical);
+  CU_ADD_TEST(s, test_multigrid_mixed_backends);
+  CU_ADD_TEST(s, test_multigrid_not_split);
   CU_ADD_TEST(s, test_not_split);
   CU_ADD_TEST(s, test_hcrun_report);
   CU_ADD_TEST(s, test_part_fails);

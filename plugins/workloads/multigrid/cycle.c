@@ -13,16 +13,15 @@ hc_status_t mg_smooth(mg_t *m, int l, int64_t sweeps) {
     red.parity = HC_GRID_EVEN;
     black.parity = HC_GRID_ODD;
     for (int64_t i = 0; i < sweeps && st == HC_OK; i++) {
-      st = hc_grid_assign(m->g, v->u, v->smooth_u, &red, NULL);
-      if (st == HC_OK) st = hc_grid_assign(m->g, v->u, v->smooth_u, &black, NULL);
+      st = mg_assign(m, l, v->u, v->smooth_u, &red);
+      if (st == HC_OK) st = mg_assign(m, l, v->u, v->smooth_u, &black);
     }
     return st;
   }
   /* weighted Jacobi: u -> t -> u ...; an odd count ends with a copy back */
   for (int64_t i = 0; i < sweeps && st == HC_OK; i++)
-    st = (i & 1) ? hc_grid_assign(m->g, v->u, v->smooth_t, &m->interior, NULL)
-                 : hc_grid_assign(m->g, v->t, v->smooth_u, &m->interior, NULL);
-  if (st == HC_OK && (sweeps & 1)) st = hc_grid_assign(m->g, v->u, v->copy_t, &m->interior, NULL);
+    st = (i & 1) ? mg_assign(m, l, v->u, v->smooth_t, &m->interior) : mg_assign(m, l, v->t, v->smooth_u, &m->interior);
+  if (st == HC_OK && (sweeps & 1)) st = mg_assign(m, l, v->u, v->copy_t, &m->interior);
   return st;
 }
 
@@ -31,19 +30,18 @@ hc_status_t mg_vcycle(mg_t *m, int l) {
   mg_level_t *v = &m->lv[l], *c = &m->lv[l + 1];
   hc_status_t st = mg_smooth(m, l, m->pre);
   /* f_H = R (f_h + Δ_h u_h) on the coarse interior, u_H = 0 */
-  if (st == HC_OK)
-    st = v->semi ? mg_semi_restrict(m, l) : hc_grid_assign(m->g, c->f, v->restrict_residual, &m->interior, NULL);
+  if (st == HC_OK) st = v->semi ? mg_semi_restrict(m, l) : mg_restrict_to(m, l);
   if (st == HC_OK) st = hc_grid_assign(m->g, c->u, c->zero, NULL, NULL);
   if (st == HC_OK) st = mg_vcycle(m, l + 1);
   /* u_h += P u_H */
-  if (st == HC_OK) st = v->semi ? mg_semi_correct(m, l) : hc_grid_assign(m->g, v->u, v->correct, &m->interior, NULL);
+  if (st == HC_OK) st = v->semi ? mg_semi_correct(m, l) : mg_assign(m, l, v->u, v->correct, &m->interior);
   if (st == HC_OK) st = mg_smooth(m, l, m->post);
   return st;
 }
 
 hc_status_t mg_residual(mg_t *m, double *rel) {
   double r2 = 0;
-  hc_status_t st = hc_grid_reduce(m->g, HC_GRID_SUMSQ, m->lv[0].u, m->lv[0].residual, &m->interior, NULL, &r2);
+  hc_status_t st = mg_reduce(m, HC_GRID_SUMSQ, m->lv[0].u, m->lv[0].residual, &r2);
   if (st != HC_OK) return st;
   *rel = m->f_norm > 0 ? sqrt(r2) / m->f_norm : sqrt(r2);
   return HC_OK;

@@ -48,6 +48,12 @@ typedef struct {
 typedef struct {
   hc_job_t *job;
   hc_device_t *dev;
+  /* A split run's part (split.c), NULL for a whole run: levels below
+   * split_levels update the part's rows [slab_lo, slab_hi) of each level,
+   * the coarser ones run whole on every part. */
+  hc_part_t *part;
+  int split_levels;
+  int64_t slab_lo[MG_MAX_LEVELS], slab_hi[MG_MAX_LEVELS];
   int dim;
   hc_dtype_t dtype;
   size_t es;
@@ -87,6 +93,22 @@ hc_status_t mg_residual(mg_t *m, double *rel);
 /* semi.c: the transfers of a level that halves only some axes */
 hc_status_t mg_semi_restrict(mg_t *m, int l); /* f_{l+1} = R (f + Δu)_l */
 hc_status_t mg_semi_correct(mg_t *m, int l);  /* u_l += P u_{l+1} */
+
+/* split.c: the split over a device set. mg_split is the ops table's;
+ * mg_split_setup plans the part's slabs once the levels are known. The
+ * cycle's steps go through mg_assign (dst = e on range at level l: on a
+ * slab level only the part's rows, then the neighbours' rows next to them
+ * are exchanged), mg_restrict_to (level l's restricted residual into level
+ * l + 1's f) and mg_reduce (a reduction over the finest interior, combined
+ * over the parts); mg_own_rows narrows an output to the part's rows. Each
+ * is the plain grid call in a whole run. */
+hc_status_t mg_split(const hc_job_t *job, hc_split_t *split);
+hc_status_t mg_split_setup(mg_t *m);
+int mg_slab_level(const mg_t *m, int l);
+hc_status_t mg_assign(mg_t *m, int l, hc_field_t *dst, hc_gexpr_t *e, const hc_grid_range_t *range);
+hc_status_t mg_restrict_to(mg_t *m, int l);
+hc_status_t mg_reduce(mg_t *m, hc_grid_reduce_op_t op, hc_field_t *like, hc_gexpr_t *e, double *out);
+hc_status_t mg_own_rows(mg_t *m, hc_field_t **f);
 
 /* solve.c */
 hc_status_t mg_solve(mg_t *m);

@@ -64,13 +64,6 @@ static hc_status_t mg_run(hc_job_t *job) {
   return st;
 }
 
-/* Not split yet: the grid library's assignments work on whole fields. */
-static hc_status_t mg_split(const hc_job_t *job, hc_split_t *split) {
-  (void)job;
-  snprintf(split->why, sizeof split->why, "multigrid does not split yet (grid assignments run on whole fields)");
-  return HC_OK;
-}
-
 static const hc_workload_ops_t mg_ops = {
     .size = sizeof(hc_workload_ops_t),
     .languages = HC_LANG_BIT(HC_LANG_HOST) | HC_LANG_BIT(HC_LANG_OPENCL_C) | HC_LANG_BIT(HC_LANG_CUDA_C),

@@ -177,6 +177,7 @@ hc_status_t mg_setup(hc_job_t *job, mg_t *m) {
   memset(m, 0, sizeof *m);
   m->job = job;
   m->dev = hc_job_device(job);
+  m->part = hc_job_part(job);
   int64_t pub[3] = {0, 0, 0};
   hc_status_t st = read_params(job, m, pub);
   if (st != HC_OK) return st;
@@ -224,6 +225,7 @@ hc_status_t mg_setup(hc_job_t *job, mg_t *m) {
     m->f_in_owned = 1;
   }
   m->u0 = u0;
+  if ((st = mg_split_setup(m)) != HC_OK) return st;
   if ((st = hc_grid_create(m->dev, &m->gopt, &m->g)) != HC_OK) return st;
   m->interior = hc_grid_interior(1);
   for (int l = 0; l < m->nlevels; l++) {

@@ -27,7 +27,7 @@ static hc_status_t sine_error(mg_t *m, double a, double *out) {
   fn.amplitude = a;
   fn.k[0] = fn.k[1] = fn.k[2] = 1;
   hc_gexpr_t *e = hc_gexpr_sub(m->g, hc_gexpr_dense(m->g, m->lv[0].u), hc_gexpr_computable(m->g, &fn));
-  return hc_grid_reduce(m->g, HC_GRID_MAXABS, m->lv[0].u, e, &m->interior, NULL, out);
+  return mg_reduce(m, HC_GRID_MAXABS, m->lv[0].u, e, out);
 }
 
 /* The smallest relative residual the dtype can hold u to on this grid: a
@@ -36,8 +36,7 @@ static hc_status_t sine_error(mg_t *m, double a, double *out) {
  * ||f||; twice that is the bound (eps: the unit roundoff, 2^-24 or 2^-53). */
 hc_status_t mg_rounding_floor(mg_t *m, double *out) {
   double u2 = 0, s = 0;
-  hc_status_t st =
-      hc_grid_reduce(m->g, HC_GRID_SUMSQ, m->lv[0].u, hc_gexpr_dense(m->g, m->lv[0].u), &m->interior, NULL, &u2);
+  hc_status_t st = mg_reduce(m, HC_GRID_SUMSQ, m->lv[0].u, hc_gexpr_dense(m->g, m->lv[0].u), &u2);
   if (st != HC_OK) return st;
   for (int d = 0; d < m->dim; d++) s += 2 / (m->lv[0].h[d] * m->lv[0].h[d]);
   const double eps = m->dtype == HC_F64 ? 0x1p-53 : 0x1p-24;
@@ -95,9 +94,7 @@ hc_status_t mg_solve(mg_t *m) {
   hc_job_t *job = m->job;
   hc_status_t st;
   double f2 = 0;
-  if ((st = hc_grid_reduce(m->g, HC_GRID_SUMSQ, m->lv[0].f, hc_gexpr_dense(m->g, m->lv[0].f), &m->interior, NULL,
-                           &f2)) != HC_OK)
-    return st;
+  if ((st = mg_reduce(m, HC_GRID_SUMSQ, m->lv[0].f, hc_gexpr_dense(m->g, m->lv[0].f), &f2)) != HC_OK) return st;
   m->f_norm = sqrt(f2);
   /* A NaN or an infinity in f cannot be solved for (status.h, "Non-finite
    * values"): refuse it, naming the element. */
@@ -219,7 +216,7 @@ hc_status_t mg_solve(mg_t *m) {
                 "stopped at cycle %lld: the residual %.3e no longer falls, and is within the %s rounding floor of this "
                 "grid, %.3e (2 eps sum_d 2/h_d^2 ||u|| / ||f||), which is above tol=%g",
                 (long long)k, m->res[k], hc_dtype_name(m->dtype), floor_res, m->tol);
-  if ((st = write_csv(m)) != HC_OK) return st;
+  if ((!m->part || hc_part_index(m->part) == 0) && (st = write_csv(m)) != HC_OK) return st;
 
   /* errors against the closed forms (f = sin) */
   double err = -1, derr = -1, c = sin_discrete_scale(m);
@@ -262,13 +259,15 @@ hc_status_t mg_solve(mg_t *m) {
     hc_field_set_spacing(r, m->lv[0].h);
     hc_field_set_name(r, "residual");
     st = hc_grid_assign(m->g, r, m->lv[0].zero, NULL, NULL);
-    if (st == HC_OK) st = hc_grid_assign(m->g, r, m->lv[0].residual, &m->interior, NULL);
+    if (st == HC_OK) st = mg_assign(m, 0, r, m->lv[0].residual, &m->interior);
+    if (st == HC_OK) st = mg_own_rows(m, &r);
     if (st == HC_OK)
       st = hc_job_set_output(job, "residual", r);
     else
       hc_field_destroy(r);
     if (st != HC_OK) return st;
   }
+  if ((st = mg_own_rows(m, &m->lv[0].u)) != HC_OK) return st;
   st = hc_job_set_output(job, "u", m->lv[0].u);
   m->lv[0].u = NULL; /* the job owns it now */
   return st;

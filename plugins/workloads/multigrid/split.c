@@ -1,0 +1,151 @@
+/* multigrid split over a device set (HC_SPLIT_REPLICATED): every part
+ * holds every level's whole fields and updates its own slab of rows along
+ * axis 0 (the slowest): its rows of the finest level, and on each coarser
+ * level the rows its slab halves into (coarse row c is fine row 2c). After
+ * each assignment the neighbours' copies of the two rows on each side of a
+ * slab are brought up to date (a restriction reads the fine residual two
+ * rows out, a prolongation one coarse row), so every point gets the
+ * arithmetic of a whole run: parts that compute alike give the one-device
+ * result bit for bit. Once a level would leave some part fewer than
+ * MG_SLAB_MIN rows, the parts all-gather its right-hand side and run that
+ * level and the coarser ones whole, each the same (the coarsest levels
+ * cost little next to an exchange). Reductions (the residual, the errors)
+ * are summed over the slabs and combined in part order. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hc/partition.h>
+
+#include "mg.h"
+
+/* Rows a part must own on a level it updates by slabs: the exchanges send
+ * two rows to each side. */
+#define MG_SLAB_MIN 3
+#define MG_HALO 2
+
+hc_status_t mg_split(const hc_job_t *job, hc_split_t *split) {
+  if (hc_job_input(job, "f") || hc_job_input(job, "u0") || !strcmp(hc_job_string(job, "f"), "field") ||
+      strstr(hc_job_string(job, "f"), ".npy")) {
+    snprintf(split->why, sizeof split->why, "a split run takes a built-in f (sin, gauss, point, zero), not fields");
+    return HC_OK;
+  }
+  hc_shape_t n = hc_job_shape(job, "n");
+  if (n.rank < 1 || n.rank > 3) return HC_OK; /* the run reports the bad n */
+  for (uint32_t d = 1; d < n.rank; d++)
+    if (n.dims[d] != n.dims[0]) {
+      snprintf(split->why, sizeof split->why,
+               "grids whose axes differ (semi-coarsened levels) do not split yet: give one n for every axis");
+      return HC_OK;
+    }
+  split->kind = HC_SPLIT_REPLICATED;
+  split->rows = n.dims[0];
+  split->halo = 0;
+  split->min_rows = MG_SLAB_MIN;
+  return HC_OK;
+}
+
+hc_status_t mg_split_setup(mg_t *m) {
+  if (!m->part) return HC_OK;
+  int64_t lo, hi;
+  hc_part_range(m->part, &lo, &hi);
+  /* This part's first level too thin for slabs; every part's smallest. */
+  double thin = m->nlevels;
+  for (int l = 0; l < m->nlevels; l++) {
+    m->slab_lo[l] = l ? (m->slab_lo[l - 1] + 1) / 2 : lo;
+    m->slab_hi[l] = l ? (m->slab_hi[l - 1] + 1) / 2 : hi;
+    if (m->slab_hi[l] - m->slab_lo[l] < MG_SLAB_MIN && thin == m->nlevels) thin = l;
+  }
+  hc_status_t st = hc_part_allreduce(m->part, HC_REDUCE_MIN, &thin, 1);
+  m->split_levels = (int)thin;
+  return st;
+}
+
+int mg_slab_level(const mg_t *m, int l) { return m->part && l < m->split_levels; }
+
+/* range (NULL: the whole field) narrowed to the part's rows of level l. */
+static hc_grid_range_t slab_range(const mg_t *m, int l, const hc_field_t *f, const hc_grid_range_t *range) {
+  hc_grid_range_t r;
+  if (range)
+    r = *range;
+  else
+    memset(&r, 0, sizeof r);
+  const int64_t rows = hc_field_shape(f)[0];
+  if (r.lo[0] < m->slab_lo[l]) r.lo[0] = m->slab_lo[l];
+  if (r.hi[0] < rows - m->slab_hi[l]) r.hi[0] = rows - m->slab_hi[l];
+  return r;
+}
+
+hc_status_t mg_assign(mg_t *m, int l, hc_field_t *dst, hc_gexpr_t *e, const hc_grid_range_t *range) {
+  if (!mg_slab_level(m, l)) return hc_grid_assign(m->g, dst, e, range, NULL);
+  hc_grid_range_t r = slab_range(m, l, dst, range);
+  hc_status_t st = hc_grid_assign(m->g, dst, e, &r, NULL);
+  /* a failing part still meets the others (they are waiting for it) */
+  hc_status_t ex = hc_part_halo_exchange_rows(m->part, dst, m->slab_lo[l], m->slab_hi[l], MG_HALO);
+  return st != HC_OK ? st : ex;
+}
+
+hc_status_t mg_restrict_to(mg_t *m, int l) {
+  mg_level_t *c = &m->lv[l + 1];
+  if (mg_slab_level(m, l + 1) || !mg_slab_level(m, l))
+    return mg_assign(m, l + 1, c->f, m->lv[l].restrict_residual, &m->interior);
+  /* The coarse level runs whole on every part: each restricts onto its
+   * rows of it (its fine slab and halo hold what that reads), then the
+   * parts all-gather the rows. */
+  const int64_t a = (m->slab_lo[l] + 1) / 2, b = (m->slab_hi[l] + 1) / 2, rows = c->n[0];
+  hc_status_t st = HC_OK;
+  if (b > a) {
+    hc_grid_range_t r = m->interior;
+    if (r.lo[0] < a) r.lo[0] = a;
+    if (r.hi[0] < rows - b) r.hi[0] = rows - b;
+    if (r.lo[0] + r.hi[0] < rows) st = hc_grid_assign(m->g, c->f, m->lv[l].restrict_residual, &r, NULL);
+  }
+  const size_t rb = hc_field_bytes(c->f) / (size_t)rows;
+  char *mine = malloc((size_t)(b - a) * rb + 1), *all = malloc(hc_field_bytes(c->f));
+  if ((!mine || !all) && st == HC_OK) st = hc_error(HC_ERR_NO_MEMORY, "multigrid: out of host memory");
+  if (st == HC_OK && b > a) st = hc_buffer_read(hc_field_buffer(c->f), (size_t)a * rb, mine, (size_t)(b - a) * rb);
+  size_t total = 0;
+  /* every part takes part, whatever failed here (size 0 then) */
+  hc_status_t ag = hc_part_allgather(m->part, mine, st == HC_OK ? (size_t)(b - a) * rb : 0, all,
+                                     all ? hc_field_bytes(c->f) : 0, &total);
+  if (st == HC_OK) st = ag;
+  if (st == HC_OK && total != hc_field_bytes(c->f))
+    st = hc_error(HC_ERR_INTERNAL, "multigrid: the parts' rows of level %d make %zu bytes, not %zu", l + 1, total,
+                  hc_field_bytes(c->f));
+  if (st == HC_OK) st = hc_field_write(c->f, all);
+  free(mine);
+  free(all);
+  return st;
+}
+
+hc_status_t mg_reduce(mg_t *m, hc_grid_reduce_op_t op, hc_field_t *like, hc_gexpr_t *e, double *out) {
+  if (!mg_slab_level(m, 0)) return hc_grid_reduce(m->g, op, like, e, &m->interior, NULL, out);
+  hc_grid_range_t r = slab_range(m, 0, like, &m->interior);
+  hc_status_t st = hc_grid_reduce(m->g, op, like, e, &r, NULL, out);
+  if (st != HC_OK) *out = NAN; /* the others still combine with it */
+  hc_status_t ar = hc_part_allreduce(m->part, op == HC_GRID_MAXABS ? HC_REDUCE_MAX : HC_REDUCE_SUM, out, 1);
+  return st != HC_OK ? st : ar;
+}
+
+hc_status_t mg_own_rows(mg_t *m, hc_field_t **f) {
+  if (!m->part) return HC_OK;
+  int64_t lo, hi;
+  hc_part_range(m->part, &lo, &hi);
+  const int64_t *whole = hc_field_shape(*f);
+  int64_t shape[3] = {hi - lo, whole[1], m->dim > 2 ? whole[2] : 0};
+  const size_t rb = hc_field_bytes(*f) / (size_t)whole[0];
+  hc_field_t *own = NULL;
+  hc_status_t st = hc_field_create(m->dev, m->dtype, (uint32_t)m->dim, shape, &own);
+  if (st == HC_OK)
+    st = hc_buffer_copy(hc_field_buffer(own), 0, hc_field_buffer(*f), (size_t)lo * rb, (size_t)(hi - lo) * rb);
+  if (st != HC_OK) {
+    hc_field_destroy(own);
+    return st;
+  }
+  hc_field_set_spacing(own, hc_field_spacing(*f));
+  hc_field_set_name(own, hc_field_name(*f));
+  hc_field_destroy(*f);
+  *f = own;
+  return HC_OK;
+}
