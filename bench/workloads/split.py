@@ -5,9 +5,10 @@ Tables:
   1. cpu parts against one cpu device over the same cores: the cpu backend
      shown as 1-4 devices (HC_CPU_DEVICES=k, HC_CPU_THREADS = all cores, so
      the k devices share the same threads as the one), jacobi 3-D and
-     simpson 3-D at sizes well beyond the caches, and nbody with 2^14
+     simpson 3-D at sizes well beyond the caches, nbody with 2^14
      bodies (its parts all-gather the positions every step: collectives,
-     not halo). Time of the split run, its ratio to the one-device run
+     not halo), and multigrid 3-D (V-cycles, every part updating its rows
+     of each level and exchanging two rows a side after every step). Time of the split run, its ratio to the one-device run
      (target >= 0.95: the layer's overhead <= 5 %), halo exchange time as a
      fraction of the slowest part's compute time, and the parts' idle time
      (waiting in exchanges).
@@ -40,6 +41,10 @@ def _cases(quick, gpu=False):
                     'sweeps_per_pass=1']),
         ('simpson', ['--workload=simpson', 'func=sinprod', 'n=%dx%dx%d' % (sn, sn, sn), 'dtype=f64']),
         ('nbody', ['--workload=nbody', 'n=%d' % nn, 'steps=%d' % steps, 'dtype=f32']),
+        # every part holds the whole hierarchy and updates its rows of it
+        ('multigrid', ['--workload=multigrid', 'dim=3', 'n=%d' % (257 if gpu and not quick else 129 if not quick
+                                                                  else 65), 'dtype=f32', 'tol=0',
+                       'cycles=%d' % (3 if quick else 8)]),
     ]
 
 
