@@ -84,7 +84,8 @@ def _cpu_parts(b, repeat):
                      target=0.95)
     b.table('split: cpu parts against one cpu device over the same %d cores (compute time, best of %d)' %
             (cores, repeat), ['workload', 'parts', 'ms', 'one device / split', 'halo / compute', 'idle, ms'], rows,
-            notes=['parts are threads of one process; each cpu device has its share of the cores, not pinned',
+            notes=['parts are threads of one process; each cpu device has its share of the cores, its workers pinned '
+                   'to them (HC_CPU_PIN) where the host has as many cores as threads',
                    'halo / compute: the slowest part\'s halo exchange time over its compute time'])
 
 

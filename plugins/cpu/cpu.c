@@ -4,6 +4,7 @@
  * 64-byte aligned host memory; kernels are host-language C functions run on
  * a persistent thread pool (pool.c), one pool per opened device. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "pool.h"
 
 #define CPU_MAX_DEVICES 64
+#define CPU_MAX_THREADS 1024 /* HC_CPU_THREADS' largest */
 
 typedef struct {
   hc_device_info_t info[CPU_MAX_DEVICES];
@@ -62,13 +64,33 @@ static hc_status_t cpu_device_info(void *state, uint32_t index, hc_device_info_t
   return HC_OK;
 }
 
+/* With several devices (and HC_CPU_PIN), the cores device `index`'s
+ * workers stay on: its share, in order, of the cores this process may run
+ * on, the first left to the launching thread (which is not pinned: it is
+ * the caller's). 0 when they are not pinned: one device, HC_CPU_PIN=0, or
+ * fewer cores than threads. */
+static int worker_cores(const cpu_state_t *s, uint32_t index, int *cores) {
+  long long pin = 1;
+  cpu_set_t allowed;
+  if (s->ndevices < 2 || hc_config_int("HC_CPU_PIN", &pin) != HC_OK || !pin ||
+      sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+    return 0;
+  unsigned first = 0, n = 0;
+  for (uint32_t k = 0; k < index; k++) first += s->threads[k];
+  if (first + s->threads[index] > (unsigned)CPU_COUNT(&allowed) || s->threads[index] > CPU_MAX_THREADS) return 0;
+  for (int c = 0, seen = 0; c < CPU_SETSIZE && n + 1 < s->threads[index]; c++)
+    if (CPU_ISSET(c, &allowed) && (unsigned)seen++ > first) cores[n++] = c;
+  return 1;
+}
+
 static hc_status_t cpu_device_open(void *state, uint32_t index, void **out) {
   cpu_state_t *s = state;
   if (index >= s->ndevices) return hc_error(HC_ERR_NOT_FOUND, "cpu: device %u does not exist", index);
   cpu_dev_t *d = calloc(1, sizeof *d);
   if (!d) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
   d->state = s;
-  d->pool = hc_cpu_pool_create(s->threads[index]);
+  int cores[CPU_MAX_THREADS], *pinned = worker_cores(s, index, cores) ? cores : NULL;
+  d->pool = hc_cpu_pool_create(s->threads[index], pinned);
   if (!d->pool) {
     free(d);
     return hc_error(HC_ERR_DEVICE, "cpu: cannot start %u worker threads", s->threads[index]);

@@ -1,6 +1,7 @@
 #include "pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ struct hc_cpu_pool {
 typedef struct {
   hc_cpu_pool_t *pool;
   unsigned id;
+  int core; /* < 0: not pinned */
 } worker_arg_t;
 
 static void run_groups(hc_cpu_pool_t *p, unsigned worker) {
@@ -70,10 +72,20 @@ static void run_groups(hc_cpu_pool_t *p, unsigned worker) {
   }
 }
 
+/* A worker stays on its core (several cpu devices: each on its own). */
+static void pin(int core) {
+  if (core < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
 static void *worker_main(void *arg) {
   worker_arg_t *wa = arg;
   hc_cpu_pool_t *p = wa->pool;
   unsigned id = wa->id;
+  pin(wa->core);
   free(wa);
   /* The generation the pool was created with (0), not the current one: a
    * launch may bump it before this thread first runs, and that launch
@@ -100,7 +112,7 @@ static void *worker_main(void *arg) {
   }
 }
 
-hc_cpu_pool_t *hc_cpu_pool_create(unsigned nthreads) {
+hc_cpu_pool_t *hc_cpu_pool_create(unsigned nthreads, const int *cores) {
   if (nthreads < 1) nthreads = 1;
   hc_cpu_pool_t *p = calloc(1, sizeof *p);
   if (!p) return NULL;
@@ -114,6 +126,7 @@ hc_cpu_pool_t *hc_cpu_pool_create(unsigned nthreads) {
   }
   for (unsigned i = 1; i < nthreads; i++) {
     worker_arg_t *wa = malloc(sizeof *wa);
+    if (wa) wa->core = cores ? cores[i - 1] : -1;
     if (!wa || pthread_create(&p->threads[i], NULL, worker_main, wa ? (wa->pool = p, wa->id = i, wa) : NULL) != 0) {
       free(wa);
       p->n = i; /* run with the workers we have */

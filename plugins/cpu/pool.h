@@ -9,8 +9,9 @@
 
 typedef struct hc_cpu_pool hc_cpu_pool_t;
 
-/* nthreads >= 1 (the caller counts as one). NULL on failure. */
-hc_cpu_pool_t *hc_cpu_pool_create(unsigned nthreads);
+/* nthreads >= 1 (the caller counts as one); cores (NULL: none) the core
+ * each of the nthreads - 1 workers is pinned to. NULL on failure. */
+hc_cpu_pool_t *hc_cpu_pool_create(unsigned nthreads, const int *cores);
 void hc_cpu_pool_destroy(hc_cpu_pool_t *pool);
 unsigned hc_cpu_pool_size(const hc_cpu_pool_t *pool);
 
