@@ -216,6 +216,11 @@ HC_API hc_status_t hc_job_find_device(hc_job_t *job, uint32_t *index, char *why,
     snprintf(why, why_size, "%s: '%s' keeps no history for these parameters", hc_device_id(ctx, rule), wl);
     return HC_OK;
   }
+  if (!hc_cache_enabled()) {
+    snprintf(why, why_size, "%s: the performance history is off with the kernel cache (HC_CACHE=0)",
+             hc_device_id(ctx, rule));
+    return HC_OK;
+  }
   /* The rule's device must have a figure: it is the one to beat, and its
    * first run is its calibration. */
   samples_t s;
