@@ -35,10 +35,8 @@ def _cases(quick, gpu=False):
     # steps in well under a second otherwise (its work grows as n^2).
     nn, steps = (1 << 18, 1 if quick else 2) if gpu else (1 << 13 if quick else 1 << 14, 3 if quick else 5)
     return [
-        # sweeps_per_pass=1: split parts sweep once per pass (docs/partition.md),
-        # so the one-device run does too and the ratio is the layer's overhead.
-        ('jacobi', ['--workload=jacobi', 'dim=3', 'n=%d' % jn, 'dtype=f32', 'iters=%d' % (20 if quick else 100),
-                    'sweeps_per_pass=1']),
+        # default sweeps per pass: the parts choose as one device does
+        ('jacobi', ['--workload=jacobi', 'dim=3', 'n=%d' % jn, 'dtype=f32', 'iters=%d' % (20 if quick else 100)]),
         ('simpson', ['--workload=simpson', 'func=sinprod', 'n=%dx%dx%d' % (sn, sn, sn), 'dtype=f64']),
         ('nbody', ['--workload=nbody', 'n=%d' % nn, 'steps=%d' % steps, 'dtype=f32']),
         # every part holds the whole hierarchy and updates its rows of it

@@ -155,6 +155,9 @@ static void test_jacobi_bit_identical(void) {
       "dim=3 n=19 iters=25 f=gauss dtype=f32 init=eigen mode=2",
       "dim=2 n=33x29 iters=40 f=point dtype=f64",
       "dim=2 n=23 iters=30 dtype=f32 f_mode=stored residual=true",
+      /* two sweeps per pass over memory, on the parts as on one device */
+      "dim=3 n=23x18x17 iters=41 check=10 dtype=f64 sweeps_per_pass=2",
+      "dim=2 n=40x31 iters=33 dtype=f32 init=eigen sweeps_per_pass=2",
   };
   static const struct {
     const char *spec, *weights;
@@ -263,7 +266,9 @@ static void test_halo_paths(void) {
   void *u = jacobi_halos(spec, params, &bytes, halo, peer, 4);
   CU_ASSERT_FATAL(u != NULL);
   CU_ASSERT(bytes == whole.bytes && !memcmp(u, whole.u, bytes));
-  const uint64_t row = 17 * 19 * 8, sweeps = 23; /* a halo row each side, every sweep */
+  /* Two ghost rows each side after every two sweeps, and after the last,
+   * odd one: 24 rows over 23 sweeps. */
+  const uint64_t row = 17 * 19 * 8, sweeps = 24;
   CU_ASSERT_EQUAL(halo[0], row * sweeps);
   CU_ASSERT_EQUAL(peer[0], 0); /* serial:0 | cpu:0: staged */
   CU_ASSERT_EQUAL(halo[1], 2 * row * sweeps);

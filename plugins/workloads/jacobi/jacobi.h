@@ -84,6 +84,9 @@ typedef struct {
   int ax;
   int64_t gn[3], off;
   size_t interior_global;
+  /* The rows [own_lo, own_hi) along ax whose interior points the norms
+   * count: the part's own rows (the interior in a whole run). */
+  int own_lo, own_hi;
 } jacobi_problem_t;
 
 /* setup.c: reads and checks the parameters and inputs of the job (every
@@ -91,8 +94,8 @@ typedef struct {
  * fields it names onto the device. jacobi_problem_free releases them. */
 hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p);
 void jacobi_problem_free(jacobi_problem_t *p);
-/* The workload's split (ops->split): slabs along public axis 0, one ghost
- * row, for built-in right-hand sides and starts. */
+/* The workload's split (ops->split): slabs along public axis 0, two ghost
+ * rows, for built-in right-hand sides and starts. */
 hc_status_t jacobi_split(const hc_job_t *job, hc_split_t *split);
 
 /* rhs.c: the built-in right-hand sides and the closed forms. Tables are

@@ -257,7 +257,9 @@ static hc_status_t sweep2_make(hc_device_t *dev, const jacobi_problem_t *p, jaco
                                                              : NULL;
   if (why) return p->sweeps_per_pass == 2 ? hc_error(HC_ERR_PARAM, "sweeps_per_pass=2: %s", why) : HC_OK;
   const uint64_t llc = in->l3_cache_bytes ? in->l3_cache_bytes : in->l2_cache_bytes * in->compute_units;
-  const int outgrows = 2 * (uint64_t)p->cells * p->es > llc;
+  /* A split part decides on the whole grid, as one device would: the parts
+   * share the host's cache, and every part makes the same choice. */
+  const int outgrows = 2 * (uint64_t)p->gn[0] * (uint64_t)p->gn[1] * (uint64_t)p->gn[2] * p->es > llc;
   if (p->sweeps_per_pass == 0 && !outgrows) return HC_OK;
   /* streaming stores where `out` will not be read back from the cache */
   k->stream = p->stores ? p->stores == 2 : outgrows;
@@ -435,7 +437,7 @@ hc_status_t jacobi_residual(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_b
                             hc_buffer_t *tab, hc_buffer_t *partial, double *r2, double *f2) {
   int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2];
   real_t w[3];
-  hc_arg_t a[10] = {HC_ARG_BUF(u),
+  hc_arg_t a[12] = {HC_ARG_BUF(u),
                     HC_ARG_BUF(f ? f : tab),
                     HC_ARG_BUF(tab),
                     HC_ARG_VAL(n0),
@@ -444,8 +446,10 @@ hc_status_t jacobi_residual(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_b
                     real_arg(p, &w[0], p->w[0]),
                     real_arg(p, &w[1], p->w[1]),
                     real_arg(p, &w[2], p->w[2]),
-                    HC_ARG_BUF(partial)};
-  hc_status_t st = hc_kernel_launch(k->residual, 2, k->red_global, k->red_local, 10, a);
+                    HC_ARG_BUF(partial),
+                    HC_ARG_VAL(p->own_lo),
+                    HC_ARG_VAL(p->own_hi)};
+  hc_status_t st = hc_kernel_launch(k->residual, 2, k->red_global, k->red_local, 12, a);
   double s[2] = {0, 0};
   if (st == HC_OK) st = gather(k, partial, 2, NULL, s);
   if (st == HC_OK) *r2 = s[0], *f2 = s[1];
@@ -456,9 +460,10 @@ hc_status_t jacobi_compare(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_bu
                            double s2, hc_buffer_t *partial, double out[4]) {
   int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2];
   real_t s[2];
-  hc_arg_t a[8] = {HC_ARG_BUF(u),  HC_ARG_BUF(tab2),       HC_ARG_VAL(n0),         HC_ARG_VAL(n1),
-                   HC_ARG_VAL(n2), real_arg(p, &s[0], s1), real_arg(p, &s[1], s2), HC_ARG_BUF(partial)};
-  hc_status_t st = hc_kernel_launch(k->compare, 2, k->red_global, k->red_local, 8, a);
+  hc_arg_t a[10] = {HC_ARG_BUF(u),         HC_ARG_BUF(tab2),       HC_ARG_VAL(n0),         HC_ARG_VAL(n1),
+                    HC_ARG_VAL(n2),        real_arg(p, &s[0], s1), real_arg(p, &s[1], s2), HC_ARG_BUF(partial),
+                    HC_ARG_VAL(p->own_lo), HC_ARG_VAL(p->own_hi)};
+  hc_status_t st = hc_kernel_launch(k->compare, 2, k->red_global, k->red_local, 10, a);
   static const int is_max[4] = {0, 1, 0, 0};
   if (st == HC_OK) st = gather(k, partial, 4, is_max, out);
   return st;

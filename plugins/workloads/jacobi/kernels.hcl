@@ -368,6 +368,14 @@ HC_KERNEL void JACOBI_MARCH_BOUNDS jacobi_march(JACOBI_SWEEP_ARGS) {
 #define JACOBI_ROW_I(r, n1) 0
 #endif
 #define JACOBI_ROW_J(r, n1) ((int)((r) % ((n1)-2)) + 1)
+/* The norms count the rows [own_lo, own_hi) of the slowest axis (3-D: i,
+ * 2-D: j): a split part's own rows, not its ghost rows, which its
+ * neighbours count (the whole interior in a whole run). */
+#if JACOBI_DIM == 3
+#define JACOBI_NOT_OWN(i, j) ((i) < own_lo || (i) >= own_hi)
+#else
+#define JACOBI_NOT_OWN(i, j) ((j) < own_lo || (j) >= own_hi)
+#endif
 
 /* Local-memory tree sum of JACOBI_RED_N values per array, ending in a barrier. */
 #define JACOBI_TREE(t, BODY)                                                         \
@@ -394,7 +402,8 @@ HC_KERNEL void JACOBI_MARCH_BOUNDS jacobi_march(JACOBI_SWEEP_ARGS) {
  * items stride over the rows. */
 HC_KERNEL void residual_norms(HC_GLOBAL const JACOBI_REAL *HC_RESTRICT u, HC_GLOBAL const JACOBI_REAL *HC_RESTRICT f,
                               HC_GLOBAL const JACOBI_REAL *HC_RESTRICT tab, const int n0, const int n1, const int n2,
-                              const JACOBI_REAL w0, const JACOBI_REAL w1, const JACOBI_REAL w2, HC_GLOBAL acc_t *HC_RESTRICT partial) {
+                              const JACOBI_REAL w0, const JACOBI_REAL w1, const JACOBI_REAL w2, HC_GLOBAL acc_t *HC_RESTRICT partial,
+                              const int own_lo, const int own_hi) {
   HC_LOCAL acc_t sr[JACOBI_RED_N];
   HC_LOCAL acc_t sf[JACOBI_RED_N];
   const int t = (int)(hc_local_id(1) * JACOBI_RED_X + hc_local_id(0));
@@ -405,6 +414,7 @@ HC_KERNEL void residual_norms(HC_GLOBAL const JACOBI_REAL *HC_RESTRICT u, HC_GLO
   if (k < n2 - 1)
     for (long r = hc_global_id(1); r < rows; r += hc_global_size(1)) {
       const int i = JACOBI_ROW_I(r, n1), j = JACOBI_ROW_J(r, n1);
+      if (JACOBI_NOT_OWN(i, j)) continue;
       const long c = (long)i * s0 + (long)j * s1 + k;
       const acc_t fv = (acc_t)JACOBI_RHS(c, i, j, k);
       const acc_t rv = fv + JACOBI_LAPLACE(u, c, s1, s0);
@@ -439,7 +449,7 @@ HC_KERNEL void residual_field(HC_GLOBAL const JACOBI_REAL *HC_RESTRICT u, HC_GLO
  * Σ u·Πa and Σ (Πa)², over the interior. Same launch as residual_norms. */
 HC_KERNEL void compare_norms(HC_GLOBAL const JACOBI_REAL *HC_RESTRICT u, HC_GLOBAL const JACOBI_REAL *HC_RESTRICT tab,
                              const int n0, const int n1, const int n2, const JACOBI_REAL s1v, const JACOBI_REAL s2v,
-                             HC_GLOBAL acc_t *HC_RESTRICT partial) {
+                             HC_GLOBAL acc_t *HC_RESTRICT partial, const int own_lo, const int own_hi) {
   HC_LOCAL acc_t se[JACOBI_RED_N];
   HC_LOCAL acc_t sm[JACOBI_RED_N];
   HC_LOCAL acc_t sp[JACOBI_RED_N];
@@ -453,6 +463,7 @@ HC_KERNEL void compare_norms(HC_GLOBAL const JACOBI_REAL *HC_RESTRICT u, HC_GLOB
   if (k < n2 - 1)
     for (long r = hc_global_id(1); r < rows; r += hc_global_size(1)) {
       const int i = JACOBI_ROW_I(r, n1), j = JACOBI_ROW_J(r, n1);
+      if (JACOBI_NOT_OWN(i, j)) continue;
       const long c = (long)i * s0 + (long)j * s1 + k;
       const acc_t p = (acc_t)tab[i] * tab[n0 + j] * tab[n0 + n1 + k];
       const acc_t q = (acc_t)tab[nb + i] * tab[nb + n0 + j] * tab[nb + n0 + n1 + k];

@@ -120,22 +120,27 @@ hc_status_t jacobi_split(const hc_job_t *job, hc_split_t *split) {
   if (n.rank < 1 || n.rank > 3) return HC_OK; /* the run reports the bad n */
   split->kind = HC_SPLIT_SLABS;
   split->rows = n.dims[0];
-  split->halo = 1;
-  split->min_rows = 2; /* a part's array then has >= 3 rows: one to update */
+  /* Two ghost rows: a part sweeps twice between exchanges (the second
+   * sweep's own rows read the first sweep's inner ghost rows), so it can
+   * sweep twice per pass over memory like one device, and exchanges half
+   * as often. */
+  split->halo = 2;
+  split->min_rows = 2; /* a neighbour's two ghost rows are then its own rows */
   return HC_OK;
 }
 
 /* Narrows the problem to the part's rows plus its ghost rows. */
-static void localize(hc_job_t *job, jacobi_problem_t *p) {
+static void localize(jacobi_problem_t *p) {
   int64_t lo, hi;
   hc_part_range(p->part, &lo, &hi);
   uint32_t below = hc_part_halo_below(p->part), above = hc_part_halo_above(p->part);
   p->off = lo - below;
   p->n[p->ax] = hi - lo + below + above;
   count_points(p);
-  /* Two sweeps per pass would need two ghost rows. */
-  if (p->sweeps_per_pass == 2) hc_job_note(job, "sweeps_per_pass=2 is not used in a split run (one ghost row)");
-  p->sweeps_per_pass = 1;
+  /* The norms count the own rows: neither the ghost rows nor, at the
+   * grid's edges, the boundary. */
+  p->own_lo = below ? (int)below : 1;
+  p->own_hi = (int)p->n[p->ax] - (above ? (int)above : 1);
 }
 
 /* Grid from n (and dim), or from the shape of a field when n is not given. */
@@ -179,6 +184,8 @@ static hc_status_t settle_grid(hc_job_t *job, jacobi_problem_t *p, uint32_t fran
   memcpy(p->gn, p->n, sizeof p->gn);
   p->ax = 3 - dim;
   p->off = 0;
+  p->own_lo = 1;
+  p->own_hi = (int)p->n[p->ax] - 1;
   p->interior_global = p->interior;
   double sw = 0;
   for (int a = 0; a < 3; a++) {
@@ -332,7 +339,7 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
       st = hc_error(HC_ERR_UNSUPPORTED, "jacobi: a split run takes a built-in f and init=zero or eigen");
       goto out;
     }
-    localize(job, p);
+    localize(p);
   }
 
   /* Memory: two solution buffers, f when stored, the residual field, and

@@ -155,18 +155,27 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
   double t0 = hc_now(), last_res = t0;
   if ((st = hc_device_timer_begin(r->dev)) != HC_OK) return st;
   while (s < p->iters) {
-    /* Two sweeps at once where the kernel does them and no check or the
-     * end falls between them. */
+    /* Two sweeps per pass where no check or the end falls between them:
+     * in one pass over memory where the kernel does that, and in a split
+     * run between two exchanges (the two ghost rows allow it) in any case. */
     const int64_t next_check = (s / p->check + 1) * p->check;
-    const int two = r->k.sweep2 && (next_check < p->iters ? next_check : p->iters) - s >= 2;
-    st = (two ? jacobi_sweep2 : jacobi_sweep)(&r->k, p, hc_field_buffer(r->u[0]), hc_field_buffer(r->u[1]), r->f,
-                                              r->tab);
+    const int two = (r->k.sweep2 || p->part) && (next_check < p->iters ? next_check : p->iters) - s >= 2;
+    hc_buffer_t *u0 = hc_field_buffer(r->u[0]), *u1 = hc_field_buffer(r->u[1]);
+    if (two && r->k.sweep2) {
+      st = jacobi_sweep2(&r->k, p, u0, u1, r->f, r->tab);
+    } else {
+      st = jacobi_sweep(&r->k, p, u0, u1, r->f, r->tab);
+      if (st == HC_OK && two) st = jacobi_sweep(&r->k, p, u1, u0, r->f, r->tab);
+    }
+    const int swap = !(two && !r->k.sweep2); /* the result is in u[1] */
     /* A split run: the neighbours' new rows into the ghost rows. */
-    if (st == HC_OK && p->part) st = hc_part_halo_exchange(p->part, r->u[1]);
+    if (st == HC_OK && p->part) st = hc_part_halo_exchange(p->part, r->u[swap]);
     if (st != HC_OK) break;
-    hc_field_t *t = r->u[0];
-    r->u[0] = r->u[1];
-    r->u[1] = t;
+    if (swap) {
+      hc_field_t *t = r->u[0];
+      r->u[0] = r->u[1];
+      r->u[1] = t;
+    }
     s += two ? 2 : 1;
     if (s % p->check != 0 || s == p->iters) continue;
     /* The residual at every check when there is a tolerance; otherwise for
