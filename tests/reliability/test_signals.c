@@ -34,6 +34,10 @@ static pid_t start(const char *args, const char *errpath) {
   snprintf(cmd, sizeof cmd, "exec %s/bin/hcrun %s >/dev/null 2>%s", th_build_dir(), args, errpath);
   pid_t pid = fork();
   if (pid == 0) {
+    /* hcrun keeps a signal its parent ignored (as under nohup); a test run
+     * started in the background ignores SIGINT, so reset them here */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     setenv("HC_CACHE", "0", 1);
     execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
     _exit(127);
