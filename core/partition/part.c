@@ -231,3 +231,41 @@ HC_API hc_status_t hc_part_barrier(hc_part_t *p) {
   hc_status_t st = p->tr->ops->barrier(p->tr, p->index, &p->stats.idle_s);
   return collective_done(p, "barrier", t0, st);
 }
+
+HC_API hc_status_t hc_part_own_rows(const hc_part_t *p, hc_field_t **f) {
+  if (!f || !*f || hc_field_rank(*f) < 1) return hc_error(HC_ERR_INVALID_ARG, "hc_part_own_rows: no field");
+  if (!p) return HC_OK;
+  const uint32_t rank = hc_field_rank(*f);
+  const int64_t *shape = hc_field_shape(*f);
+  /* Where row lo is: a whole field holds every row, a slab field starts
+   * `below` ghost rows before it (the two agree where a slab is whole). */
+  size_t first;
+  if (shape[0] == p->rows)
+    first = (size_t)p->lo;
+  else if (shape[0] == p->hi - p->lo + p->below + p->above)
+    first = p->below;
+  else
+    return hc_error(HC_ERR_INVALID_ARG,
+                    "hc_part_own_rows: field '%s' has %lld rows, neither the split's %lld nor the part's %lld with "
+                    "its ghost rows",
+                    hc_field_name(*f), (long long)shape[0], (long long)p->rows,
+                    (long long)(p->hi - p->lo + p->below + p->above));
+  int64_t own_shape[HC_MAX_DIMS];
+  memcpy(own_shape, shape, rank * sizeof *shape);
+  own_shape[0] = p->hi - p->lo;
+  const size_t row = hc_field_bytes(*f) / (size_t)shape[0];
+  hc_field_t *own = NULL;
+  hc_status_t st = hc_field_create(hc_field_device(*f), hc_field_dtype(*f), rank, own_shape, &own);
+  if (st == HC_OK)
+    st = hc_buffer_copy(hc_field_buffer(own), 0, hc_field_buffer(*f), first * row, (size_t)own_shape[0] * row);
+  if (st != HC_OK) {
+    hc_field_destroy(own);
+    return st;
+  }
+  hc_field_set_spacing(own, hc_field_spacing(*f));
+  hc_field_set_origin(own, hc_field_origin(*f));
+  hc_field_set_name(own, hc_field_name(*f));
+  hc_field_destroy(*f);
+  *f = own;
+  return HC_OK;
+}

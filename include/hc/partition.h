@@ -169,6 +169,14 @@ hc_status_t hc_part_halo_exchange(hc_part_t *part, hc_field_t *f);
 hc_status_t hc_part_halo_exchange_rows(hc_part_t *part, hc_field_t *f,
                                        int64_t lo, int64_t hi, uint32_t width);
 
+/* Replaces *f, a field of this part holding either every row of axis 0
+ * (a replicated split) or its rows laid out as [below | own rows | above]
+ * (a slab split), by a new field on the same device holding only the own
+ * rows [lo, hi): what a part's run() hands over as an output, which the
+ * core gathers. Keeps dtype, the other axes, name, spacing and origin;
+ * on failure *f is left as it was. Nothing to do when part is NULL. */
+hc_status_t hc_part_own_rows(const hc_part_t *part, hc_field_t **f);
+
 typedef enum hc_reduce_op {
   HC_REDUCE_SUM = 0,
   HC_REDUCE_MIN = 1,

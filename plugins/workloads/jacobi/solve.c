@@ -388,32 +388,6 @@ static void describe(run_t *r) {
       }
 }
 
-/* A split run hands over its own rows only: the core gathers them. */
-static hc_status_t own_rows(run_t *r, hc_field_t **f) {
-  jacobi_problem_t *p = r->p;
-  if (!p->part) return HC_OK;
-  int64_t lo, hi, shape[3];
-  hc_part_range(p->part, &lo, &hi);
-  for (int d = 0; d < p->dim; d++) shape[d] = p->n[3 - p->dim + d];
-  shape[0] = hi - lo;
-  size_t row = p->cells / (size_t)p->n[p->ax] * p->es;
-  hc_field_t *mine = NULL;
-  hc_status_t st = hc_field_create(r->dev, p->dtype, (uint32_t)p->dim, shape, &mine);
-  if (st == HC_OK)
-    st = hc_buffer_copy(hc_field_buffer(mine), 0, hc_field_buffer(*f), hc_part_halo_below(p->part) * row,
-                        (size_t)(hi - lo) * row);
-  if (st != HC_OK) {
-    hc_field_destroy(mine);
-    return st;
-  }
-  hc_field_set_spacing(mine, hc_field_spacing(*f));
-  hc_field_set_origin(mine, hc_field_origin(*f));
-  hc_field_set_name(mine, hc_field_name(*f));
-  hc_field_destroy(*f);
-  *f = mine;
-  return HC_OK;
-}
-
 static hc_status_t outputs(run_t *r) {
   jacobi_problem_t *p = r->p;
   hc_status_t st = HC_OK;
@@ -428,7 +402,8 @@ static hc_status_t outputs(run_t *r) {
       hc_field_set_spacing(rf, hc_field_spacing(r->u[0]));
       hc_field_set_origin(rf, hc_field_origin(r->u[0]));
       hc_field_set_name(rf, "residual");
-      if ((st = own_rows(r, &rf)) == HC_OK)
+      /* a split run hands over its own rows only: the core gathers them */
+      if ((st = hc_part_own_rows(p->part, &rf)) == HC_OK)
         st = hc_job_set_output(r->job, "residual", rf);
       else
         hc_field_destroy(rf);
@@ -437,7 +412,7 @@ static hc_status_t outputs(run_t *r) {
     }
     if (st != HC_OK) return st;
   }
-  if ((st = own_rows(r, &r->u[0])) != HC_OK) return st;
+  if ((st = hc_part_own_rows(p->part, &r->u[0])) != HC_OK) return st;
   st = hc_job_set_output(r->job, "u", r->u[0]);
   r->u[0] = NULL;
   return st;

@@ -100,15 +100,14 @@ hc_status_t mg_semi_correct(mg_t *m, int l);  /* u_l += P u_{l+1} */
  * slab level only the part's rows, then the neighbours' rows next to them
  * are exchanged), mg_restrict_to (level l's restricted residual into level
  * l + 1's f) and mg_reduce (a reduction over the finest interior, combined
- * over the parts); mg_own_rows narrows an output to the part's rows. Each
- * is the plain grid call in a whole run. */
+ * over the parts). Each is the plain grid call in a whole run; outputs
+ * are narrowed to the part's rows by hc_part_own_rows. */
 hc_status_t mg_split(const hc_job_t *job, hc_split_t *split);
 hc_status_t mg_split_setup(mg_t *m);
 int mg_slab_level(const mg_t *m, int l);
 hc_status_t mg_assign(mg_t *m, int l, hc_field_t *dst, hc_gexpr_t *e, const hc_grid_range_t *range);
 hc_status_t mg_restrict_to(mg_t *m, int l);
 hc_status_t mg_reduce(mg_t *m, hc_grid_reduce_op_t op, hc_field_t *like, hc_gexpr_t *e, double *out);
-hc_status_t mg_own_rows(mg_t *m, hc_field_t **f);
 
 /* solve.c */
 hc_status_t mg_solve(mg_t *m);

@@ -260,14 +260,14 @@ hc_status_t mg_solve(mg_t *m) {
     hc_field_set_name(r, "residual");
     st = hc_grid_assign(m->g, r, m->lv[0].zero, NULL, NULL);
     if (st == HC_OK) st = mg_assign(m, 0, r, m->lv[0].residual, &m->interior);
-    if (st == HC_OK) st = mg_own_rows(m, &r);
+    if (st == HC_OK) st = hc_part_own_rows(m->part, &r);
     if (st == HC_OK)
       st = hc_job_set_output(job, "residual", r);
     else
       hc_field_destroy(r);
     if (st != HC_OK) return st;
   }
-  if ((st = mg_own_rows(m, &m->lv[0].u)) != HC_OK) return st;
+  if ((st = hc_part_own_rows(m->part, &m->lv[0].u)) != HC_OK) return st;
   st = hc_job_set_output(job, "u", m->lv[0].u);
   m->lv[0].u = NULL; /* the job owns it now */
   return st;

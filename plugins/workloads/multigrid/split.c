@@ -127,25 +127,3 @@ hc_status_t mg_reduce(mg_t *m, hc_grid_reduce_op_t op, hc_field_t *like, hc_gexp
   hc_status_t ar = hc_part_allreduce(m->part, op == HC_GRID_MAXABS ? HC_REDUCE_MAX : HC_REDUCE_SUM, out, 1);
   return st != HC_OK ? st : ar;
 }
-
-hc_status_t mg_own_rows(mg_t *m, hc_field_t **f) {
-  if (!m->part) return HC_OK;
-  int64_t lo, hi;
-  hc_part_range(m->part, &lo, &hi);
-  const int64_t *whole = hc_field_shape(*f);
-  int64_t shape[3] = {hi - lo, whole[1], m->dim > 2 ? whole[2] : 0};
-  const size_t rb = hc_field_bytes(*f) / (size_t)whole[0];
-  hc_field_t *own = NULL;
-  hc_status_t st = hc_field_create(m->dev, m->dtype, (uint32_t)m->dim, shape, &own);
-  if (st == HC_OK)
-    st = hc_buffer_copy(hc_field_buffer(own), 0, hc_field_buffer(*f), (size_t)lo * rb, (size_t)(hi - lo) * rb);
-  if (st != HC_OK) {
-    hc_field_destroy(own);
-    return st;
-  }
-  hc_field_set_spacing(own, hc_field_spacing(*f));
-  hc_field_set_name(own, hc_field_name(*f));
-  hc_field_destroy(*f);
-  *f = own;
-  return HC_OK;
-}

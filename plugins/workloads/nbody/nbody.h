@@ -144,9 +144,6 @@ hc_status_t nb_split_share_positions(nb_sim_t *s, hc_part_t *part);
 /* The diagnostics traces (steps+1 records) summed over the parts, in part
  * order, back into s->trace on every part. */
 hc_status_t nb_split_reduce_traces(nb_sim_t *s, hc_part_t *part);
-/* An (n,3) output cut down to the part's slice [lo, hi) (the core gathers
- * the slices). Replaces *f. */
-hc_status_t nb_split_own_rows(nb_sim_t *s, hc_part_t *part, hc_field_t **f);
 
 /* ---------------------------------------------------------------- run */
 

@@ -208,7 +208,7 @@ hc_status_t nb_run(hc_job_t *job) {
   static const char *const names[3] = {"pos", "vel", "acc"};
   for (int i = 0; i < (cfg.output_acc ? 3 : 2); i++) {
     if ((st = nb_sim_output3(&sim, names[i], &outs[i])) != HC_OK) goto out;
-    if (part && (st = nb_split_own_rows(&sim, part, &outs[i])) != HC_OK) goto out;
+    if (part && (st = hc_part_own_rows(part, &outs[i])) != HC_OK) goto out;
   }
   if ((st = hc_device_finish(sim.dev)) != HC_OK) goto out;
   if (cfg.diagnostics && part && (st = nb_split_reduce_traces(&sim, part)) != HC_OK) goto out;

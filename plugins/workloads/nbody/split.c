@@ -61,22 +61,3 @@ out:
   free(raw);
   return st;
 }
-
-hc_status_t nb_split_own_rows(nb_sim_t *s, hc_part_t *part, hc_field_t **f) {
-  int64_t lo, hi;
-  hc_part_range(part, &lo, &hi);
-  const int64_t shape[2] = {hi - lo, 3};
-  const size_t row = 3 * s->es;
-  hc_field_t *own = NULL;
-  hc_status_t st = hc_field_create(s->dev, hc_field_dtype(*f), 2, shape, &own);
-  if (st == HC_OK)
-    st = hc_buffer_copy(hc_field_buffer(own), 0, hc_field_buffer(*f), (size_t)lo * row, (size_t)(hi - lo) * row);
-  if (st != HC_OK) {
-    hc_field_destroy(own);
-    return st;
-  }
-  hc_field_set_name(own, hc_field_name(*f));
-  hc_field_destroy(*f);
-  *f = own;
-  return HC_OK;
-}
