@@ -37,7 +37,9 @@ def _run(b, gpus, transport, args, repeat):
         cmd = [shutil.which('mpirun'), '-n', str(gpus), '--bind-to', 'none', b.hcrun_path, '--json',
                '--repeat=%d' % repeat, '--device=auto'] + args
         return b.run_json(cmd, env=MPI_ENV)
-    return b.hcrun(['--device=' + ','.join('cuda:%d' % i for i in range(gpus))] + args, repeat, env=env)
+    # equal shares of equal GPUs: the scaling, not the planner's choice
+    return b.hcrun(['--device=' + ','.join('cuda:%d' % i for i in range(gpus)), '--split=equal'] + args, repeat,
+                   env=env)
 
 
 def run(b):

@@ -70,7 +70,8 @@ def _cpu_parts(b, repeat):
                 break
             spec = ','.join('cpu:%d' % i for i in range(k))
             try:
-                doc = b.hcrun(['--device=' + spec] + args, repeat,
+                # equal shares: the layer's overhead, not the planner's choice
+                doc = b.hcrun(['--device=' + spec, '--split=equal'] + args, repeat,
                               env={'HC_CPU_DEVICES': str(k), 'HC_CPU_THREADS': str(cores)})
             except BenchError as e:
                 b.log('split: %s on %s: %s' % (name, spec, e))

@@ -143,6 +143,7 @@ HC_API hc_status_t hc_devset_parse_weights(hc_devset_t *s, const char *text) {
     s->auto_shares = !s->tr; /* a transport's parts share nothing yet */
     return st;
   }
+  if (!strcmp(text, "equal")) return hc_devset_set_weights(s, NULL, 0);
   uint32_t cap = 1, n = 0;
   for (const char *c = text; *c; c++) cap += *c == ',';
   double *w = malloc(cap * sizeof *w);
@@ -154,7 +155,7 @@ HC_API hc_status_t hc_devset_parse_weights(hc_devset_t *s, const char *text) {
     errno = 0;
     double v = strtod(p, &end);
     if (end == p || errno || (*end && *end != ',')) {
-      st = hc_error(HC_ERR_PARAM, "split '%s': expected weights like 0.8,0.2", text);
+      st = hc_error(HC_ERR_PARAM, "split '%s': expected weights like 0.8,0.2, auto or equal", text);
       break;
     }
     w[n++] = v;

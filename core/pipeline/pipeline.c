@@ -126,6 +126,8 @@ HC_API hc_status_t hc_pipeline_add_stage(hc_pipeline_t *p, const char *workload,
         /* A device set: the stage runs split over it, its outputs gathered
          * on the set's first device (the device the next stage sees). */
         st = hc_devset_parse(p->ctx, spec, workload, &set);
+        /* shares from the performance history, as hcrun's default */
+        if (st == HC_OK) st = hc_devset_parse_weights(set, "auto");
         if (st == HC_OK) idx = hc_device_index(hc_devset_device(set, 0));
         if (st == HC_OK && !(set_spec = strdup(spec))) st = hc_error(HC_ERR_NO_MEMORY, "pipeline: out of memory");
       } else {

@@ -385,8 +385,9 @@ class Context:
         parameters fastest in the performance history, once the best device
         by kind has a figure; docs/partition.md), or a device set as hcrun takes it, "cuda:0,cpu:0" or
         "all": the work is split over the set (docs/partition.md), with
-        split=(0.8, 0.2) (or "0.8,0.2") as the devices' shares, or "auto" (from
-        the measured history of earlier runs, docs/partition.md), and
+        split=(0.8, 0.2) (or "0.8,0.2") as the devices' shares, "equal", or
+        "auto" (the default: from the measured history of earlier runs,
+        leaving out devices that would slow the run; docs/partition.md), and
         Result.split tells how each part did. verify=True checks against
         the workload's reference and raises hc.VerifyError (with .result)
         when it fails."""
@@ -522,9 +523,10 @@ class Context:
         h = ctypes.c_void_p()
         check(lib.hc_devset_parse(self._handle(), spec.encode(), workload.encode(), ctypes.byref(h)))
         try:
-            if split is not None:
-                text = split if isinstance(split, str) else ','.join(repr(float(w)) for w in split)
-                check(lib.hc_devset_parse_weights(h, text.encode()))
+            # shares from the performance history unless given (as hcrun)
+            text = 'auto' if split is None else split if isinstance(split, str) else ','.join(
+                repr(float(w)) for w in split)
+            check(lib.hc_devset_parse_weights(h, text.encode()))
             st = lib.hc_job_check_split(job, h)
             if st != 0:
                 raise error(5 if st == _ERR_UNSUPPORTED else st)

@@ -633,8 +633,8 @@ static void test_hcrun_report(void) {
     snprintf(cmd, sizeof cmd, "%s/bin/hcrun --device=cpu:%d --workload=jacobi %s", th_build_dir(), d, params);
     CU_ASSERT_EQUAL(th_run(cmd, out, 1 << 20, err, sizeof err), 0);
   }
-  snprintf(cmd, sizeof cmd, "%s/bin/hcrun --device=cpu:0,cpu:1,cpu:2 --workload=jacobi %s --json", th_build_dir(),
-           params);
+  snprintf(cmd, sizeof cmd, "%s/bin/hcrun --device=cpu:0,cpu:1,cpu:2 --split=equal --workload=jacobi %s --json",
+           th_build_dir(), params);
   CU_ASSERT_EQUAL(th_run(cmd, out, 1 << 20, err, sizeof err), 0);
   doc = json_loads(out, 0, &je);
   CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
@@ -650,6 +650,28 @@ static void test_hcrun_report(void) {
   CU_ASSERT(fabs(compute - json_real_value(json_object_get(json_object_get(doc, "times"), "compute_s"))) < 1e-9);
   json_decref(doc);
   free(out);
+}
+
+/* hcrun's shares come from the history by default: the first run over a
+ * set splits equally and says why; the next runs take the history's
+ * (some device may then be left out, with a note); --split=equal keeps
+ * equal shares whatever the history says. */
+static void test_hcrun_default_shares(void) {
+  char cmd[8192], out[1 << 14], err[4096], cache[1200];
+  snprintf(cache, sizeof cache, "%s/default-shares", th_tmpdir());
+  const char *run = "env HC_CACHE_DIR=%s %s/bin/hcrun --device=cpu:0,cpu:1 %s --workload=jacobi dim=2 n=513 iters=50";
+  snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "");
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "equal shares: no history yet"));
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "shares from the history"));
+  snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "--split=equal");
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "2 parts along axis 0 of 513 rows (halo 2), equal shares, "));
+  CU_ASSERT_PTR_NULL(strstr(out, "shares from the history"));
+  snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "--split=even");
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "auto or equal"));
 }
 
 static void test_bad_sets(void) {
@@ -947,6 +969,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_multigrid_not_split);
   CU_ADD_TEST(s, test_not_split);
   CU_ADD_TEST(s, test_hcrun_report);
+  CU_ADD_TEST(s, test_hcrun_default_shares);
   CU_ADD_TEST(s, test_part_fails);
   CU_ADD_TEST(s, test_history_leaves_out_a_slow_device);
   CU_ADD_TEST(s, test_auto_device_from_history);

@@ -231,10 +231,10 @@ def test_device_set_splits_the_run(hc, monkeypatch):
         assert all(p['halo_bytes'] > 0 for p in two.split['parts'])
         # cpu:1 never ran these parameters alone: no best single device yet
         assert 'cpu:1 alone' in two.split['best_single']['why']
-        # split="auto": shares from the history (equal until there is one),
-        # the same field whichever devices ran
-        for _ in range(2):
-            auto = c.run('jacobi', device='cpu:0,cpu:1', split='auto', dim=2, n=65, iters=100)
+        # split="auto" (the default): shares from the history (equal until
+        # there is one), the same field whichever devices ran
+        for split in ('auto', None):
+            auto = c.run('jacobi', device='cpu:0,cpu:1', split=split, dim=2, n=65, iters=100)
             assert np.array_equal(one.outputs['u'], auto.outputs['u'])
             assert 'history' in (auto.split['plan'] if auto.split else auto.notes)
         with pytest.raises(hc.ParamError, match='listed twice'):
@@ -243,5 +243,7 @@ def test_device_set_splits_the_run(hc, monkeypatch):
             c.run('jacobi', device='cpu:0', split=(1, 2), dim=2, n=65)
         with pytest.raises(hc.ParamError, match='weights'):
             c.run('jacobi', device='cpu:0,cpu:1', split=(1, 2, 3), dim=2, n=65)
+        even = c.run('jacobi', device='cpu:0,cpu:1', split='equal', dim=2, n=65, iters=100)
+        assert [p['rows'] for p in even.split['parts']] == [(0, 33), (33, 65)]
     finally:
         c.close()

@@ -433,7 +433,7 @@ static void test_hcrun_trace(void) {
    * host track, and arrows from each halo's arrival to the sweep that reads
    * it */
   snprintf(args, sizeof args,
-           "env HC_CPU_DEVICES=2 %s/bin/hcrun --trace=%s --workload=jacobi dim=2 n=65 iters=20 "
+           "env HC_CPU_DEVICES=2 %s/bin/hcrun --trace=%s --split=equal --workload=jacobi dim=2 n=65 iters=20 "
            "--device=cpu:0,cpu:1",
            th_build_dir(), path);
   CU_ASSERT_EQUAL(th_run(args, out, sizeof out, err, sizeof err), 0);

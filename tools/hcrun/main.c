@@ -3,7 +3,7 @@
  *   hcrun --list [--json]
  *   hcrun --workload=W --help
  *   hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]
- *   hcrun --device=B:i,B:j[,...] | --device=all [--split=w1,w2,...|auto] --workload=W ...
+ *   hcrun --device=B:i,B:j[,...] | --device=all [--split=w1,w2,...|auto|equal] --workload=W ...
  *         [--input PORT=FILE.npy ...] [--verify] [--repeat=N] [--json] [--output=DIR] [--plugin-dir=DIR]
  *         [--trace=FILE.json]
  *   hcrun --pipeline='W1 k=v @dev | W2 ...' | --pipeline-file=FILE [--trace=FILE.json]
@@ -24,18 +24,20 @@
 #include "options.h"
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: hcrun --list [--json]\n"
-             "       hcrun --workload=W --help\n"
-             "       hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]\n"
-             "       hcrun --device=B:i,B:j,... | --device=all [--split=w1,w2,...|auto] --workload=W [key=value ...]\n"
-             "             [--input PORT=FILE.npy ...] [--verify] [--repeat=N] [--json] [--output=DIR]\n"
-             "             [--plugin-dir=DIR] [--trace=FILE.json]\n"
-             "       hcrun --pipeline='W1 k=v @device | W2 k=v' [--pipeline-file=FILE] [--json] [--output=DIR]\n"
-             "             [--trace=FILE.json]\n"
-             "       hcrun --version\n"
-             "       --rescan with any of them: forget the plugin probe's remembered verdicts, probe again\n"
-             "exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend/device/workload unavailable,\n"
-             "            4 runtime error, 130/143 interrupted by SIGINT/SIGTERM\n");
+  fprintf(
+      f,
+      "usage: hcrun --list [--json]\n"
+      "       hcrun --workload=W --help\n"
+      "       hcrun [--backend=B | --device=B:i | --device=auto] --workload=W [key=value ...]\n"
+      "       hcrun --device=B:i,B:j,... | --device=all [--split=w1,w2,...|auto|equal] --workload=W [key=value ...]\n"
+      "             [--input PORT=FILE.npy ...] [--verify] [--repeat=N] [--json] [--output=DIR]\n"
+      "             [--plugin-dir=DIR] [--trace=FILE.json]\n"
+      "       hcrun --pipeline='W1 k=v @device | W2 k=v' [--pipeline-file=FILE] [--json] [--output=DIR]\n"
+      "             [--trace=FILE.json]\n"
+      "       hcrun --version\n"
+      "       --rescan with any of them: forget the plugin probe's remembered verdicts, probe again\n"
+      "exit codes: 0 ok, 1 verification failed, 2 usage error, 3 backend/device/workload unavailable,\n"
+      "            4 runtime error, 130/143 interrupted by SIGINT/SIGTERM\n");
 }
 
 static void progress_cb(void *user, const char *workload, double fraction, const char *line) {
@@ -131,7 +133,8 @@ static hc_status_t prepare(hc_context_t *ctx, const hcrun_options_t *o, single_t
      * or unable to run the workload, bad weights, more parts than rows) is
      * a usage error, found before anything runs. */
     st = hc_devset_parse(ctx, o->device, o->workload, &s->set);
-    if (st == HC_OK && o->split) st = hc_devset_parse_weights(s->set, o->split);
+    /* shares from the performance history unless given */
+    if (st == HC_OK) st = hc_devset_parse_weights(s->set, o->split ? o->split : "auto");
     if (st == HC_OK) st = hc_job_check_split(s->job, s->set);
     if (st != HC_OK) return st == HC_ERR_UNSUPPORTED ? HC_ERR_PARAM : st;
     idx = hc_device_index(hc_devset_device(s->set, 0));
