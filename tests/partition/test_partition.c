@@ -652,24 +652,31 @@ static void test_hcrun_report(void) {
   free(out);
 }
 
-/* hcrun's shares come from the history by default: the first run over a
- * set splits equally and says why; the next runs take the history's
- * (some device may then be left out, with a note); --split=equal keeps
- * equal shares whatever the history says. */
+/* hcrun's shares come from the history by default: a run over a set
+ * without figures for its devices splits equally and says why; once each
+ * device has one (here from runs alone, which every single-device run
+ * leaves), the run takes the history's (some device may then be left out,
+ * with a note); --split=equal keeps equal shares whatever the history
+ * says. */
 static void test_hcrun_default_shares(void) {
   char cmd[8192], out[1 << 14], err[4096], cache[1200];
   snprintf(cache, sizeof cache, "%s/default-shares", th_tmpdir());
-  const char *run = "env HC_CACHE_DIR=%s %s/bin/hcrun --device=cpu:0,cpu:1 %s --workload=jacobi dim=2 n=513 iters=50";
-  snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "");
+  const char *run = "env HC_CACHE_DIR=%s %s/bin/hcrun --device=%s %s --workload=jacobi dim=2 n=513 iters=50";
+  snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "cpu:0,cpu:1", "");
   CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "equal shares: no history yet"));
+  for (int d = 0; d < 2; d++) {
+    snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), d ? "cpu:1" : "cpu:0", "");
+    CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
+  }
+  snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "cpu:0,cpu:1", "");
   CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "shares from the history"));
-  snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "--split=equal");
+  snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "cpu:0,cpu:1", "--split=equal");
   CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "2 parts along axis 0 of 513 rows (halo 2), equal shares, "));
   CU_ASSERT_PTR_NULL(strstr(out, "shares from the history"));
-  snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "--split=even");
+  snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "cpu:0,cpu:1", "--split=even");
   CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 2);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "auto or equal"));
 }
