@@ -118,7 +118,14 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
     samples_t s;
     load(job, rows, hc_device_index(set->dev[i]), &s);
     if (!s.n) {
-      snprintf(why, why_size, "equal shares: no history yet for %s (this run's is kept)", hc_device_name(set->dev[i]));
+      /* This run calibrates. Shares from the devices' declared fp32 peaks
+       * where every device declares one (a GPU beside the host's cores
+       * then gets most of the rows, not half), else equal shares. */
+      int peaks = 1;
+      for (uint32_t k = 0; k < set->n; k++) peaks &= hc_device_info(set->dev[k])->peak_fp32_gflops > 0;
+      for (uint32_t k = 0; peaks && k < set->n; k++) weight[k] = hc_device_info(set->dev[k])->peak_fp32_gflops;
+      snprintf(why, why_size, "%s: no history yet for %s (this run's is kept)",
+               peaks ? "shares from the devices' peak rates" : "equal shares", hc_device_name(set->dev[i]));
       return 0;
     }
     rate[i] = median(s.rate, s.n);

@@ -78,7 +78,8 @@ void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double ra
 #define HISTORY_MIN_BUSY 0.001
 /* With a figure for every device of the set: weight[] (one per device)
  * from the rates, use[0..*nuse) the devices to run on, why the plan, and 1;
- * else 0 with why saying what is missing. */
+ * else 0 with why saying what is missing, and weight[] the devices' declared
+ * fp32 peaks where each declares one (left as it was otherwise). */
 int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double *weight, uint32_t *use, uint32_t *nuse,
                      char *why, size_t why_size);
 

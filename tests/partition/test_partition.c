@@ -653,7 +653,8 @@ static void test_hcrun_report(void) {
 }
 
 /* hcrun's shares come from the history by default: a run over a set
- * without figures for its devices splits equally and says why; once each
+ * without figures for its devices splits by their declared peaks (equally
+ * where some device declares none) and says why; once each
  * device has one (here from runs alone, which every single-device run
  * leaves), the run takes the history's (some device may then be left out,
  * with a note); --split=equal keeps equal shares whatever the history
@@ -664,7 +665,8 @@ static void test_hcrun_default_shares(void) {
   const char *run = "env HC_CACHE_DIR=%s %s/bin/hcrun --device=%s %s --workload=jacobi dim=2 n=513 iters=50";
   snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "cpu:0,cpu:1", "");
   CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(out, "equal shares: no history yet"));
+  /* cpu devices declare their fp32 peaks: the calibrating run's shares */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "shares from the devices' peak rates: no history yet"));
   for (int d = 0; d < 2; d++) {
     snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), d ? "cpu:1" : "cpu:0", "");
     CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
