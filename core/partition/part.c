@@ -27,6 +27,18 @@ void hc__part_free_stage(hc_part_t *p) {
   p->stage_area = 0;
 }
 
+/* The end of an exchange or collective that began at t0: its time into
+ * the running total, and a mark while there are marks left. */
+static void op_done(hc_part_t *p, double t0) {
+  const double now = hc_now();
+  p->in_ops_s += now - t0;
+  if (p->nmarks < PART_MARKS) {
+    p->mark[p->nmarks].t_end = now;
+    p->mark[p->nmarks].in_ops_s = p->in_ops_s;
+    p->mark[p->nmarks++].waits_s = p->stats.idle_s;
+  }
+}
+
 int hc__peer_halos(hc_device_t *a, hc_device_t *b) {
   long long on = 1;
   if (hc_config_int("HC_SPLIT_PEER", &on) != HC_OK) on = 1; /* checked when the context was made */
@@ -107,6 +119,7 @@ static hc_status_t exchange_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_
   }
   /* Staging and copies; the wait for the neighbours counts as idle. */
   p->stats.halo_s += hc_now() - t0 - (p->stats.idle_s - idle0);
+  op_done(p, t0);
   if (trace) {
     char bytes[32];
     snprintf(bytes, sizeof bytes, "%zu", lo_bytes + hi_bytes);
@@ -145,6 +158,7 @@ HC_API hc_status_t hc_part_halo_exchange_rows(hc_part_t *p, hc_field_t *f, int64
  * the calling thread's track. */
 static hc_status_t collective_done(hc_part_t *p, const char *what, double t0, hc_status_t st) {
   p->stats.collective_s += hc_now() - t0;
+  op_done(p, t0);
   p->stats.collectives++;
   hc__trace_t *trace = hc__trace_enter(p->ctx);
   if (trace) {

@@ -28,6 +28,8 @@ struct hc_devset {
   double best_single_s;
 };
 
+#define PART_MARKS 32
+
 struct hc_part {
   hc_context_t *ctx; /* for its trace events */
   uint32_t index, count;
@@ -42,6 +44,17 @@ struct hc_part {
    * backend, which has a peer copy; that halo moves device to device. */
   uint8_t peer_below, peer_above;
   uint8_t peer_all; /* every part's device is a peer of this one's */
+  /* For the history (split_run.c record_parts): the time spent inside
+   * exchanges and collectives, running total, and the totals of that and
+   * of the waits (stats.idle_s) at the end of each of the first
+   * PART_MARKS of them, so that those before the workload's timed window
+   * (a reduction in its setup waiting for another part's kernel build)
+   * can be left out; end_t: when the part's run returned. */
+  double in_ops_s, end_t;
+  struct {
+    double t_end, in_ops_s, waits_s;
+  } mark[PART_MARKS];
+  uint32_t nmarks;
 };
 /* Releases the part's staging memory. */
 void hc__part_free_stage(hc_part_t *part);

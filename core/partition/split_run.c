@@ -43,6 +43,7 @@ static void *part_main(void *arg) {
   part_run_t *pr = arg;
   hc__job_set_part(pr->job, &pr->part);
   pr->status = hc_job_run(pr->job, pr->dev, pr->run->flags);
+  pr->part.end_t = hc_now();
   if (pr->status != HC_OK && pr->status != HC_ERR_VERIFY) {
     pr->failed_order = atomic_fetch_add(&pr->run->failures, 1) + 1;
     snprintf(pr->message, sizeof pr->message, "%s", hc_last_error());
@@ -175,17 +176,24 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_d
 }
 
 /* Each part's rate (rows per second of its own work) and exchange
- * overhead, for later plans (history.c). */
-static void record_parts(hc_job_t *job, const split_plan_t *pl, const hc_devset_t *set) {
+ * overhead, for later plans (history.c). Both are taken over the
+ * workload's timed window (its compute time, ending about when its run
+ * returned): a part's exchanges and collectives before it, in the
+ * workload's setup, may wait for another part's kernel build, which is
+ * not this part's work. When the exchanges leave almost nothing of the
+ * window, the part's own work is not known and no sample is kept. */
+static void record_parts(hc_job_t *job, const split_plan_t *pl, const hc_devset_t *set, const run_t *r) {
   for (uint32_t i = 0; i < pl->nparts; i++) {
     const hc_part_stats_t *s = &set->stats[i];
-    /* A part's waits can start before its workload's compute time does
-     * (a reduction before the timed loop waiting for another part's
-     * kernel build): when they leave almost nothing of it, the part's
-     * own work is not known and no sample is kept. */
-    const double exchange = s->halo_s + s->collective_s, busy = s->compute_s - s->idle_s - exchange;
+    const hc_part_t *p = &r->parts[i].part;
+    const double window = p->end_t - s->compute_s;
+    double in_ops0 = 0, waits0 = 0;
+    for (uint32_t k = 0; k < p->nmarks && p->mark[k].t_end <= window; k++)
+      in_ops0 = p->mark[k].in_ops_s, waits0 = p->mark[k].waits_s;
+    const double in_ops = p->in_ops_s - in_ops0, waits = s->idle_s - waits0, busy = s->compute_s - in_ops;
     if (busy > HISTORY_MIN_BUSY * s->compute_s)
-      hc__history_record(job, pl->split.rows, set->dev[pl->dev[i]], (double)(s->hi - s->lo) / busy, exchange);
+      hc__history_record(job, pl->split.rows, set->dev[pl->dev[i]], (double)(s->hi - s->lo) / busy,
+                         in_ops - waits > 0 ? in_ops - waits : 0);
   }
 }
 
@@ -287,7 +295,7 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
     st = collect(job, r, &pl, set);
     if (st == HC_OK) {
       set->nparts = pl.nparts;
-      record_parts(job, &pl, set);
+      record_parts(job, &pl, set, r);
       hc__job_set_wall(job, hc_now() - t0);
       hc__devset_describe(set, &pl, tr);
       if (unverified) st = hc_error(HC_ERR_VERIFY, "%s", unverified->message);
