@@ -2,15 +2,19 @@
  * makes from it.
  *
  * After every split run of this process's threads, each part's rate (rows
- * it owned per second of its own work: compute less idle, halo and
- * collective time) and its exchange overhead (halo plus collective time)
- * are recorded for (workload, its parameters, rows, device) in the kernel
- * cache's folder (kind "history", the cache's trust rules), the last
- * HISTORY_SAMPLES of each; a device's figure is their median, so one noisy
- * run does not move it. With auto shares and a figure for every device of
- * the set, shares follow the rates, and devices are left out, slowest
- * first, while the run predicted without one is faster: rows / (sum of
- * the rates) plus the largest overhead, none for one device alone. */
+ * it owned per second of its own work within the workload's timed window:
+ * compute less the time in exchanges and collectives) and its exchange
+ * overhead (that time less the waits for other parts) are recorded for
+ * (workload, its parameters, rows, device) in the kernel cache's folder
+ * (kind "history", the cache's trust rules), the last HISTORY_SAMPLES of
+ * each; a device's figure is their median, so one noisy run does not move
+ * it. A run of one device alone records its whole rate (no overhead), and
+ * a split its compute time under the devices it ran on. With auto shares
+ * and a figure for every device of the set, shares follow the rates, and
+ * devices are left out, slowest first, while the run predicted without one
+ * is faster: rows / (sum of the rates) plus the largest overhead, none for
+ * one device alone. Where the split so chosen has run before and took
+ * longer than its fastest device alone, that device runs alone. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +29,10 @@ typedef struct {
   uint32_t n;
 } samples_t;
 
-/* (workload, every parameter, rows, device) as a cache key; the device by
- * its index in the context, so that a device need not be open to look it
- * up (hc_job_find_device). */
-static int history_key(char key[33], hc_job_t *job, int64_t rows, uint32_t index) {
+/* (workload, every parameter, rows, device) as a cache key, where device
+ * names what ran: a device (device_key) or the devices of a split
+ * (set_key). */
+static int history_key(char key[33], hc_job_t *job, int64_t rows, const char *device) {
   char config[4096];
   size_t len = (size_t)snprintf(config, sizeof config, "rows=%lld", (long long)rows);
   for (uint32_t i = 0; i < hc_job_param_count(job) && len < sizeof config; i++) {
@@ -37,23 +41,41 @@ static int history_key(char key[33], hc_job_t *job, int64_t rows, uint32_t index
       len += (size_t)snprintf(config + len, sizeof config - len, " %s=%s", name, value);
   }
   if (len >= sizeof config) return 0; /* too long to key: not kept */
-  hc_context_t *ctx = hc_job_context(job);
-  hc_device_info_t info = {.size = sizeof info};
-  if (hc_device_query(ctx, index, &info) != HC_OK) return 0;
-  char device[256];
-  snprintf(device, sizeof device, "%s|%s|%u", hc_device_id(ctx, index), info.name, info.compute_units);
   const void *parts[3] = {hc_job_workload(job), config, device};
   size_t sizes[3] = {0, 0, 0};
   hc_cache_key(key, 3, parts, sizes);
   return 1;
 }
 
-static void load(hc_job_t *job, int64_t rows, uint32_t index, samples_t *s) {
+/* A device by its index in the context, so that it need not be open to be
+ * looked up (hc_job_find_device): its id, name and compute units. */
+static int device_text(hc_context_t *ctx, uint32_t index, char *out, size_t n) {
+  hc_device_info_t info = {.size = sizeof info};
+  if (hc_device_query(ctx, index, &info) != HC_OK) return 0;
+  return (size_t)snprintf(out, n, "%s|%s|%u", hc_device_id(ctx, index), info.name, info.compute_units) < n;
+}
+
+static int device_key(char key[33], hc_job_t *job, int64_t rows, uint32_t index) {
+  char device[256];
+  return device_text(hc_job_context(job), index, device, sizeof device) && history_key(key, job, rows, device);
+}
+
+/* The split over the set's devices use[0..n), in part order. */
+static int set_key(char key[33], hc_job_t *job, int64_t rows, const hc_devset_t *set, const uint32_t *use, uint32_t n) {
+  char devices[HC_DEVSET_MAX * 256] = "split", one[256];
+  size_t len = strlen(devices);
+  for (uint32_t i = 0; i < n; i++) {
+    if (!device_text(hc_job_context(job), hc_device_index(set->dev[use[i]]), one, sizeof one)) return 0;
+    len += (size_t)snprintf(devices + len, sizeof devices - len, ",%s", one);
+  }
+  return len < sizeof devices && history_key(key, job, rows, devices);
+}
+
+static void load_key(const char *key, samples_t *s) {
   memset(s, 0, sizeof *s);
-  char key[33];
   void *data = NULL;
   size_t size = 0;
-  if (!history_key(key, job, rows, index) || hc_cache_load("history", key, &data, &size) != HC_OK) return;
+  if (hc_cache_load("history", key, &data, &size) != HC_OK) return;
   char *text = realloc(data, size + 1);
   if (!text) {
     free(data);
@@ -71,19 +93,37 @@ static void load(hc_job_t *job, int64_t rows, uint32_t index, samples_t *s) {
   free(text);
 }
 
-void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double rate, double overhead) {
+static void load(hc_job_t *job, int64_t rows, uint32_t index, samples_t *s) {
+  char key[33];
+  if (device_key(key, job, rows, index))
+    load_key(key, s);
+  else
+    memset(s, 0, sizeof *s);
+}
+
+/* Adds a sample in front of key's, keeping the newest HISTORY_SAMPLES. A
+ * cache that is off or refused keeps no history: auto shares then stay
+ * what they are without one. */
+static void store_key(const char *key, double rate, double overhead) {
   if (!(rate > 0) || !isfinite(rate)) return;
   samples_t s;
-  const uint32_t index = hc_device_index(dev);
-  load(job, rows, index, &s);
+  load_key(key, &s);
   char text[HISTORY_SAMPLES * 64];
   size_t len = (size_t)snprintf(text, sizeof text, "%.9g %.9g\n", rate, isfinite(overhead) ? overhead : -1.0);
   for (uint32_t i = 0; i + 1 < HISTORY_SAMPLES && i < s.n; i++)
     len += (size_t)snprintf(text + len, sizeof text - len, "%.9g %.9g\n", s.rate[i], s.overhead[i]);
+  (void)hc_cache_store("history", key, text, len);
+}
+
+void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double rate, double overhead) {
   char key[33];
-  /* A cache that is off or refused keeps no history: auto shares stay
-   * equal, which is what they would be without it. */
-  if (history_key(key, job, rows, index)) (void)hc_cache_store("history", key, text, len);
+  if (device_key(key, job, rows, hc_device_index(dev))) store_key(key, rate, overhead);
+}
+
+void hc__history_record_split(hc_job_t *job, int64_t rows, const hc_devset_t *set, const uint32_t *use, uint32_t n,
+                              double compute_s) {
+  char key[33];
+  if (compute_s > 0 && set_key(key, job, rows, set, use, n)) store_key(key, (double)rows / compute_s, -1);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -109,6 +149,31 @@ static double predict(int64_t rows, const double *rate, const double *overhead, 
     if (overhead[use[i]] > over) over = overhead[use[i]];
   }
   return (double)rows / sum + (n > 1 ? over : 0);
+}
+
+/* The device's rate from its runs alone (samples without an overhead: a
+ * part's rate leaves out the exchanges and the waits, a whole run's has
+ * none to leave out); 0 when it has not run alone. */
+static double alone_rate(hc_job_t *job, int64_t rows, const hc_device_t *dev) {
+  samples_t s;
+  load(job, rows, hc_device_index(dev), &s);
+  double alone[HISTORY_SAMPLES];
+  uint32_t m = 0;
+  for (uint32_t k = 0; k < s.n; k++)
+    if (s.overhead[k] < 0) alone[m++] = s.rate[k];
+  return m ? median(alone, m) : 0;
+}
+
+/* The highest rate alone among the devices use[0..n), and which (*best);
+ * 0 when none of them has run alone. */
+static double best_alone(hc_job_t *job, const hc_devset_t *set, int64_t rows, const uint32_t *use, uint32_t n,
+                         uint32_t *best) {
+  double top = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const double r = alone_rate(job, rows, set->dev[use[i]]);
+    if (r > top) top = r, *best = use[i];
+  }
+  return top;
 }
 
 int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double *weight, uint32_t *use, uint32_t *nuse,
@@ -154,6 +219,26 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
   }
   *nuse = n;
   for (uint32_t i = 0; i < set->n; i++) weight[i] = rate[i];
+  /* The model leaves out what does not scale with rows (launches, the
+   * parts' start, a short run's fixed costs): where this split has run
+   * before and was slower than its fastest device alone, that device runs
+   * alone. */
+  uint32_t best = 0;
+  const double alone = best_alone(job, set, rows, use, n, &best);
+  samples_t measured;
+  char key[33];
+  if (n > 1 && alone > 0 && set_key(key, job, rows, set, use, n)) {
+    load_key(key, &measured);
+    const double split_s = measured.n ? (double)rows / median(measured.rate, measured.n) : 0;
+    if (split_s > rows / alone) {
+      snprintf(why, why_size,
+               "shares from the history; measured: %.3g s split against %.3g s on %s alone, which runs alone", split_s,
+               (double)rows / alone, hc_device_name(set->dev[best]));
+      use[0] = best;
+      *nuse = 1;
+      return 1;
+    }
+  }
   if (dropped[0])
     snprintf(why, why_size,
              "shares from the history; %s left out: the history predicts %.3g s without, %.3g s with (its rate "
@@ -164,24 +249,17 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
   return 1;
 }
 
-/* Only runs of a device alone count here (a part's rate leaves out the
- * exchanges and the waits, a whole run's has none to leave out). */
+/* Only runs of a device alone count here (alone_rate). */
 void hc__history_best_single(hc_job_t *job, hc_devset_t *set, int64_t rows) {
   double best = 0;
   set->best_single_s = -1;
   for (uint32_t i = 0; i < set->n; i++) {
-    samples_t s;
-    load(job, rows, hc_device_index(set->dev[i]), &s);
-    double alone[HISTORY_SAMPLES];
-    uint32_t n = 0;
-    for (uint32_t k = 0; k < s.n; k++)
-      if (s.overhead[k] < 0) alone[n++] = s.rate[k];
-    if (!n) {
+    const double r = alone_rate(job, rows, set->dev[i]);
+    if (!(r > 0)) {
       snprintf(set->best_single, sizeof set->best_single, "no run of %s alone with these parameters in the history",
                hc_device_name(set->dev[i]));
       return;
     }
-    const double r = median(alone, n);
     if (r > best) {
       best = r;
       snprintf(set->best_single, sizeof set->best_single, "%s", hc_device_name(set->dev[i]));

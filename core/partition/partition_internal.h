@@ -86,6 +86,10 @@ void hc__devset_describe(hc_devset_t *set, const split_plan_t *pl, const hc_tran
  * second of its own work) and exchange overhead (seconds; < 0: not
  * measured) for the job's configuration on dev. */
 void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double rate, double overhead);
+/* The compute time of a split over the set's devices use[0..n) (in part
+ * order), for the plan's check of its model against what ran. */
+void hc__history_record_split(hc_job_t *job, int64_t rows, const hc_devset_t *set, const uint32_t *use, uint32_t n,
+                              double compute_s);
 /* A part's own work (compute less idle and exchanges) below this fraction
  * of its compute time is not a sample (split_run.c). */
 #define HISTORY_MIN_BUSY 0.001

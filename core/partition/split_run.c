@@ -195,6 +195,9 @@ static void record_parts(hc_job_t *job, const split_plan_t *pl, const hc_devset_
       hc__history_record(job, pl->split.rows, set->dev[pl->dev[i]], (double)(s->hi - s->lo) / busy,
                          in_ops - waits > 0 ? in_ops - waits : 0);
   }
+  hc_job_times_t t;
+  hc_job_times(job, &t);
+  hc__history_record_split(job, pl->split.rows, set, pl->dev, pl->nparts, t.compute_s);
 }
 
 /* Moves the job's outputs to dev: a set's outputs are on its first device

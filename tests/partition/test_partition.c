@@ -683,6 +683,60 @@ static void test_hcrun_default_shares(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "auto or equal"));
 }
 
+/* hcrun --json's compute time, its split's part count (0: none) and
+ * whether a note contains `note`; -1 when the run failed. */
+static double json_run(const char *cmd, int *parts, const char *note, int *noted) {
+  char *out = malloc(1 << 20), err[4096];
+  double t = -1;
+  *parts = 0;
+  *noted = 0;
+  if (out && th_run(cmd, out, 1 << 20, err, sizeof err) == 0) {
+    json_error_t je;
+    json_t *doc = json_loads(out, 0, &je), *n;
+    size_t i;
+    if (doc) {
+      t = json_real_value(json_object_get(json_object_get(doc, "times"), "compute_s"));
+      *parts = (int)json_array_size(json_object_get(json_object_get(doc, "split"), "parts"));
+      json_array_foreach(json_object_get(doc, "notes"), i, n) {
+        const char *text = json_string_value(n);
+        if (text && strstr(text, note)) *noted = 1;
+      }
+      json_decref(doc);
+    }
+  }
+  free(out);
+  return t;
+}
+
+/* The plan checks its model against what ran: a split that took longer
+ * than the fastest of its devices alone (both in the history) gives way to
+ * that device alone. The expectation follows from the runs' own times:
+ * each device alone once, then the split the model picks, then again. */
+static void test_history_measured_split(void) {
+  char cmd[8192], cache[1200];
+  snprintf(cache, sizeof cache, "%s/measured-split", th_tmpdir());
+  const char *run = "env HC_CACHE_DIR=%s %s/bin/hcrun --device=%s --workload=jacobi dim=2 n=65 iters=20 --json";
+  int parts, noted;
+  double alone = 1e30;
+  for (int d = 0; d < 2; d++) {
+    snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), d ? "cpu:1" : "cpu:0");
+    const double t = json_run(cmd, &parts, "", &noted);
+    CU_ASSERT_FATAL(t > 0);
+    alone = fmin(alone, t);
+  }
+  snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "cpu:0,cpu:1");
+  const double split = json_run(cmd, &parts, "", &noted);
+  CU_ASSERT_FATAL(split > 0);
+  const int split_ran = parts == 2;
+  const double again = json_run(cmd, &parts, "measured: ", &noted);
+  CU_ASSERT(again > 0);
+  if (split_ran && split > alone) {
+    CU_ASSERT(noted && parts == 0); /* the faster device alone */
+  } else {
+    CU_ASSERT(!noted);
+  }
+}
+
 static void test_bad_sets(void) {
   hc_context_t *ctx = th_context();
   hc_devset_t *set = NULL;
@@ -986,6 +1040,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_not_split);
   CU_ADD_TEST(s, test_hcrun_report);
   CU_ADD_TEST(s, test_hcrun_default_shares);
+  CU_ADD_TEST(s, test_history_measured_split);
   CU_ADD_TEST(s, test_part_fails);
   CU_ADD_TEST(s, test_history_leaves_out_a_slow_device);
   CU_ADD_TEST(s, test_auto_device_from_history);
