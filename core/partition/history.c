@@ -22,10 +22,12 @@
 
 #include "partition_internal.h"
 
-#define HISTORY_SAMPLES 5
+#define HISTORY_SAMPLES 5 /* kept per key */
 
+/* A device's samples: from its runs alone (overhead < 0) and as a part,
+ * under two keys, so that many parts do not push out its runs alone. */
 typedef struct {
-  double rate[HISTORY_SAMPLES], overhead[HISTORY_SAMPLES]; /* overhead < 0: not measured */
+  double rate[2 * HISTORY_SAMPLES], overhead[2 * HISTORY_SAMPLES];
   uint32_t n;
 } samples_t;
 
@@ -55,9 +57,13 @@ static int device_text(hc_context_t *ctx, uint32_t index, char *out, size_t n) {
   return (size_t)snprintf(out, n, "%s|%s|%u", hc_device_id(ctx, index), info.name, info.compute_units) < n;
 }
 
-static int device_key(char key[33], hc_job_t *job, int64_t rows, uint32_t index) {
+/* kind: "alone" (the device's whole runs) or "part" (its parts of splits). */
+static int device_key(char key[33], hc_job_t *job, int64_t rows, uint32_t index, const char *kind) {
   char device[256];
-  return device_text(hc_job_context(job), index, device, sizeof device) && history_key(key, job, rows, device);
+  const size_t n = sizeof device - strlen(kind) - 1;
+  if (!device_text(hc_job_context(job), index, device, n)) return 0;
+  strcat(strcat(device, "|"), kind);
+  return history_key(key, job, rows, device);
 }
 
 /* The split over the set's devices use[0..n), in part order. */
@@ -71,8 +77,8 @@ static int set_key(char key[33], hc_job_t *job, int64_t rows, const hc_devset_t 
   return len < sizeof devices && history_key(key, job, rows, devices);
 }
 
+/* Appends key's samples to s. */
 static void load_key(const char *key, samples_t *s) {
-  memset(s, 0, sizeof *s);
   void *data = NULL;
   size_t size = 0;
   if (hc_cache_load("history", key, &data, &size) != HC_OK) return;
@@ -83,7 +89,8 @@ static void load_key(const char *key, samples_t *s) {
   }
   text[size] = '\0';
   char *save = NULL;
-  for (char *line = strtok_r(text, "\n", &save); line && s->n < HISTORY_SAMPLES; line = strtok_r(NULL, "\n", &save)) {
+  const uint32_t end = s->n + HISTORY_SAMPLES;
+  for (char *line = strtok_r(text, "\n", &save); line && s->n < end; line = strtok_r(NULL, "\n", &save)) {
     double r, o;
     if (sscanf(line, "%lf %lf", &r, &o) == 2 && isfinite(r) && r > 0 && isfinite(o)) {
       s->rate[s->n] = r;
@@ -93,12 +100,12 @@ static void load_key(const char *key, samples_t *s) {
   free(text);
 }
 
-static void load(hc_job_t *job, int64_t rows, uint32_t index, samples_t *s) {
+/* The device's samples of one kind, or of both (kind NULL). */
+static void load(hc_job_t *job, int64_t rows, uint32_t index, const char *kind, samples_t *s) {
+  memset(s, 0, sizeof *s);
   char key[33];
-  if (device_key(key, job, rows, index))
-    load_key(key, s);
-  else
-    memset(s, 0, sizeof *s);
+  if ((!kind || !strcmp(kind, "alone")) && device_key(key, job, rows, index, "alone")) load_key(key, s);
+  if ((!kind || !strcmp(kind, "part")) && device_key(key, job, rows, index, "part")) load_key(key, s);
 }
 
 /* Adds a sample in front of key's, keeping the newest HISTORY_SAMPLES. A
@@ -106,7 +113,7 @@ static void load(hc_job_t *job, int64_t rows, uint32_t index, samples_t *s) {
  * what they are without one. */
 static void store_key(const char *key, double rate, double overhead) {
   if (!(rate > 0) || !isfinite(rate)) return;
-  samples_t s;
+  samples_t s = {.n = 0};
   load_key(key, &s);
   char text[HISTORY_SAMPLES * 64];
   size_t len = (size_t)snprintf(text, sizeof text, "%.9g %.9g\n", rate, isfinite(overhead) ? overhead : -1.0);
@@ -117,7 +124,7 @@ static void store_key(const char *key, double rate, double overhead) {
 
 void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double rate, double overhead) {
   char key[33];
-  if (device_key(key, job, rows, hc_device_index(dev))) store_key(key, rate, overhead);
+  if (device_key(key, job, rows, hc_device_index(dev), overhead < 0 ? "alone" : "part")) store_key(key, rate, overhead);
 }
 
 void hc__history_record_split(hc_job_t *job, int64_t rows, const hc_devset_t *set, const uint32_t *use, uint32_t n,
@@ -133,7 +140,7 @@ static int cmp_double(const void *a, const void *b) {
 
 /* The median of the n values of v that are >= 0; -1 when none is. */
 static double median(const double *v, uint32_t n) {
-  double w[HISTORY_SAMPLES];
+  double w[2 * HISTORY_SAMPLES];
   uint32_t m = 0;
   for (uint32_t i = 0; i < n; i++)
     if (v[i] >= 0) w[m++] = v[i];
@@ -156,12 +163,8 @@ static double predict(int64_t rows, const double *rate, const double *overhead, 
  * none to leave out); 0 when it has not run alone. */
 static double alone_rate(hc_job_t *job, int64_t rows, const hc_device_t *dev) {
   samples_t s;
-  load(job, rows, hc_device_index(dev), &s);
-  double alone[HISTORY_SAMPLES];
-  uint32_t m = 0;
-  for (uint32_t k = 0; k < s.n; k++)
-    if (s.overhead[k] < 0) alone[m++] = s.rate[k];
-  return m ? median(alone, m) : 0;
+  load(job, rows, hc_device_index(dev), "alone", &s);
+  return s.n ? median(s.rate, s.n) : 0;
 }
 
 /* The highest rate alone among the devices use[0..n), and which (*best);
@@ -181,7 +184,7 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
   double rate[HC_DEVSET_MAX], overhead[HC_DEVSET_MAX];
   for (uint32_t i = 0; i < set->n; i++) {
     samples_t s;
-    load(job, rows, hc_device_index(set->dev[i]), &s);
+    load(job, rows, hc_device_index(set->dev[i]), NULL, &s);
     if (!s.n) {
       /* This run calibrates. Shares from the devices' declared fp32 peaks
        * where every device declares one (a GPU beside the host's cores
@@ -228,6 +231,7 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
   samples_t measured;
   char key[33];
   if (n > 1 && alone > 0 && set_key(key, job, rows, set, use, n)) {
+    memset(&measured, 0, sizeof measured);
     load_key(key, &measured);
     const double split_s = measured.n ? (double)rows / median(measured.rate, measured.n) : 0;
     if (split_s > rows / alone) {
@@ -309,7 +313,7 @@ HC_API hc_status_t hc_job_find_device(hc_job_t *job, uint32_t *index, char *why,
   /* The rule's device must have a figure: it is the one to beat, and its
    * first run is its calibration. */
   samples_t s;
-  load(job, rows, rule, &s);
+  load(job, rows, rule, NULL, &s);
   if (!s.n) {
     snprintf(why, why_size, "%s: no history yet for it with these parameters (this run's is kept)",
              hc_device_id(ctx, rule));
@@ -320,7 +324,7 @@ HC_API hc_status_t hc_job_find_device(hc_job_t *job, uint32_t *index, char *why,
   uint32_t best = rule, figures = 1;
   for (uint32_t i = 0; i < hc_device_count(ctx); i++) {
     if (i == rule || !hc_workload_can_run(ctx, wl, i, NULL)) continue;
-    load(job, rows, i, &s);
+    load(job, rows, i, NULL, &s);
     if (!s.n) continue;
     figures++;
     const double r = median(s.rate, s.n);
