@@ -69,10 +69,13 @@ void hc_devset_destroy(hc_devset_t *set);
  * core). NULL: equal shares. HC_ERR_PARAM on a wrong count or value. */
 hc_status_t hc_devset_set_weights(hc_devset_t *set, const double *weights,
                                   uint32_t n);
-/* Parses "0.8,0.2" into weights for the set, or "auto": shares from the
- * performance history of earlier split runs, leaving out the devices that
- * would slow the run (docs/partition.md; equal shares until every device
- * of the set has a figure, and over a transport). */
+/* Parses "0.8,0.2" into weights for the set; "equal" (what a parsed or
+ * created set starts with); or "auto" (what hcrun, Python and pipeline
+ * stages ask for): shares from the performance history of earlier runs,
+ * leaving out the devices that would slow the run (docs/partition.md;
+ * until every device of the set has a figure, shares by the devices'
+ * declared fp32 peaks, or equal where one declares none; equal over a
+ * transport). */
 hc_status_t hc_devset_parse_weights(hc_devset_t *set, const char *text);
 uint32_t hc_devset_count(const hc_devset_t *set);
 hc_device_t *hc_devset_device(const hc_devset_t *set, uint32_t i);
