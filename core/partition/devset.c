@@ -140,7 +140,7 @@ HC_API hc_status_t hc_devset_parse_weights(hc_devset_t *s, const char *text) {
   if (!s || !text) return hc_error(HC_ERR_INVALID_ARG, "hc_devset_parse_weights: NULL argument");
   if (!strcmp(text, "auto")) {
     hc_status_t st = hc_devset_set_weights(s, NULL, 0);
-    s->auto_shares = !s->tr; /* a transport's parts share nothing yet */
+    s->auto_shares = 1; /* over a transport: split_ranks.c rank_shares */
     return st;
   }
   if (!strcmp(text, "equal")) return hc_devset_set_weights(s, NULL, 0);

@@ -127,6 +127,20 @@ void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double ra
   if (device_key(key, job, rows, hc_device_index(dev), overhead < 0 ? "alone" : "part")) store_key(key, rate, overhead);
 }
 
+void hc__history_record_part(hc_job_t *job, int64_t rows, hc_device_t *dev, const hc_part_t *p,
+                             const hc_part_stats_t *s) {
+  /* The workload's timed window ends about when the part's run returned;
+   * exchanges and collectives before it (the workload's setup, which may
+   * wait for another part's kernel build) are not the part's work. */
+  const double window = p->end_t - s->compute_s;
+  double in_ops0 = 0, waits0 = 0;
+  for (uint32_t k = 0; k < p->nmarks && p->mark[k].t_end <= window; k++)
+    in_ops0 = p->mark[k].in_ops_s, waits0 = p->mark[k].waits_s;
+  const double in_ops = p->in_ops_s - in_ops0, waits = s->idle_s - waits0, busy = s->compute_s - in_ops;
+  if (busy > HISTORY_MIN_BUSY * s->compute_s)
+    hc__history_record(job, rows, dev, (double)(s->hi - s->lo) / busy, in_ops - waits > 0 ? in_ops - waits : 0);
+}
+
 void hc__history_record_split(hc_job_t *job, int64_t rows, const hc_devset_t *set, const uint32_t *use, uint32_t n,
                               double compute_s) {
   char key[33];
@@ -147,6 +161,12 @@ static double median(const double *v, uint32_t n) {
   if (!m) return -1;
   qsort(w, m, sizeof *w, cmp_double);
   return m % 2 ? w[m / 2] : 0.5 * (w[m / 2 - 1] + w[m / 2]);
+}
+
+double hc__history_rate(hc_job_t *job, int64_t rows, const hc_device_t *dev) {
+  samples_t s;
+  load(job, rows, hc_device_index(dev), NULL, &s);
+  return s.n ? median(s.rate, s.n) : 0;
 }
 
 static double predict(int64_t rows, const double *rate, const double *overhead, const uint32_t *use, uint32_t n) {

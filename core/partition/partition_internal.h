@@ -77,6 +77,8 @@ typedef struct split_plan {
  * split, rows by weight. HC_ERR_PARAM naming the problem otherwise. */
 hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl);
 void hc__split_plan_free(split_plan_t *pl);
+/* New shares from weight[] (one per part, all > 0) and the rows they give. */
+void hc__split_plan_reshare(split_plan_t *pl, const double *weight);
 /* Fills the part's place in the plan (its transport and stats too). */
 void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t index, hc_transport_t *tr);
 /* The set's plan line after a split run. */
@@ -90,8 +92,16 @@ void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double ra
  * order), for the plan's check of its model against what ran. */
 void hc__history_record_split(hc_job_t *job, int64_t rows, const hc_devset_t *set, const uint32_t *use, uint32_t n,
                               double compute_s);
+/* A part's sample from its stats (compute time s->compute_s) over the
+ * workload's timed window: its rate and exchange overhead, none when its
+ * own work is too small to measure (HISTORY_MIN_BUSY of the window). */
+void hc__history_record_part(hc_job_t *job, int64_t rows, hc_device_t *dev, const hc_part_t *p,
+                             const hc_part_stats_t *s);
+/* The device's figure for the job: the median rate of its samples, 0 when
+ * it has none. */
+double hc__history_rate(hc_job_t *job, int64_t rows, const hc_device_t *dev);
 /* A part's own work (compute less idle and exchanges) below this fraction
- * of its compute time is not a sample (split_run.c). */
+ * of its compute time is not a sample. */
 #define HISTORY_MIN_BUSY 0.001
 /* With a figure for every device of the set: weight[] (one per device)
  * from the rates, use[0..*nuse) the devices to run on, why the plan, and 1;
@@ -109,7 +119,7 @@ void hc__devset_forget_outputs(hc_devset_t *set);
 
 /* A run of the set's one part of a transport's split (split_ranks.c). */
 /* planned: the planning's status (pl is valid only when it is HC_OK). */
-hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t planned, const split_plan_t *pl,
+hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t planned, split_plan_t *pl,
                                    uint32_t flags);
 
 /* Parts as threads of this process. */

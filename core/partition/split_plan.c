@@ -111,6 +111,15 @@ hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl) {
   return HC_OK;
 }
 
+void hc__split_plan_reshare(split_plan_t *pl, const double *weight) {
+  double total = 0;
+  for (uint32_t i = 0; i < pl->nparts; i++) total += weight[i];
+  for (uint32_t i = 0; i < pl->nparts; i++) pl->share[i] = weight[i] / total;
+  uint32_t min_rows = pl->split.min_rows ? pl->split.min_rows : 1;
+  if (min_rows < pl->split.halo) min_rows = pl->split.halo;
+  assign_rows(pl, pl->split.rows, min_rows);
+}
+
 void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t i, hc_transport_t *tr) {
   memset(part, 0, sizeof *part);
   part->ctx = ctx;

@@ -143,7 +143,44 @@ static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *
   return st;
 }
 
-hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t planned, const split_plan_t *pl,
+/* Auto shares over the transport's parts: each part gives its device's
+ * figure from its host's history and its declared fp32 peak; the shares
+ * follow the figures where every part has one, else the peaks where every
+ * part declares one, else they stay equal. Every part gets the same
+ * weights, so every part makes the same plan. */
+static hc_status_t rank_shares(hc_job_t *job, hc_devset_t *set, split_plan_t *pl) {
+  hc_transport_t *tr = set->tr;
+  const uint32_t me = tr->ops->self(tr), n = pl->nparts;
+  double mine[2] = {hc__history_rate(job, pl->split.rows, set->dev[0]), hc_device_info(set->dev[0])->peak_fp32_gflops};
+  double *all = malloc(2 * n * sizeof *all), waited = 0;
+  hc_status_t st = all ? HC_OK : hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
+  if (st != HC_OK) tr->ops->abort(tr, me);
+  size_t total = 0;
+  if (st == HC_OK) st = tr->ops->allgather(tr, me, mine, sizeof mine, all, 2 * n * sizeof *all, &total, &waited);
+  if (st == HC_OK && total != 2 * n * sizeof *all)
+    st = hc_error(HC_ERR_INTERNAL, "split run: the parts' figures hold %zu bytes, not %zu", total, 2 * n * sizeof *all);
+  if (st == HC_OK) {
+    int rates = 1, peaks = 1;
+    uint32_t missing = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      if (!(all[2 * i] > 0) && rates) rates = 0, missing = i;
+      peaks &= all[2 * i + 1] > 0;
+    }
+    if (rates || peaks) {
+      for (uint32_t i = 0; i < n; i++) all[i] = all[2 * i + (rates ? 0 : 1)]; /* in place: 2 i >= i */
+      hc__split_plan_reshare(pl, all);
+    }
+    if (rates)
+      snprintf(pl->shares, sizeof pl->shares, "shares from the parts' history");
+    else
+      snprintf(pl->shares, sizeof pl->shares, "%s: no history yet for part %u's device (this run's is kept)",
+               peaks ? "shares from the devices' peak rates" : "equal shares", missing);
+  }
+  free(all);
+  return agree(tr, me, st, "planning,");
+}
+
+hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t planned, split_plan_t *pl,
                                    uint32_t flags) {
   hc_transport_t *tr = set->tr;
   uint32_t me = tr->ops->self(tr), n = tr->ops->count(tr);
@@ -159,6 +196,7 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
     if (me == 0 && n > 1 && (st == HC_OK || st == HC_ERR_VERIFY)) hc_job_note(job, "%s", set->plan);
     return agree(tr, me, st, "the run,");
   }
+  if (set->auto_shares && (st = rank_shares(job, set, pl)) != HC_OK) return st;
   double t0 = hc_now();
   hc_part_t part;
   hc__part_init(&part, set->ctx, pl, me, tr);
@@ -167,6 +205,7 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
   set->rows = part.rows;
   hc__job_set_part(job, &part);
   st = hc_job_run(job, dev, flags);
+  part.end_t = hc_now();
   hc__job_set_part(job, NULL);
   if (st != HC_OK && st != HC_ERR_VERIFY) tr->ops->abort(tr, me);
   hc_status_t run_st = agree(tr, me, st, "the run,");
@@ -179,6 +218,7 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
   if (run_st == HC_ERR_VERIFY) snprintf(verify_msg, sizeof verify_msg, "%s", hc_last_error());
   st = collect(job, set, pl, &part);
   if (st != HC_OK) tr->ops->abort(tr, me);
+  if (st == HC_OK && run_st == HC_OK) hc__history_record_part(job, pl->split.rows, dev, &part, &part.stats);
   hc__part_free_stage(&part);
   if ((st = agree(tr, me, st, "gathering the outputs,")) != HC_OK) {
     hc__job_clear(job);

@@ -175,26 +175,11 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_d
   return st;
 }
 
-/* Each part's rate (rows per second of its own work) and exchange
- * overhead, for later plans (history.c). Both are taken over the
- * workload's timed window (its compute time, ending about when its run
- * returned): a part's exchanges and collectives before it, in the
- * workload's setup, may wait for another part's kernel build, which is
- * not this part's work. When the exchanges leave almost nothing of the
- * window, the part's own work is not known and no sample is kept. */
+/* Each part's sample, and the split's time under its devices, for later
+ * plans (history.c). */
 static void record_parts(hc_job_t *job, const split_plan_t *pl, const hc_devset_t *set, const run_t *r) {
-  for (uint32_t i = 0; i < pl->nparts; i++) {
-    const hc_part_stats_t *s = &set->stats[i];
-    const hc_part_t *p = &r->parts[i].part;
-    const double window = p->end_t - s->compute_s;
-    double in_ops0 = 0, waits0 = 0;
-    for (uint32_t k = 0; k < p->nmarks && p->mark[k].t_end <= window; k++)
-      in_ops0 = p->mark[k].in_ops_s, waits0 = p->mark[k].waits_s;
-    const double in_ops = p->in_ops_s - in_ops0, waits = s->idle_s - waits0, busy = s->compute_s - in_ops;
-    if (busy > HISTORY_MIN_BUSY * s->compute_s)
-      hc__history_record(job, pl->split.rows, set->dev[pl->dev[i]], (double)(s->hi - s->lo) / busy,
-                         in_ops - waits > 0 ? in_ops - waits : 0);
-  }
+  for (uint32_t i = 0; i < pl->nparts; i++)
+    hc__history_record_part(job, pl->split.rows, set->dev[pl->dev[i]], &r->parts[i].part, &set->stats[i]);
   hc_job_times_t t;
   hc_job_times(job, &t);
   hc__history_record_split(job, pl->split.rows, set, pl->dev, pl->nparts, t.compute_s);

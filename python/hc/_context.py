@@ -495,9 +495,10 @@ class Context:
                 check(lib.hc_devset_create(self._handle(), ctypes.byref(ctypes.c_void_p(dev)), 1,
                                            ctypes.byref(devset)))
                 check(lib.hc_devset_set_transport(devset, w.transport))
-                if split is not None:
-                    text = split if isinstance(split, str) else ','.join(repr(float(x)) for x in split)
-                    check(lib.hc_devset_parse_weights(devset, text.encode()))
+                # shares from the history unless given (as hcrun)
+                text = 'auto' if split is None else split if isinstance(split, str) else ','.join(
+                    repr(float(x)) for x in split)
+                check(lib.hc_devset_parse_weights(devset, text.encode()))
                 self._bind_inputs(job, workload, dev, inputs, owned)
                 if output_dir is not None and w.rank == 0:  # rank 0 writes
                     check(lib.hc_job_set_output_dir(job, str(output_dir).encode()))

@@ -193,6 +193,24 @@ def test_report_has_a_row_per_rank():
     assert 'on 2 MPI ranks' in text.stdout and text.stdout.count('  part ') == 2
 
 
+def test_rank_shares_from_the_history(tmp_path):
+    """Over ranks the shares come from each rank's history by default:
+    declared peaks until every rank's device has a figure, then the
+    figures; --split=equal keeps them equal."""
+    env = mpi_env(HC_CACHE_DIR=str(tmp_path / 'cache'))
+    args = ['--backend=cpu', '--workload=jacobi', 'dim=2', 'n=257', 'iters=60', '--json']
+    plans = []
+    for extra in ([], [], ['--split=equal']):
+        r = mpirun(2, args + extra, env=env)
+        assert r.returncode == 0, r.stderr
+        split = json.loads(r.stdout)['split']
+        assert sum(p['hi'] - p['lo'] for p in split['parts']) == 257
+        plans.append(split['plan'])
+    assert "shares from the devices' peak rates: no history yet" in plans[0], plans[0]
+    assert "shares from the parts' history" in plans[1], plans[1]
+    assert 'equal shares, MPI transport' in plans[2], plans[2]
+
+
 def test_ranks_take_rank_zeros_arguments(references, tmp_path):
     """Parameters come from rank 0: rank 1 started with another command
     line still runs rank 0's, so ranks cannot disagree."""

@@ -155,7 +155,7 @@ static hc_status_t prepare(hc_context_t *ctx, const hcrun_options_t *o, single_t
     /* This rank's part of the split over every rank. */
     st = hc_devset_create(ctx, &s->dev, 1, &s->set);
     if (st == HC_OK) st = hc_devset_set_transport(s->set, hcrun_mpi_transport());
-    if (st == HC_OK && o->split) st = hc_devset_parse_weights(s->set, o->split);
+    if (st == HC_OK) st = hc_devset_parse_weights(s->set, o->split ? o->split : "auto");
   }
   if (st == HC_OK && o->output && hcrun_mpi_leads() && ((st = hcrun_prepare_output(o->output)) == HC_OK))
     st = hcrun_check_output_files(s->job, o->output, "");
