@@ -35,7 +35,7 @@ def _run(b, gpus, transport, args, repeat):
         return b.hcrun(['--device=cuda:0'] + args, repeat, env={'HC_MPI': 'off'})
     if transport == 'MPI':
         cmd = [shutil.which('mpirun'), '-n', str(gpus), '--bind-to', 'none', b.hcrun_path, '--json',
-               '--repeat=%d' % repeat, '--device=auto'] + args
+               '--repeat=%d' % repeat, '--device=auto', '--split=equal'] + args
         return b.run_json(cmd, env=MPI_ENV)
     # equal shares of equal GPUs: the scaling, not the planner's choice
     return b.hcrun(['--device=' + ','.join('cuda:%d' % i for i in range(gpus)), '--split=equal'] + args, repeat,
