@@ -833,10 +833,11 @@ static void test_part_fails(void) {
   CU_ASSERT_EQUAL(faulty_live(), flive0);
 }
 
-/* --split=auto: the first run over a set has no history and splits in
- * equal shares; it records each part's rate, and the next run plans from
- * them. A device whose rate does not pay for the exchanges (faulty:0,
- * slowed to 3 ms a launch) is left out with a note, and the run is still
+/* --split=auto: the first run over a set has no history and splits by
+ * the declared peaks (equally here: faulty:0 declares none); it records
+ * each part's rate, and the next run plans from them. A device whose rate
+ * does not pay for the exchanges (faulty:0, slowed to 3 ms a launch) is
+ * left out with a note, and the run is still
  * the single-device run, bit for bit, with its outputs on the set's first
  * device. */
 static void test_history_leaves_out_a_slow_device(void) {
@@ -867,10 +868,14 @@ static void test_history_leaves_out_a_slow_device(void) {
     } else {
       CU_ASSERT_EQUAL(hc_devset_parts(set), 0); /* it ran whole */
       CU_ASSERT_PTR_NOT_NULL(strstr(plan, "ran on cpu:0 alone"));
-      CU_ASSERT_PTR_NOT_NULL(strstr(plan, "faulty:0 left out"));
-      CU_ASSERT_PTR_NOT_NULL(strstr(hc_job_notes(job), "faulty:0 left out"));
+      /* by the rates, or (where cpu:0 runs slowly, as under valgrind) by
+       * the first split's measured time against cpu:0's alone */
+      const char *why = strstr(plan, "faulty:0 left out") ? "faulty:0 left out" : "measured: ";
+      CU_ASSERT_PTR_NOT_NULL(strstr(plan, why));
+      CU_ASSERT_PTR_NOT_NULL(strstr(hc_job_notes(job), why));
     }
-    if (run == 1 && !strstr(plan, "faulty:0 left out")) fprintf(stderr, "plan: %s\n", plan);
+    if (run == 1 && !strstr(plan, "faulty:0 left out") && !strstr(plan, "measured: "))
+      fprintf(stderr, "plan: %s\n", plan);
     hc_field_t *u = hc_job_output(job, "u");
     CU_ASSERT_PTR_NOT_NULL(u);
     if (u) {
