@@ -163,11 +163,15 @@ static double median(const double *v, uint32_t n) {
   return m % 2 ? w[m / 2] : 0.5 * (w[m / 2 - 1] + w[m / 2]);
 }
 
-double hc__history_rate(hc_job_t *job, int64_t rows, const hc_device_t *dev) {
+/* The median rate of the device's samples of kind (NULL: both); 0 when
+ * it has none. */
+static double figure(hc_job_t *job, int64_t rows, const hc_device_t *dev, const char *kind) {
   samples_t s;
-  load(job, rows, hc_device_index(dev), NULL, &s);
+  load(job, rows, hc_device_index(dev), kind, &s);
   return s.n ? median(s.rate, s.n) : 0;
 }
+
+double hc__history_rate(hc_job_t *job, int64_t rows, const hc_device_t *dev) { return figure(job, rows, dev, NULL); }
 
 static double predict(int64_t rows, const double *rate, const double *overhead, const uint32_t *use, uint32_t n) {
   double sum = 0, over = 0;
@@ -182,9 +186,7 @@ static double predict(int64_t rows, const double *rate, const double *overhead, 
  * part's rate leaves out the exchanges and the waits, a whole run's has
  * none to leave out); 0 when it has not run alone. */
 static double alone_rate(hc_job_t *job, int64_t rows, const hc_device_t *dev) {
-  samples_t s;
-  load(job, rows, hc_device_index(dev), "alone", &s);
-  return s.n ? median(s.rate, s.n) : 0;
+  return figure(job, rows, dev, "alone");
 }
 
 /* The highest rate alone among the devices use[0..n), and which (*best);

@@ -18,6 +18,13 @@ void hc__split_plan_free(split_plan_t *pl) {
 
 /* Rows per part from the shares: cumulative rounding, then parts below
  * min_rows take rows from the largest. */
+/* The fewest rows a part may own: the workload's, and never fewer than
+ * its halo. */
+static uint32_t min_rows_of(const split_plan_t *pl) {
+  const uint32_t m = pl->split.min_rows ? pl->split.min_rows : 1;
+  return m < pl->split.halo ? pl->split.halo : m;
+}
+
 static void assign_rows(split_plan_t *pl, int64_t rows, uint32_t min_rows) {
   uint32_t n = pl->nparts;
   double cum = 0;
@@ -68,8 +75,7 @@ hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl) {
   }
   if (pl->split.kind != HC_SPLIT_SLABS && pl->split.kind != HC_SPLIT_REPLICATED)
     return hc_error(HC_ERR_PLUGIN, "workload '%s' declares an unknown split kind %u", wl, pl->split.kind);
-  uint32_t min_rows = pl->split.min_rows ? pl->split.min_rows : 1;
-  if (min_rows < pl->split.halo) min_rows = pl->split.halo;
+  const uint32_t min_rows = min_rows_of(pl);
   if (pl->split.rows < (int64_t)min_rows * parts)
     return hc_error(HC_ERR_PARAM, "more parts than rows: %u %s for %lld %s (each part needs at least %u)", parts,
                     set->tr ? "parts" : "devices", (long long)pl->split.rows,
@@ -104,10 +110,7 @@ hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl) {
     parts = nuse;
   }
   pl->nparts = parts;
-  double total = 0;
-  for (uint32_t i = 0; i < parts; i++) total += weight[i];
-  for (uint32_t i = 0; i < parts; i++) pl->share[i] = weight[i] / total;
-  assign_rows(pl, pl->split.rows, min_rows);
+  hc__split_plan_reshare(pl, weight);
   return HC_OK;
 }
 
@@ -115,9 +118,7 @@ void hc__split_plan_reshare(split_plan_t *pl, const double *weight) {
   double total = 0;
   for (uint32_t i = 0; i < pl->nparts; i++) total += weight[i];
   for (uint32_t i = 0; i < pl->nparts; i++) pl->share[i] = weight[i] / total;
-  uint32_t min_rows = pl->split.min_rows ? pl->split.min_rows : 1;
-  if (min_rows < pl->split.halo) min_rows = pl->split.halo;
-  assign_rows(pl, pl->split.rows, min_rows);
+  assign_rows(pl, pl->split.rows, min_rows_of(pl));
 }
 
 void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t i, hc_transport_t *tr) {

@@ -25,6 +25,14 @@ def _text(b):
     return b.decode(errors='surrogateescape') if b is not None else None
 
 
+def _split_text(split):
+    """Context.run's split= as hc_devset_parse_weights takes it: shares
+    from the performance history unless given (as hcrun)."""
+    if split is None:
+        return b'auto'
+    return (split if isinstance(split, str) else ','.join(repr(float(w)) for w in split)).encode()
+
+
 class Result:
     """One run: .metrics (name -> value), .units, .times, .verified (None,
     True or False) and .verify_message, .notes, .params (effective, as
@@ -495,10 +503,7 @@ class Context:
                 check(lib.hc_devset_create(self._handle(), ctypes.byref(ctypes.c_void_p(dev)), 1,
                                            ctypes.byref(devset)))
                 check(lib.hc_devset_set_transport(devset, w.transport))
-                # shares from the history unless given (as hcrun)
-                text = 'auto' if split is None else split if isinstance(split, str) else ','.join(
-                    repr(float(x)) for x in split)
-                check(lib.hc_devset_parse_weights(devset, text.encode()))
+                check(lib.hc_devset_parse_weights(devset, _split_text(split)))
                 self._bind_inputs(job, workload, dev, inputs, owned)
                 if output_dir is not None and w.rank == 0:  # rank 0 writes
                     check(lib.hc_job_set_output_dir(job, str(output_dir).encode()))
@@ -524,10 +529,7 @@ class Context:
         h = ctypes.c_void_p()
         check(lib.hc_devset_parse(self._handle(), spec.encode(), workload.encode(), ctypes.byref(h)))
         try:
-            # shares from the performance history unless given (as hcrun)
-            text = 'auto' if split is None else split if isinstance(split, str) else ','.join(
-                repr(float(w)) for w in split)
-            check(lib.hc_devset_parse_weights(h, text.encode()))
+            check(lib.hc_devset_parse_weights(h, _split_text(split)))
             st = lib.hc_job_check_split(job, h)
             if st != 0:
                 raise error(5 if st == _ERR_UNSUPPORTED else st)
