@@ -3,6 +3,7 @@
  * the transport, except between parts of one process on one backend with
  * a peer copy: those halos move device to device. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +28,13 @@ void hc__part_free_stage(hc_part_t *p) {
   p->stage_area = 0;
 }
 
-/* The end of an exchange or collective that began at t0: its time into
- * the running total, and a mark while there are marks left. */
-static void op_done(hc_part_t *p, double t0) {
+/* The end of an exchange's half or a collective that began at t0: its
+ * time into the running total, and (at the end of one) a mark while there
+ * are marks left. */
+static void op_done(hc_part_t *p, double t0, int mark) {
   const double now = hc_now();
   p->in_ops_s += now - t0;
-  if (p->nmarks < PART_MARKS) {
+  if (mark && p->nmarks < PART_MARKS) {
     p->mark[p->nmarks].t_end = now;
     p->mark[p->nmarks].in_ops_s = p->in_ops_s;
     p->mark[p->nmarks++].waits_s = p->stats.idle_s;
@@ -66,10 +68,35 @@ static size_t row_bytes(const hc_field_t *f) {
   return rb;
 }
 
-/* Fills the ghost rows of f from the neighbours: rows [lo, lo + below)
- * and [hi - above, hi) are this part's to give, rows [lo - below, lo) and
- * [hi, hi + above) take the neighbours' (counted in rows of f). */
-static hc_status_t exchange_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_t hi, uint32_t below, uint32_t above) {
+/* Whether the transport exchanges in two halves. */
+static int transport_splits(const hc_transport_t *t) {
+  return t->ops->size >= offsetof(hc_transport_ops_t, exchange_end) + sizeof t->ops->exchange_end &&
+         t->ops->exchange_begin && t->ops->exchange_end;
+}
+
+/* A half's time into the part's stats (staging and copies; the waits for
+ * the neighbours count as idle) and, when tracing, a span named what. */
+static void half_done(hc_part_t *p, double t0, double idle0, int end, const char *what, size_t bytes) {
+  p->stats.halo_s += hc_now() - t0 - (p->stats.idle_s - idle0);
+  op_done(p, t0, end);
+  hc__trace_t *trace = hc__trace_enter(p->ctx);
+  if (trace) {
+    char text[32];
+    snprintf(text, sizeof text, "%zu", bytes);
+    hc__trace_host(trace, HC__TRACE_HALO, what, t0, "bytes", text);
+    hc__trace_leave(trace);
+  }
+}
+
+/* Begins filling the ghost rows of f from the neighbours: rows [lo, lo +
+ * below) and [hi - above, hi) are this part's to give (read now, once the
+ * device's queued work is done), rows [lo - below, lo) and [hi, hi +
+ * above) take the neighbours' at the end (counted in rows of f). A
+ * failure aborts the transport, so that no neighbour waits for this part. */
+static hc_status_t begin_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_t hi, uint32_t below, uint32_t above) {
+  if (p->x.active)
+    return hc_error(HC_ERR_INVALID_ARG, "halo exchange: part %u has begun one on field '%s' and not ended it", p->index,
+                    hc_field_name(p->x.f));
   const size_t rb = row_bytes(f);
   /* The device's queued work is compute, not halo: let it finish first. */
   hc_device_t *dev = hc_field_device(f);
@@ -78,8 +105,7 @@ static hc_status_t exchange_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_
     p->tr->ops->abort(p->tr, p->index);
     return st;
   }
-  double t0 = hc_now(), idle0 = p->stats.idle_s;
-  hc__trace_t *trace = hc__trace_enter(p->ctx);
+  const double t0 = hc_now(), idle0 = p->stats.idle_s;
   size_t lo_bytes = below * rb, hi_bytes = above * rb;
   halo_sides_t h = {.lo_bytes = lo_bytes,
                     .hi_bytes = hi_bytes,
@@ -100,46 +126,85 @@ static hc_status_t exchange_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_
     if (staged_lo) st = hc_buffer_read(h.buf, h.own_lo_off, send_lo, staged_lo);
     if (st == HC_OK && staged_hi) st = hc_buffer_read(h.buf, h.own_hi_off, send_hi, staged_hi);
   }
+  int deferred = 0;
+  if (st == HC_OK) {
+    if (h.peer_lo || h.peer_hi)
+      st = hc__inproc_exchange_begin(p->tr, p->index, &h);
+    else if (transport_splits(p->tr))
+      st = p->tr->ops->exchange_begin(p->tr, p->index, h.to_lo, lo_bytes, h.to_hi, hi_bytes, h.from_lo, h.from_hi);
+    else
+      deferred = 1;
+  }
   if (st != HC_OK) {
     /* Fail the exchange for everyone rather than leave them waiting. */
     p->tr->ops->abort(p->tr, p->index);
-    if (trace) hc__trace_leave(trace);
-    return st;
+  } else {
+    p->x.active = 1;
+    p->x.deferred = deferred;
+    p->x.f = f;
+    p->x.h = h;
+    p->x.staged_lo = staged_lo;
+    p->x.staged_hi = staged_hi;
   }
-  if (h.peer_lo || h.peer_hi)
-    st = hc__inproc_exchange(p->tr, p->index, &h, &p->stats.idle_s);
-  else
-    st = p->tr->ops->exchange(p->tr, p->index, h.to_lo, lo_bytes, h.to_hi, hi_bytes, h.from_lo, h.from_hi,
-                              &p->stats.idle_s);
-  if (st == HC_OK && staged_lo) st = hc_buffer_write(h.buf, h.halo_lo_off, h.from_lo, staged_lo);
-  if (st == HC_OK && staged_hi) st = hc_buffer_write(h.buf, h.halo_hi_off, h.from_hi, staged_hi);
-  if (st == HC_OK) {
-    p->stats.halo_bytes += lo_bytes + hi_bytes;
-    p->stats.halo_peer_bytes += lo_bytes + hi_bytes - staged_lo - staged_hi;
-  }
-  /* Staging and copies; the wait for the neighbours counts as idle. */
-  p->stats.halo_s += hc_now() - t0 - (p->stats.idle_s - idle0);
-  op_done(p, t0);
-  if (trace) {
-    char bytes[32];
-    snprintf(bytes, sizeof bytes, "%zu", lo_bytes + hi_bytes);
-    hc__trace_host(trace, HC__TRACE_HALO, "halo exchange", t0, "bytes", bytes);
-    hc__trace_leave(trace);
-  }
+  half_done(p, t0, idle0, 0, "halo exchange begin", staged_lo + staged_hi);
   return st;
 }
 
-HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
-  if (!p || !f) return hc_error(HC_ERR_INVALID_ARG, "hc_part_halo_exchange: NULL argument");
+/* Ends the exchange begin_rows began on f: the neighbours' rows into the
+ * ghost rows. */
+static hc_status_t end_rows(hc_part_t *p, hc_field_t *f, const char *caller) {
+  if (!p->x.active || p->x.f != f)
+    return hc_error(HC_ERR_INVALID_ARG, "%s: no halo exchange of field '%s' was begun on part %u", caller,
+                    hc_field_name(f), p->index);
+  const double t0 = hc_now(), idle0 = p->stats.idle_s;
+  const halo_sides_t *h = &p->x.h;
+  hc_status_t st;
+  if (h->peer_lo || h->peer_hi)
+    st = hc__inproc_exchange_end(p->tr, p->index, &p->stats.idle_s);
+  else if (p->x.deferred)
+    st = p->tr->ops->exchange(p->tr, p->index, h->to_lo, h->lo_bytes, h->to_hi, h->hi_bytes, h->from_lo, h->from_hi,
+                              &p->stats.idle_s);
+  else
+    st = p->tr->ops->exchange_end(p->tr, p->index, &p->stats.idle_s);
+  if (st == HC_OK && p->x.staged_lo) st = hc_buffer_write(h->buf, h->halo_lo_off, h->from_lo, p->x.staged_lo);
+  if (st == HC_OK && p->x.staged_hi) st = hc_buffer_write(h->buf, h->halo_hi_off, h->from_hi, p->x.staged_hi);
+  const size_t bytes = h->lo_bytes + h->hi_bytes;
+  if (st == HC_OK) {
+    p->stats.halo_bytes += bytes;
+    p->stats.halo_peer_bytes += bytes - p->x.staged_lo - p->x.staged_hi;
+  }
+  p->x.active = 0;
+  half_done(p, t0, idle0, 1, "halo exchange", bytes);
+  return st;
+}
+
+/* Checks that f is laid out as the part's [below | own rows | above]. */
+static hc_status_t check_slab(const hc_part_t *p, const hc_field_t *f, const char *caller) {
+  if (!p || !f) return hc_error(HC_ERR_INVALID_ARG, "%s: NULL argument", caller);
   uint32_t rank = hc_field_rank(f);
   const int64_t *shape = hc_field_shape(f);
   int64_t own = p->hi - p->lo;
   if (rank < 1 || shape[0] != own + p->below + p->above)
-    return hc_error(HC_ERR_INVALID_ARG,
-                    "hc_part_halo_exchange: field '%s' has %lld rows along axis 0, the part "
-                    "%u needs %u + %lld + %u",
-                    hc_field_name(f), rank ? (long long)shape[0] : 0LL, p->index, p->below, (long long)own, p->above);
-  return exchange_rows(p, f, p->below, p->below + own, p->below, p->above);
+    return hc_error(HC_ERR_INVALID_ARG, "%s: field '%s' has %lld rows along axis 0, the part %u needs %u + %lld + %u",
+                    caller, hc_field_name(f), rank ? (long long)shape[0] : 0LL, p->index, p->below, (long long)own,
+                    p->above);
+  return HC_OK;
+}
+
+HC_API hc_status_t hc_part_halo_exchange_begin(hc_part_t *p, hc_field_t *f) {
+  hc_status_t st = check_slab(p, f, "hc_part_halo_exchange_begin");
+  if (st != HC_OK) return st;
+  return begin_rows(p, f, p->below, p->hi - p->lo + p->below, p->below, p->above);
+}
+
+HC_API hc_status_t hc_part_halo_exchange_end(hc_part_t *p, hc_field_t *f) {
+  hc_status_t st = check_slab(p, f, "hc_part_halo_exchange_end");
+  return st != HC_OK ? st : end_rows(p, f, "hc_part_halo_exchange_end");
+}
+
+HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
+  hc_status_t st = hc_part_halo_exchange_begin(p, f);
+  return st != HC_OK ? st : end_rows(p, f, "hc_part_halo_exchange");
 }
 
 HC_API hc_status_t hc_part_halo_exchange_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_t hi, uint32_t width) {
@@ -151,14 +216,15 @@ HC_API hc_status_t hc_part_halo_exchange_rows(hc_part_t *p, hc_field_t *f, int64
                     "hc_part_halo_exchange_rows: rows [%lld, %lld) of field '%s' (%lld rows) with %u halo rows: "
                     "the part needs at least %u rows and its halo inside the field",
                     (long long)lo, (long long)hi, hc_field_name(f), (long long)rows, width, width ? width : 1);
-  return exchange_rows(p, f, lo, hi, below, above);
+  hc_status_t st = begin_rows(p, f, lo, hi, below, above);
+  return st != HC_OK ? st : end_rows(p, f, "hc_part_halo_exchange_rows");
 }
 
 /* A collective's time in the part's stats and, when tracing, a span on
  * the calling thread's track. */
 static hc_status_t collective_done(hc_part_t *p, const char *what, double t0, hc_status_t st) {
   p->stats.collective_s += hc_now() - t0;
-  op_done(p, t0);
+  op_done(p, t0, 1);
   p->stats.collectives++;
   hc__trace_t *trace = hc__trace_enter(p->ctx);
   if (trace) {
@@ -282,4 +348,13 @@ HC_API hc_status_t hc_part_own_rows(const hc_part_t *p, hc_field_t **f) {
   hc_field_destroy(*f);
   *f = own;
   return HC_OK;
+}
+
+HC_API int hc_job_split_overlap(const hc_job_t *job) {
+  if (!hc_job_part(job)) return 0;
+  long long mode = 0;                                              /* auto, on, off */
+  if (hc_config_int("HC_SPLIT_OVERLAP", &mode) != HC_OK) mode = 0; /* checked when the context was made */
+  if (mode) return mode == 1;
+  const hc_device_info_t *in = hc_device_info(hc_job_device(job));
+  return in && (in->type == HC_DEVICE_GPU || in->type == HC_DEVICE_ACCELERATOR);
 }

@@ -28,6 +28,22 @@ struct hc_devset {
   double best_single_s;
 };
 
+/* One part's side of a halo exchange (the transport's exchange, widened
+ * for parts in one process). Host rows: to_lo/to_hi go to the neighbours,
+ * from_lo/from_hi receive theirs. A side marked peer moves device to
+ * device instead: the part copies its neighbour's boundary rows out of the
+ * neighbour's buffer into its own halo rows (hc_buffer_copy), and that
+ * side's host pointers are unused. Offsets are bytes into buf. */
+typedef struct halo_sides {
+  const void *to_lo, *to_hi;
+  void *from_lo, *from_hi;
+  size_t lo_bytes, hi_bytes;
+  uint8_t peer_lo, peer_hi;
+  hc_buffer_t *buf;
+  size_t own_lo_off, own_hi_off;   /* my first and last own rows: what the neighbours take */
+  size_t halo_lo_off, halo_hi_off; /* where theirs land */
+} halo_sides_t;
+
 #define PART_MARKS 32
 
 struct hc_part {
@@ -55,6 +71,14 @@ struct hc_part {
     double t_end, in_ops_s, waits_s;
   } mark[PART_MARKS];
   uint32_t nmarks;
+  /* The halo exchange begun (hc_part_halo_exchange_begin) and not ended. */
+  struct {
+    int active;
+    int deferred; /* the transport has no exchange_begin: it all runs at the end */
+    hc_field_t *f;
+    halo_sides_t h;
+    size_t staged_lo, staged_hi;
+  } x;
 };
 /* Releases the part's staging memory. */
 void hc__part_free_stage(hc_part_t *part);
@@ -125,24 +149,12 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
 /* Parts as threads of this process. */
 hc_status_t hc__transport_inproc_create(uint32_t nparts, hc_transport_t **out);
 
-/* One part's side of a halo exchange (the transport's exchange, widened
- * for parts in one process). Host rows: to_lo/to_hi go to the neighbours,
- * from_lo/from_hi receive theirs. A side marked peer moves device to
- * device instead: the part copies its neighbour's boundary rows out of the
- * neighbour's buffer into its own halo rows (hc_buffer_copy), and that
- * side's host pointers are unused. Offsets are bytes into buf. */
-typedef struct halo_sides {
-  const void *to_lo, *to_hi;
-  void *from_lo, *from_hi;
-  size_t lo_bytes, hi_bytes;
-  uint8_t peer_lo, peer_hi;
-  hc_buffer_t *buf;
-  size_t own_lo_off, own_hi_off;   /* my first and last own rows: what the neighbours take */
-  size_t halo_lo_off, halo_hi_off; /* where theirs land */
-} halo_sides_t;
-/* The in-process exchange with peer sides; the neighbours must agree on
- * which sides are peer (HC_ERR_INTERNAL otherwise). */
-hc_status_t hc__inproc_exchange(hc_transport_t *t, uint32_t part, const halo_sides_t *h, double *waited_s);
+/* The in-process exchange with peer sides, in two halves as the
+ * transport's exchange_begin and exchange_end (h is copied); the
+ * neighbours must agree on which sides are peer (HC_ERR_INTERNAL
+ * otherwise). */
+hc_status_t hc__inproc_exchange_begin(hc_transport_t *t, uint32_t part, const halo_sides_t *h);
+hc_status_t hc__inproc_exchange_end(hc_transport_t *t, uint32_t part, double *waited_s);
 /* The in-process all-gather of rows between peer parts: every part copies
  * the others' [off, off + bytes) of their buffers into the same range of
  * its own (hc_buffer_copy). */

@@ -2,7 +2,10 @@
  * is "post what I give, meet at a barrier, take what I need from the
  * others' posts, meet again" (the second meeting keeps a post alive until
  * every part has read it). Reductions combine the posts in rank order, so
- * every part gets the same bits. */
+ * every part gets the same bits. A halo exchange involves neighbours only:
+ * each part posts its sides under the exchange's number, takes each
+ * neighbour's post of the same number, says so, and waits until both
+ * neighbours have taken its own. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,9 +14,11 @@
 #include "partition_internal.h"
 
 typedef struct {
-  const halo_sides_t *halo; /* exchange */
-  const void *mine;         /* allgather */
-  hc_buffer_t *rows_buf;    /* allgather of rows between peers: rows_buf[rows_off, + bytes) */
+  halo_sides_t halo;         /* exchange: the sides posted ... */
+  uint64_t posted;           /* ... by this part's exchange number posted */
+  uint64_t took_lo, took_hi; /* the exchanges whose neighbour's side it has taken */
+  const void *mine;          /* allgather */
+  hc_buffer_t *rows_buf;     /* allgather of rows between peers: rows_buf[rows_off, + bytes) */
   size_t rows_off;
   size_t bytes;
   double values[HC_PART_REDUCE_MAX];
@@ -71,6 +76,7 @@ static hc_status_t take_side(const halo_sides_t *me, int lo, uint32_t rank, uint
   if (sent != want || peer != their_peer)
     return hc_error(HC_ERR_INTERNAL, "halo exchange: part %u sends %zu bytes%s, part %u expects %zu%s", from, sent,
                     their_peer ? " device to device" : "", rank, want, peer ? " device to device" : "");
+  if (!want) return HC_OK;
   if (!peer) {
     memcpy(lo ? me->from_lo : me->from_hi, lo ? theirs->to_hi : theirs->to_lo, want);
     return HC_OK;
@@ -79,28 +85,82 @@ static hc_status_t take_side(const halo_sides_t *me, int lo, uint32_t rank, uint
                         lo ? theirs->own_hi_off : theirs->own_lo_off, want);
 }
 
-/* Post, meet, take from both neighbours, meet again: no part changes the
- * rows it posted until its neighbours have taken them. */
-hc_status_t hc__inproc_exchange(hc_transport_t *tr, uint32_t rank, const halo_sides_t *h, double *waited_s) {
+hc_status_t hc__inproc_exchange_begin(hc_transport_t *tr, uint32_t rank, const halo_sides_t *h) {
   inproc_t *t = (inproc_t *)tr;
-  t->posts[rank].halo = h;
-  hc_status_t st = meet(t, waited_s);
-  if (st != HC_OK) return st;
-  if (rank > 0 && h->lo_bytes) st = take_side(h, 1, rank, rank - 1, t->posts[rank - 1].halo);
-  if (st == HC_OK && rank + 1 < t->n && h->hi_bytes) st = take_side(h, 0, rank, rank + 1, t->posts[rank + 1].halo);
-  hc_status_t st2 = meet(t, waited_s);
-  return st != HC_OK ? st : st2;
+  pthread_mutex_lock(&t->mu);
+  const int ok = !t->aborted;
+  if (ok) {
+    t->posts[rank].halo = *h;
+    t->posts[rank].posted++;
+    pthread_cond_broadcast(&t->cv);
+  }
+  pthread_mutex_unlock(&t->mu);
+  return ok ? HC_OK : aborted_error();
 }
 
-static hc_status_t ip_exchange(hc_transport_t *tr, uint32_t rank, const void *to_lo, size_t lo_bytes, const void *to_hi,
-                               size_t hi_bytes, void *from_lo, void *from_hi, double *waited_s) {
+/* Waits (with t->mu held) until *counter reaches `at` or a part aborted;
+ * 1 when it reached it. */
+static int wait_count(inproc_t *t, const uint64_t *counter, uint64_t at) {
+  while (*counter < at && !t->aborted) pthread_cond_wait(&t->cv, &t->mu);
+  return !t->aborted;
+}
+
+/* Takes each neighbour's side of this exchange (both have the same
+ * number: every part makes the same exchanges), then waits until both
+ * have taken this part's: only then may its posted rows change. A side
+ * that fails to copy is still marked taken, so that the neighbour does not
+ * wait for it; the error is this part's. */
+hc_status_t hc__inproc_exchange_end(hc_transport_t *tr, uint32_t rank, double *waited_s) {
+  inproc_t *t = (inproc_t *)tr;
+  post_t *me = &t->posts[rank];
+  const uint64_t at = me->posted;
+  const int has_lo = rank > 0, has_hi = rank + 1 < t->n;
+  double t0 = hc_now(), copying = 0;
+  hc_status_t st = HC_OK;
+  int ok = 1;
+  for (int lo = 1; lo >= 0 && ok; lo--) {
+    if (!(lo ? has_lo : has_hi)) continue;
+    const uint32_t from = lo ? rank - 1 : rank + 1;
+    pthread_mutex_lock(&t->mu);
+    ok = wait_count(t, &t->posts[from].posted, at);
+    pthread_mutex_unlock(&t->mu);
+    if (!ok) break;
+    /* The neighbour's post stays as it is until it sees this part's mark. */
+    const double c0 = hc_now();
+    hc_status_t side = take_side(&me->halo, lo, rank, from, &t->posts[from].halo);
+    copying += hc_now() - c0;
+    if (st == HC_OK) st = side;
+    pthread_mutex_lock(&t->mu);
+    *(lo ? &me->took_lo : &me->took_hi) = at;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+  }
+  if (ok) {
+    pthread_mutex_lock(&t->mu);
+    ok = (!has_lo || wait_count(t, &t->posts[rank - 1].took_hi, at)) &&
+         (!has_hi || wait_count(t, &t->posts[rank + 1].took_lo, at));
+    pthread_mutex_unlock(&t->mu);
+  }
+  if (waited_s) *waited_s += hc_now() - t0 - copying;
+  if (!ok) return aborted_error();
+  return st;
+}
+
+static hc_status_t ip_exchange_begin(hc_transport_t *tr, uint32_t rank, const void *to_lo, size_t lo_bytes,
+                                     const void *to_hi, size_t hi_bytes, void *from_lo, void *from_hi) {
   const halo_sides_t h = {.to_lo = to_lo,
                           .to_hi = to_hi,
                           .from_lo = from_lo,
                           .from_hi = from_hi,
                           .lo_bytes = lo_bytes,
                           .hi_bytes = hi_bytes};
-  return hc__inproc_exchange(tr, rank, &h, waited_s);
+  return hc__inproc_exchange_begin(tr, rank, &h);
+}
+
+static hc_status_t ip_exchange(hc_transport_t *tr, uint32_t rank, const void *to_lo, size_t lo_bytes, const void *to_hi,
+                               size_t hi_bytes, void *from_lo, void *from_hi, double *waited_s) {
+  hc_status_t st = ip_exchange_begin(tr, rank, to_lo, lo_bytes, to_hi, hi_bytes, from_lo, from_hi);
+  return st == HC_OK ? hc__inproc_exchange_end(tr, rank, waited_s) : st;
 }
 
 static hc_status_t ip_allreduce(hc_transport_t *tr, uint32_t rank, hc_reduce_op_t op, double *values, uint32_t n,
@@ -182,6 +242,8 @@ static const hc_transport_ops_t inproc_ops = {
     .allgather = ip_allgather,
     .abort = ip_abort,
     .destroy = ip_destroy,
+    .exchange_begin = ip_exchange_begin,
+    .exchange_end = hc__inproc_exchange_end,
 };
 
 hc_status_t hc__transport_inproc_create(uint32_t nparts, hc_transport_t **out) {

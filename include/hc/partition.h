@@ -163,6 +163,23 @@ uint32_t hc_part_halo_above(const hc_part_t *part);
  * neighbours' own rows. Every part must call it, with fields of the same
  * dtype and row size. */
 hc_status_t hc_part_halo_exchange(hc_part_t *part, hc_field_t *f);
+/* hc_part_halo_exchange in two halves, so that the part computes while
+ * its halo is on the way: begin takes the rows the neighbours need (they
+ * must be current: it waits for the device's queued work) and starts
+ * sending them; end fills the ghost rows and returns once the neighbours
+ * have what they need. Between the two the part may queue and run work
+ * that neither reads its ghost rows nor writes the rows it gives (its
+ * first and last halo rows of own rows), and makes no other exchange or
+ * collective. Every part calls both, on fields laid out as above; a
+ * part's end without its begin is HC_ERR_INVALID_ARG. */
+hc_status_t hc_part_halo_exchange_begin(hc_part_t *part, hc_field_t *f);
+hc_status_t hc_part_halo_exchange_end(hc_part_t *part, hc_field_t *f);
+/* Whether the job, a part of a split run, should overlap its halo
+ * exchanges with its computation (the halves above): HC_SPLIT_OVERLAP,
+ * whose default (auto) says yes on GPUs and accelerators, whose kernels
+ * run while the host waits for the exchange, and no on cpu devices, whose
+ * launches return when the work is done. 0 for a job that is not split. */
+int hc_job_split_overlap(const hc_job_t *job);
 /* The same for a field every part holds whole (a replicated split whose
  * parts each update their own rows of it, as multigrid's levels): this
  * part's rows [lo, hi) along axis 0 are current; afterwards its `width`

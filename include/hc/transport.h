@@ -82,6 +82,19 @@ typedef struct hc_transport_ops {
   hc_status_t (*write_file)(hc_transport_t *t, uint32_t part, const char *path,
                             const void *head, size_t head_bytes,
                             uint64_t offset, const void *data, size_t bytes);
+  /* Optional (NULL: the core calls exchange at the end instead). The
+   * exchange in two halves, so that a part computes while its halo is on
+   * the way: exchange_begin starts what exchange does (same arguments)
+   * and returns without waiting; exchange_end waits until it is complete.
+   * Until then to_lo, to_hi, from_lo and from_hi stay the transport's.
+   * A part has at most one exchange begun, and makes no other call of the
+   * transport between the halves but abort. */
+  hc_status_t (*exchange_begin)(hc_transport_t *t, uint32_t part,
+                                const void *to_lo, size_t lo_bytes,
+                                const void *to_hi, size_t hi_bytes,
+                                void *from_lo, void *from_hi);
+  hc_status_t (*exchange_end)(hc_transport_t *t, uint32_t part,
+                              double *waited_s);
 } hc_transport_ops_t;
 
 struct hc_transport {

@@ -34,6 +34,10 @@ typedef struct {
   int abort_flag; /* the abort message's payload */
   MPI_Request abort_recv;
   MPI_Request *abort_sends; /* size of them, MPI_REQUEST_NULL where none */
+  /* The halo exchange begun (m_exchange_begin) and not ended: its
+   * requests, where its receives are among them, and their sizes. */
+  MPI_Request halo[4];
+  int nhalo, recv_lo, recv_hi, lo, hi, halo_begun;
 } mpi_t;
 
 /* What agree moves: a part's outcome, and the verdict. */
@@ -131,37 +135,57 @@ static hc_status_t m_barrier(hc_transport_t *tr, uint32_t part, double *waited_s
   return rc != MPI_SUCCESS ? mpi_error(rc, "barrier") : wait_all(t, 1, &r, NULL, 1, waited_s);
 }
 
-static hc_status_t m_exchange(hc_transport_t *tr, uint32_t part, const void *to_lo, size_t lo_bytes, const void *to_hi,
-                              size_t hi_bytes, void *from_lo, void *from_hi, double *waited_s) {
+static hc_status_t m_exchange_begin(hc_transport_t *tr, uint32_t part, const void *to_lo, size_t lo_bytes,
+                                    const void *to_hi, size_t hi_bytes, void *from_lo, void *from_hi) {
   (void)part;
   mpi_t *t = (mpi_t *)tr;
+  if (t->halo_begun) return hc_error(HC_ERR_INTERNAL, "MPI transport: a halo exchange was begun and not ended");
   if (abort_seen(t)) return aborted_error();
   int lo, hi;
   if (!as_count(lo_bytes, &lo) || !as_count(hi_bytes, &hi)) return too_large("a halo", lo_bytes + hi_bytes);
-  MPI_Request r[4];
-  MPI_Status s[4];
-  int k = 0, rc = MPI_SUCCESS, recv_lo = -1, recv_hi = -1;
+  MPI_Request *r = t->halo;
+  int k = 0, rc = MPI_SUCCESS;
+  t->recv_lo = t->recv_hi = -1;
   if (t->rank > 0 && lo) {
-    recv_lo = k;
+    t->recv_lo = k;
     rc = MPI_Irecv(from_lo, lo, MPI_BYTE, t->rank - 1, TAG_HALO_UP, t->data, &r[k++]);
     if (rc == MPI_SUCCESS) rc = MPI_Isend(to_lo, lo, MPI_BYTE, t->rank - 1, TAG_HALO_DOWN, t->data, &r[k++]);
   }
   if (rc == MPI_SUCCESS && t->rank + 1 < t->size && hi) {
-    recv_hi = k;
+    t->recv_hi = k;
     rc = MPI_Irecv(from_hi, hi, MPI_BYTE, t->rank + 1, TAG_HALO_DOWN, t->data, &r[k++]);
     if (rc == MPI_SUCCESS) rc = MPI_Isend(to_hi, hi, MPI_BYTE, t->rank + 1, TAG_HALO_UP, t->data, &r[k++]);
   }
-  hc_status_t st = rc == MPI_SUCCESS ? wait_all(t, k, r, s, 1, waited_s) : mpi_error(rc, "halo exchange");
-  if (rc != MPI_SUCCESS) t->unfinished = 1;
+  if (rc != MPI_SUCCESS) {
+    t->unfinished = 1;
+    return mpi_error(rc, "halo exchange");
+  }
+  t->nhalo = k, t->lo = lo, t->hi = hi, t->halo_begun = 1;
+  return HC_OK;
+}
+
+static hc_status_t m_exchange_end(hc_transport_t *tr, uint32_t part, double *waited_s) {
+  (void)part;
+  mpi_t *t = (mpi_t *)tr;
+  if (!t->halo_begun) return hc_error(HC_ERR_INTERNAL, "MPI transport: no halo exchange was begun");
+  MPI_Status s[4];
+  t->halo_begun = 0;
+  hc_status_t st = wait_all(t, t->nhalo, t->halo, s, 1, waited_s);
   for (int side = 0; side < 2 && st == HC_OK; side++) {
-    int at = side ? recv_hi : recv_lo, got = 0;
+    int at = side ? t->recv_hi : t->recv_lo, got = 0;
     if (at < 0) continue;
     MPI_Get_count(&s[at], MPI_BYTE, &got);
-    if (got != (side ? hi : lo))
+    if (got != (side ? t->hi : t->lo))
       st = hc_error(HC_ERR_INTERNAL, "halo exchange: rank %d sent %d bytes, rank %d expects %d",
-                    t->rank + (side ? 1 : -1), got, t->rank, side ? hi : lo);
+                    t->rank + (side ? 1 : -1), got, t->rank, side ? t->hi : t->lo);
   }
   return st;
+}
+
+static hc_status_t m_exchange(hc_transport_t *tr, uint32_t part, const void *to_lo, size_t lo_bytes, const void *to_hi,
+                              size_t hi_bytes, void *from_lo, void *from_hi, double *waited_s) {
+  hc_status_t st = m_exchange_begin(tr, part, to_lo, lo_bytes, to_hi, hi_bytes, from_lo, from_hi);
+  return st == HC_OK ? m_exchange_end(tr, part, waited_s) : st;
 }
 
 /* allgather (root < 0) or gather to root. Every rank first learns every
@@ -285,7 +309,8 @@ static hc_status_t m_agree(hc_transport_t *tr, uint32_t part, hc_status_t *statu
 static void m_abort(hc_transport_t *tr, uint32_t part) {
   (void)part;
   mpi_t *t = (mpi_t *)tr;
-  if (t->aborted) return; /* this rank told the others already, or another rank did */
+  if (t->halo_begun) t->unfinished = 1; /* its requests stay pending */
+  if (t->aborted) return;               /* this rank told the others already, or another rank did */
   t->aborted = 1;
   static const int one = 1;
   for (int i = 0; i < t->size; i++)
@@ -380,6 +405,8 @@ static const hc_transport_ops_t mpi_ops = {
     .abort = m_abort,
     .destroy = m_destroy,
     .write_file = m_write_file,
+    .exchange_begin = m_exchange_begin,
+    .exchange_end = m_exchange_end,
 };
 
 HC_API hc_status_t hc_mpi_transport_create(MPI_Comm comm, hc_transport_t **out) {

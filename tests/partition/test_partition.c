@@ -192,6 +192,58 @@ static void test_jacobi_bit_identical(void) {
   result_free(&b);
 }
 
+/* HC_SPLIT_OVERLAP=on on cpu parts (auto overlaps on GPUs only): each
+ * part sweeps the rows its neighbours need, begins the exchange, sweeps
+ * the rest and ends it. Every point gets the same arithmetic, so u is the
+ * whole run's bit for bit, with one and two sweeps per pass, parts too
+ * small to overlap (they run the plain pass) among them, the serial
+ * backend's staged halos, and a PoCL part's device kernels, whose result
+ * is the same with the overlap as without. */
+static void test_jacobi_overlap(void) {
+  static const char *params[] = {
+      "dim=3 n=29x17x19 iters=37 dtype=f64",
+      "dim=3 n=31x18x17 iters=41 check=10 dtype=f64 sweeps_per_pass=2",
+      "dim=2 n=40x31 iters=33 dtype=f32 init=eigen sweeps_per_pass=2",
+      "dim=2 n=35x23 iters=30 dtype=f32 f_mode=stored",
+  };
+  static const struct {
+    const char *spec, *weights;
+  } sets[] = {
+      {"cpu:0,cpu:1", NULL},
+      {"cpu:0,cpu:1,cpu:2", "1,5,2"},
+      {"cpu:3,cpu:2,cpu:1,cpu:0", "0.1,0.1,0.1,0.7"},
+      {"serial:0,cpu:1,cpu:2", "2,1,1"},
+  };
+  for (size_t p = 0; p < sizeof params / sizeof *params; p++) {
+    result_t whole = run_on("cpu:0", NULL, "jacobi", params[p], "u");
+    CU_ASSERT_EQUAL_FATAL(whole.st, HC_OK);
+    setenv("HC_SPLIT_OVERLAP", "on", 1);
+    for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+      if (!strncmp(sets[s].spec, "serial", 6) && !th_device("serial")) continue;
+      result_t part = run_on(sets[s].spec, sets[s].weights, "jacobi", params[p], "u");
+      CU_ASSERT_EQUAL(part.st, HC_OK);
+      int same = part.u && part.bytes == whole.bytes && !memcmp(part.u, whole.u, whole.bytes);
+      if (!same) fprintf(stderr, "jacobi %s on %s overlapped: u differs\n", params[p], sets[s].spec);
+      CU_ASSERT(same);
+      result_free(&part);
+    }
+    unsetenv("HC_SPLIT_OVERLAP");
+    result_free(&whole);
+  }
+  if (!th_device("opencl:0")) return;
+  for (size_t p = 0; p < sizeof params / sizeof *params; p++) {
+    if (strstr(params[p], "sweeps_per_pass")) continue; /* the host kernel's */
+    result_t plain = run_on("opencl:0,cpu:0", "3,1", "jacobi", params[p], "u");
+    setenv("HC_SPLIT_OVERLAP", "on", 1);
+    result_t over = run_on("opencl:0,cpu:0", "3,1", "jacobi", params[p], "u");
+    unsetenv("HC_SPLIT_OVERLAP");
+    CU_ASSERT_EQUAL(over.st, HC_OK);
+    CU_ASSERT(plain.u && over.u && plain.bytes == over.bytes && !memcmp(plain.u, over.u, plain.bytes));
+    result_free(&plain);
+    result_free(&over);
+  }
+}
+
 /* With a tolerance the parts stop together, after as many sweeps as the
  * whole run. */
 static void test_jacobi_tolerance(void) {
@@ -283,6 +335,16 @@ static void test_halo_paths(void) {
   CU_ASSERT(bytes == whole.bytes && !memcmp(u, whole.u, bytes));
   CU_ASSERT_EQUAL(peer[0] + peer[1] + peer[2] + peer[3], 0);
   CU_ASSERT_EQUAL(halo[2], 2 * row * sweeps);
+  free(u);
+  /* Exchanges in two halves (the overlap) move the same rows the same ways. */
+  setenv("HC_SPLIT_OVERLAP", "on", 1);
+  u = jacobi_halos(spec, params, &bytes, halo, peer, 4);
+  unsetenv("HC_SPLIT_OVERLAP");
+  CU_ASSERT_FATAL(u != NULL);
+  CU_ASSERT(bytes == whole.bytes && !memcmp(u, whole.u, bytes));
+  CU_ASSERT_EQUAL(halo[1], 2 * row * sweeps);
+  CU_ASSERT_EQUAL(peer[1], row * sweeps);
+  CU_ASSERT_EQUAL(peer[2], 2 * row * sweeps);
   free(u);
   result_free(&whole);
 }
@@ -1040,6 +1102,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_bad_sets);
   CU_ADD_TEST(s, test_cannot_run);
   CU_ADD_TEST(s, test_jacobi_bit_identical);
+  CU_ADD_TEST(s, test_jacobi_overlap);
   CU_ADD_TEST(s, test_jacobi_tolerance);
   CU_ADD_TEST(s, test_jacobi_serial_mixed);
   CU_ADD_TEST(s, test_halo_paths);

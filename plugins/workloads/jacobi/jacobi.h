@@ -132,16 +132,25 @@ typedef struct {
 
 hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_kernels_t *k);
 void jacobi_kernels_destroy(jacobi_kernels_t *k);
-/* One sweep in -> out. */
+/* The rows [r0, r1) of the slowest axis (internal axis ax) that a sweep
+ * updates; jacobi_all_rows gives all of them, [1, n[ax] - 1). */
+typedef struct {
+  int r0, r1;
+} jacobi_rows_t;
+jacobi_rows_t jacobi_all_rows(const jacobi_problem_t *p);
+/* One sweep in -> out over rows (none when r1 <= r0). */
 hc_status_t jacobi_sweep(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *in, hc_buffer_t *out,
-                         hc_buffer_t *f, hc_buffer_t *tab);
+                         hc_buffer_t *f, hc_buffer_t *tab, jacobi_rows_t rows);
 /* sweep2's slice of the scratch per group: a zeroed pad of this many bytes
  * before and after its ring (the whole-row updates of a 2-D ring row read
  * one element past each end), and the slices stay 64-byte aligned. */
 #define JACOBI_RING_PAD_BYTES 64
-/* Two sweeps in -> out in one pass over memory (k->sweep2 only). */
+/* Two sweeps in -> out in one pass over memory (k->sweep2 only): the
+ * second sweep's rows; `in` must hold current values two rows beyond them
+ * on each side (the first sweep runs on them and one more row each side,
+ * in the kernel's own scratch). */
 hc_status_t jacobi_sweep2(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *in, hc_buffer_t *out,
-                          hc_buffer_t *f, hc_buffer_t *tab);
+                          hc_buffer_t *f, hc_buffer_t *tab, jacobi_rows_t rows);
 /* The partial sums of the residual kernel (2 per group) or the compare
  * kernel (4 per group), summed on the host. */
 hc_status_t jacobi_residual(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *u, hc_buffer_t *f,

@@ -374,13 +374,29 @@ static hc_arg_t real_arg(const jacobi_problem_t *p, real_t *slot, double v) {
   return (hc_arg_t){HC_ARG_KIND_SCALAR, sizeof(float), &slot->f};
 }
 
-/* The sweep kernel `kern` (12 arguments; sweep2 also takes the scratch and
- * its streaming flag). */
+jacobi_rows_t jacobi_all_rows(const jacobi_problem_t *p) { return (jacobi_rows_t){1, (int)p->n[p->ax] - 1}; }
+
+/* The sweep kernel `kern` over rows (14 arguments; sweep2 also takes the
+ * scratch and its streaming flag). The launch is the whole sweep's, cut
+ * to the rows on the launch axis of the slowest grid axis. */
 static hc_status_t launch_sweep(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_kernel_t *kern, hc_buffer_t *in,
-                                hc_buffer_t *out, hc_buffer_t *f, hc_buffer_t *tab) {
-  int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2], chunk = k->chunk;
+                                hc_buffer_t *out, hc_buffer_t *f, hc_buffer_t *tab, jacobi_rows_t rows) {
+  int n0 = (int)p->n[0], n1 = (int)p->n[1], n2 = (int)p->n[2], chunk = k->chunk, r0 = rows.r0, r1 = rows.r1;
+  if (r1 <= r0) return HC_OK;
+  const uint32_t axis = p->dim == 3 ? 2 : 1;
+  const size_t count = (size_t)(r1 - r0);
+  size_t global[3] = {k->sweep_global[0], k->sweep_global[1], k->sweep_global[2]}, local[3];
+  memcpy(local, k->sweep_local, sizeof local);
+  if (k->lang == HC_LANG_HOST) {
+    global[axis] = count;
+    local[axis] = local[axis] < count ? local[axis] : count;
+  } else if (p->sweep == SWEEP_MARCH) {
+    global[axis] = ceil_div(count, (size_t)chunk);
+  } else {
+    global[axis] = ceil_div(count, local[axis]) * local[axis];
+  }
   real_t c[4];
-  hc_arg_t a[15] = {HC_ARG_BUF(in),
+  hc_arg_t a[17] = {HC_ARG_BUF(in),
                     HC_ARG_BUF(out),
                     HC_ARG_BUF(f ? f : tab),
                     HC_ARG_BUF(tab),
@@ -392,20 +408,22 @@ static hc_status_t launch_sweep(jacobi_kernels_t *k, const jacobi_problem_t *p, 
                     real_arg(p, &c[2], p->c[2]),
                     real_arg(p, &c[3], p->cf),
                     HC_ARG_VAL(chunk),
+                    HC_ARG_VAL(r0),
+                    HC_ARG_VAL(r1),
                     HC_ARG_BUF(k->scratch),
                     HC_ARG_VAL(k->slice),
                     HC_ARG_VAL(k->stream)};
-  return hc_kernel_launch(kern, k->sweep_dims, k->sweep_global, k->sweep_local, kern == k->sweep2 ? 15 : 12, a);
+  return hc_kernel_launch(kern, k->sweep_dims, global, local, kern == k->sweep2 ? 17 : 14, a);
 }
 
 hc_status_t jacobi_sweep(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *in, hc_buffer_t *out,
-                         hc_buffer_t *f, hc_buffer_t *tab) {
-  return launch_sweep(k, p, k->sweep, in, out, f, tab);
+                         hc_buffer_t *f, hc_buffer_t *tab, jacobi_rows_t rows) {
+  return launch_sweep(k, p, k->sweep, in, out, f, tab, rows);
 }
 
 hc_status_t jacobi_sweep2(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *in, hc_buffer_t *out,
-                          hc_buffer_t *f, hc_buffer_t *tab) {
-  return launch_sweep(k, p, k->sweep2, in, out, f, tab);
+                          hc_buffer_t *f, hc_buffer_t *tab, jacobi_rows_t rows) {
+  return launch_sweep(k, p, k->sweep2, in, out, f, tab, rows);
 }
 
 /* Reads n values per group and combines them: sums, or the max where

@@ -23,8 +23,12 @@
  *
  * Every sweep kernel takes the same arguments (the host side launches them
  * through one helper):
- *   in, out, f, tab, n0, n1, n2, c0, c1, c2, cf, chunk
- * (chunk: planes per work-group of the marching kernel). */
+ *   in, out, f, tab, n0, n1, n2, c0, c1, c2, cf, chunk, r0, r1
+ * (chunk: planes per work-group of the marching kernel). A sweep updates
+ * the rows [r0, r1) of the slowest axis (3-D: i, 2-D: j), [1, n - 1) for
+ * all of them; the launch covers r1 - r0 rows on that axis. A split run
+ * sweeps the rows next to its neighbours first and the rest while its halo
+ * exchange runs. */
 #ifndef JACOBI_REAL
 #define JACOBI_REAL float
 #endif
@@ -65,7 +69,7 @@ typedef float acc_t;
       HC_GLOBAL const JACOBI_REAL *HC_RESTRICT f,                                    \
       HC_GLOBAL const JACOBI_REAL *HC_RESTRICT tab, const int n0, const int n1,      \
       const int n2, const JACOBI_REAL c0, const JACOBI_REAL c1, const JACOBI_REAL c2,              \
-      const JACOBI_REAL cf, const int chunk
+      const JACOBI_REAL cf, const int chunk, const int r0, const int r1
 
 #ifndef JACOBI_SWEEP
 #define JACOBI_SWEEP 0
@@ -76,14 +80,15 @@ typedef float acc_t;
  * memory (the paper's "global memory only" kernel). */
 HC_KERNEL void jacobi_naive(JACOBI_SWEEP_ARGS) {
   const int k = (int)hc_global_id(0) + 1;
-  const int j = (int)hc_global_id(1) + 1;
 #if JACOBI_DIM == 2
-  if (k >= n2 - 1 || j >= n1 - 1) return;
+  const int j = (int)hc_global_id(1) + r0;
+  if (k >= n2 - 1 || j >= r1) return;
   const long c = (long)j * n2 + k;
   out[c] = c2 * (in[c - 1] + in[c + 1]) + c1 * (in[c - n2] + in[c + n2]) + cf * JACOBI_RHS(c, 0, j, k);
 #else
-  const int i = (int)hc_global_id(2) + 1;
-  if (k >= n2 - 1 || j >= n1 - 1 || i >= n0 - 1) return;
+  const int j = (int)hc_global_id(1) + 1;
+  const int i = (int)hc_global_id(2) + r0;
+  if (k >= n2 - 1 || j >= n1 - 1 || i >= r1) return;
   const long s1 = n2, s0 = (long)n1 * n2;
   const long c = (long)i * s0 + (long)j * s1 + k;
   out[c] = c2 * (in[c - 1] + in[c + 1]) + c1 * (in[c - s1] + in[c + s1]) + c0 * (in[c - s0] + in[c + s0]) +
@@ -102,18 +107,18 @@ HC_KERNEL void jacobi_naive(JACOBI_SWEEP_ARGS) {
 HC_KERNEL void jacobi_tiled(JACOBI_SWEEP_ARGS) {
   const int tx = (int)hc_local_id(0), ty = (int)hc_local_id(1);
   const int k = (int)hc_group_id(0) * JACOBI_BX + tx + 1;
-  const int j = (int)hc_group_id(1) * JACOBI_BY + ty + 1;
 #if JACOBI_DIM == 2
+  const int j = (int)hc_group_id(1) * JACOBI_BY + ty + r0;
   HC_LOCAL JACOBI_REAL tile[JACOBI_BY + 2][JACOBI_BX + 2];
-  const int inside = k <= n2 - 1 && j <= n1 - 1;
-  const int active = k < n2 - 1 && j < n1 - 1;
+  const int inside = k <= n2 - 1 && j <= r1;
+  const int active = k < n2 - 1 && j < r1;
   const long c = (long)j * n2 + k;
   if (inside) {
     tile[ty + 1][tx + 1] = in[c];
     if (tx == 0) tile[ty + 1][0] = in[c - 1];
     else if (tx == JACOBI_BX - 1 && k < n2 - 1) tile[ty + 1][JACOBI_BX + 1] = in[c + 1];
     if (ty == 0) tile[0][tx + 1] = in[c - n2];
-    else if (ty == JACOBI_BY - 1 && j < n1 - 1) tile[JACOBI_BY + 1][tx + 1] = in[c + n2];
+    else if (ty == JACOBI_BY - 1 && j < r1) tile[JACOBI_BY + 1][tx + 1] = in[c + n2];
   }
   HC_BARRIER();
   if (active)
@@ -121,10 +126,11 @@ HC_KERNEL void jacobi_tiled(JACOBI_SWEEP_ARGS) {
              cf * JACOBI_RHS(c, 0, j, k);
 #else
   HC_LOCAL JACOBI_REAL tile[JACOBI_BZ + 2][JACOBI_BY + 2][JACOBI_BX + 2];
+  const int j = (int)hc_group_id(1) * JACOBI_BY + ty + 1;
   const int tz = (int)hc_local_id(2);
-  const int i = (int)hc_group_id(2) * JACOBI_BZ + tz + 1;
-  const int inside = k <= n2 - 1 && j <= n1 - 1 && i <= n0 - 1;
-  const int active = k < n2 - 1 && j < n1 - 1 && i < n0 - 1;
+  const int i = (int)hc_group_id(2) * JACOBI_BZ + tz + r0;
+  const int inside = k <= n2 - 1 && j <= n1 - 1 && i <= r1;
+  const int active = k < n2 - 1 && j < n1 - 1 && i < r1;
   const long s1 = n2, s0 = (long)n1 * n2;
   const long c = (long)i * s0 + (long)j * s1 + k;
   if (inside) {
@@ -134,7 +140,7 @@ HC_KERNEL void jacobi_tiled(JACOBI_SWEEP_ARGS) {
     if (ty == 0) tile[tz + 1][0][tx + 1] = in[c - s1];
     else if (ty == JACOBI_BY - 1 && j < n1 - 1) tile[tz + 1][JACOBI_BY + 1][tx + 1] = in[c + s1];
     if (tz == 0) tile[0][ty + 1][tx + 1] = in[c - s0];
-    else if (tz == JACOBI_BZ - 1 && i < n0 - 1) tile[JACOBI_BZ + 1][ty + 1][tx + 1] = in[c + s0];
+    else if (tz == JACOBI_BZ - 1 && i < r1) tile[JACOBI_BZ + 1][ty + 1][tx + 1] = in[c + s0];
   }
   HC_BARRIER();
   if (active)
@@ -290,8 +296,8 @@ HC_KERNEL void JACOBI_MARCH_BOUNDS jacobi_march(JACOBI_SWEEP_ARGS) {
   const int tx = (int)hc_local_id(0), ty = (int)hc_local_id(1);
   const int kt = (int)hc_group_id(0) * JACOBI_BX + 1, jt = (int)hc_group_id(1) * JACOBI_M_TR + 1;
   const int k = kt + tx, j = jt + ty * JACOBI_ROWS; /* the item's column and first row */
-  const int i0 = (int)hc_group_id(2) * chunk + 1;
-  const int i1 = hc_min(i0 + chunk, n0 - 1);
+  const int i0 = (int)hc_group_id(2) * chunk + r0;
+  const int i1 = hc_min(i0 + chunk, r1);
   const long s0 = (long)n1 * n2;
   /* The item's rows that are written: 0 .. nact - 1. */
   const int nact = k < n2 - 1 ? hc_min(hc_max(n1 - 1 - j, 0), JACOBI_ROWS) : 0;

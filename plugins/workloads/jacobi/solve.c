@@ -143,6 +143,52 @@ static hc_status_t setup(run_t *r) {
   return st;
 }
 
+/* One pass of a split run with its halo exchange overlapping the
+ * interior (hc_job_split_overlap), two sweeps in -> out. A side with a
+ * neighbour has two ghost rows; the own rows next to it that the
+ * neighbour needs are swept first, the exchange begins, the rest is swept
+ * while it runs, and it ends. In local rows (nl along the split axis) with
+ * neighbours on both sides:
+ *   one kernel for both sweeps (sweep2, in -> out): rows [2, 4) and
+ *     [nl - 4, nl - 2) (each reads `in` two rows further), then [4, nl - 4);
+ *   two launches, A: in -> mid and B: mid -> in: A [1, 5), B [2, 4), then
+ *     A [nl - 5, nl - 1), B [nl - 4, nl - 2), then A [5, nl - 5), B [4,
+ *     nl - 4), where A reads no row B has written.
+ * Every point gets the arithmetic of the plain pass. 0 with nothing done
+ * when the own rows are too few for an interior (the plain pass runs). */
+static int overlapped_pass(run_t *r, hc_field_t *in, hc_field_t *mid, hc_status_t *st) {
+  jacobi_problem_t *p = r->p;
+  const int nl = (int)p->n[p->ax];
+  const int below = hc_part_halo_below(p->part) > 0, above = hc_part_halo_above(p->part) > 0;
+  const jacobi_rows_t b_mid = {below ? 4 : 1, above ? nl - 4 : nl - 1};
+  const jacobi_rows_t a_mid = {below ? 5 : 1, above ? nl - 5 : nl - 1};
+  if ((!below && !above) || a_mid.r1 <= a_mid.r0) return 0;
+  hc_buffer_t *u = hc_field_buffer(in), *v = hc_field_buffer(mid);
+  hc_field_t *result = r->k.sweep2 ? mid : in;
+  const jacobi_rows_t b_lo = {2, 4}, b_hi = {nl - 4, nl - 2}, a_lo = {1, 5}, a_hi = {nl - 5, nl - 1};
+  hc_status_t s = HC_OK;
+  int begun = 0;
+  if (r->k.sweep2) {
+    if (below) s = jacobi_sweep2(&r->k, p, u, v, r->f, r->tab, b_lo);
+    if (s == HC_OK && above) s = jacobi_sweep2(&r->k, p, u, v, r->f, r->tab, b_hi);
+    if (s == HC_OK) begun = (s = hc_part_halo_exchange_begin(p->part, result)) == HC_OK;
+    if (s == HC_OK) s = jacobi_sweep2(&r->k, p, u, v, r->f, r->tab, b_mid);
+  } else {
+    if (below && (s = jacobi_sweep(&r->k, p, u, v, r->f, r->tab, a_lo)) == HC_OK)
+      s = jacobi_sweep(&r->k, p, v, u, r->f, r->tab, b_lo);
+    if (s == HC_OK && above && (s = jacobi_sweep(&r->k, p, u, v, r->f, r->tab, a_hi)) == HC_OK)
+      s = jacobi_sweep(&r->k, p, v, u, r->f, r->tab, b_hi);
+    if (s == HC_OK) begun = (s = hc_part_halo_exchange_begin(p->part, result)) == HC_OK;
+    if (s == HC_OK && (s = jacobi_sweep(&r->k, p, u, v, r->f, r->tab, a_mid)) == HC_OK)
+      s = jacobi_sweep(&r->k, p, v, u, r->f, r->tab, b_mid);
+  }
+  /* An exchange begun is ended, also after a failed sweep (the part's
+   * neighbours are waiting for it). */
+  hc_status_t e = begun ? hc_part_halo_exchange_end(p->part, result) : HC_OK;
+  *st = s != HC_OK ? s : e;
+  return 1;
+}
+
 /* The sweeps. On return r->u[0] holds the result; *sweeps and *res say how
  * many ran and the last relative residual measured (NAN if none). */
 static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_at, double *compute_s,
@@ -153,6 +199,7 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
   *res = NAN;
   *res_at = -1;
   double t0 = hc_now(), last_res = t0;
+  const int overlap = p->part && hc_job_split_overlap(r->job);
   if ((st = hc_device_timer_begin(r->dev)) != HC_OK) return st;
   while (s < p->iters) {
     /* Two sweeps per pass where no check or the end falls between them:
@@ -161,15 +208,20 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
     const int64_t next_check = (s / p->check + 1) * p->check;
     const int two = (r->k.sweep2 || p->part) && (next_check < p->iters ? next_check : p->iters) - s >= 2;
     hc_buffer_t *u0 = hc_field_buffer(r->u[0]), *u1 = hc_field_buffer(r->u[1]);
-    if (two && r->k.sweep2) {
-      st = jacobi_sweep2(&r->k, p, u0, u1, r->f, r->tab);
-    } else {
-      st = jacobi_sweep(&r->k, p, u0, u1, r->f, r->tab);
-      if (st == HC_OK && two) st = jacobi_sweep(&r->k, p, u1, u0, r->f, r->tab);
-    }
+    const jacobi_rows_t all = jacobi_all_rows(p);
     const int swap = !(two && !r->k.sweep2); /* the result is in u[1] */
-    /* A split run: the neighbours' new rows into the ghost rows. */
-    if (st == HC_OK && p->part) st = hc_part_halo_exchange(p->part, r->u[swap]);
+    if (two && overlap && overlapped_pass(r, r->u[0], r->u[1], &st)) {
+      /* swept and exchanged */
+    } else {
+      if (two && r->k.sweep2) {
+        st = jacobi_sweep2(&r->k, p, u0, u1, r->f, r->tab, all);
+      } else {
+        st = jacobi_sweep(&r->k, p, u0, u1, r->f, r->tab, all);
+        if (st == HC_OK && two) st = jacobi_sweep(&r->k, p, u1, u0, r->f, r->tab, all);
+      }
+      /* A split run: the neighbours' new rows into the ghost rows. */
+      if (st == HC_OK && p->part) st = hc_part_halo_exchange(p->part, r->u[swap]);
+    }
     if (st != HC_OK) break;
     if (swap) {
       hc_field_t *t = r->u[0];
