@@ -21,6 +21,8 @@ Tables:
      best single device); nbody there has 2^18 bodies. Skipped with a line
      where there is no CUDA device.
 Figures: the cpu ratio per part count and workload; the GPU fractions.
+The overlap of halo exchanges with computation has its own module
+(overlap.py).
 """
 import os
 import sys
