@@ -238,7 +238,12 @@ HC_API hc_status_t hc_host_alloc(hc_device_t *d, size_t bytes, void **out) {
   uint32_t kind = HOST_PINNED;
   long long pinned = 1;
   hc_config_int("HC_HOST_PINNED", &pinned); /* a bad value fails the context first */
-  if (!pinned || !ops->host_alloc || ops->host_alloc(d->handle, bytes + HOST_HEAD, (void **)&p) != HC_OK || !p) {
+  if (pinned && ops->host_alloc && ops->host_alloc(d->handle, bytes + HOST_HEAD, (void **)&p) == HC_OK && p &&
+      (uintptr_t)p % HOST_HEAD) {
+    ops->host_free(d->handle, p); /* not aligned as promised: ordinary memory instead */
+    p = NULL;
+  }
+  if (!p) {
     kind = HOST_PLAIN;
     if (posix_memalign((void **)&p, HOST_HEAD, bytes + HOST_HEAD) != 0) p = NULL;
   }

@@ -9,6 +9,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
 #include <CL/cl.h>
+#include <pthread.h>
 
 #include <hc/plugin.h>
 
@@ -28,8 +29,11 @@ typedef struct ocl_state {
   char why[512]; /* status_message when there is no device */
 } ocl_state_t;
 
+typedef struct ocl_pinned ocl_pinned_t;
+
 /* An opened device: its own context, an in-order profiling queue for all
- * work, and a second queue used only to force allocations (memory.c). */
+ * work, and a second queue used only to force allocations (memory.c) and
+ * to map page-locked host memory (host_memory.c). */
 typedef struct ocl_dev {
   ocl_state_t *state;
   ocl_devslot_t *slot;
@@ -45,6 +49,9 @@ typedef struct ocl_dev {
   cl_event *trace_slot;
   int clock_mapped;
   double clock_offset;
+  /* host_alloc's mapped buffers, freed by host_free or at close. */
+  ocl_pinned_t *pinned;
+  pthread_mutex_t pinned_lock;
 } ocl_dev_t;
 
 #define OCL_NARGS_UNKNOWN ((cl_uint)-1)
@@ -104,6 +111,11 @@ size_t ocl_kernel_max_group_size(void *dev, void *kernel);
 
 hc_status_t ocl_launch(void *dev, void *kernel, const hc_launch_t *l);
 hc_status_t ocl_finish(void *dev);
+/* host_memory.c: page-locked host memory (host_alloc, host_free), and
+ * what is left of it released at close. */
+hc_status_t ocl_host_alloc(void *dev, size_t bytes, void **ptr);
+void ocl_host_free(void *dev, void *ptr);
+void ocl_host_teardown(ocl_dev_t *d);
 hc_status_t ocl_timer_begin(void *dev);
 hc_status_t ocl_timer_end(void *dev, double *seconds);
 void ocl_timer_reset(ocl_dev_t *d);

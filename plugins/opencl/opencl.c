@@ -58,6 +58,8 @@ static void ocl_device_close(void *dev) {
   if (!d) return;
   if (d->queue) clFinish(d->queue);
   ocl_timer_reset(d);
+  if (d->aux) ocl_host_teardown(d);
+  pthread_mutex_destroy(&d->pinned_lock);
   if (d->aux) clReleaseCommandQueue(d->aux);
   if (d->queue) clReleaseCommandQueue(d->queue);
   if (d->ctx) clReleaseContext(d->ctx);
@@ -71,6 +73,7 @@ static hc_status_t ocl_device_open(void *state, uint32_t index, void **out) {
   if (!d) return hc_error(HC_ERR_NO_MEMORY, "opencl: out of memory");
   d->state = s;
   d->slot = &s->slots[index];
+  pthread_mutex_init(&d->pinned_lock, NULL);
   cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)d->slot->platform, 0};
   cl_int err = CL_SUCCESS;
   const char *call = "clCreateContext";
@@ -123,6 +126,8 @@ static const hc_backend_ops_t ocl_ops = {
     .trace_command_end = ocl_trace_command_end,
     .trace_time = ocl_trace_time,
     .trace_discard = ocl_trace_discard,
+    .host_alloc = ocl_host_alloc,
+    .host_free = ocl_host_free,
 };
 
 HC_PLUGIN_DESCRIPTOR = {

@@ -85,7 +85,8 @@ static void test_cpu_devices(void) {
 }
 
 /* Halo staging memory: every device gives aligned host memory that its
- * transfers take (page-locked on CUDA, ordinary elsewhere). */
+ * transfers take (page-locked on CUDA, a mapped host buffer on OpenCL,
+ * ordinary on the cpu backend). */
 static void test_host_alloc(void) {
   hc_context_t *ctx = th_context();
   for (uint32_t i = 0; i < hc_device_count(ctx); i++) {
