@@ -12,6 +12,7 @@
 
 #include <hc/plugin.h>
 
+#include "copy.h"
 #include "cpuinfo.h"
 #include "pool.h"
 
@@ -120,47 +121,33 @@ static void cpu_mem_free(void *dev, void *mem) {
   free(mem);
 }
 
+/* Copies and fills run on the device's own threads (copy.c). */
 static hc_status_t cpu_mem_write(void *dev, void *mem, size_t off, const void *src, size_t n) {
-  (void)dev;
-  memcpy((char *)mem + off, src, n);
+  hc_cpu_copy(((cpu_dev_t *)dev)->pool, (char *)mem + off, src, n);
   return HC_OK;
 }
 
 static hc_status_t cpu_mem_read(void *dev, void *mem, size_t off, void *dst, size_t n) {
-  (void)dev;
-  memcpy(dst, (char *)mem + off, n);
+  hc_cpu_copy(((cpu_dev_t *)dev)->pool, dst, (char *)mem + off, n);
   return HC_OK;
 }
 
 static hc_status_t cpu_mem_copy(void *dev, void *dst, size_t doff, void *src, size_t soff, size_t n) {
-  (void)dev;
-  memmove((char *)dst + doff, (char *)src + soff, n);
+  hc_cpu_copy(((cpu_dev_t *)dev)->pool, (char *)dst + doff, (char *)src + soff, n);
   return HC_OK;
 }
 
 /* Two cpu devices share the host's memory: a halo or an output moves
- * between them in one copy instead of two through a staging area. */
+ * between them in one copy instead of two through a staging area, on the
+ * receiving device's threads. */
 static hc_status_t cpu_peer_copy(void *ddev, void *dst, size_t doff, void *sdev, void *src, size_t soff, size_t n) {
-  (void)ddev, (void)sdev;
-  memcpy((char *)dst + doff, (char *)src + soff, n);
+  (void)sdev;
+  hc_cpu_copy(((cpu_dev_t *)ddev)->pool, (char *)dst + doff, (char *)src + soff, n);
   return HC_OK;
 }
 
 static hc_status_t cpu_mem_fill(void *dev, void *mem, size_t off, const void *pat, size_t psize, size_t n) {
-  (void)dev;
-  char *p = (char *)mem + off;
-  if (psize == 1) {
-    memset(p, *(const unsigned char *)pat, n);
-    return HC_OK;
-  }
-  /* Fill one pattern, then double the filled prefix. */
-  memcpy(p, pat, psize);
-  size_t done = psize;
-  while (done < n) {
-    size_t c = done < n - done ? done : n - done;
-    memcpy(p + done, p, c);
-    done += c;
-  }
+  hc_cpu_fill(((cpu_dev_t *)dev)->pool, (char *)mem + off, pat, psize, n);
   return HC_OK;
 }
 
