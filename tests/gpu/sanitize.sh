@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU-side checks of every workload's CUDA kernels on the GPU machine:
 # compute-sanitizer memcheck and racecheck over small runs of each workload
-# (and one pipeline) on cuda:0. Run from the repository root after
+# (and one pipeline) on cuda:0, and memcheck over split runs whose cuda:0
+# part overlaps its halo exchange. Run from the repository root after
 # tests/gpu/run_gpu.sh has set up the machine, or alone:
 #   bash tests/gpu/sanitize.sh            # logs to $OUT (or ./gpu-out)
 # Exit status: 0 when every run is clean, 1 otherwise.
@@ -63,6 +64,26 @@ for tool in ${HC_SANITIZE_TOOLS:-memcheck racecheck}; do
     printf '%-10s %-9s %-55s rc=%-3d %s\n' "$tool" "$w" "$*" "$rc" "$summary"
     [ "$rc" -eq 0 ] || fail=$((fail + 1))
   done
+done
+# Split runs whose halo exchange overlaps the interior (HC_SPLIT_OVERLAP):
+# every sweep kernel over row ranges on cuda:0's part, beside a cpu part.
+splits=(
+  "jacobi dim=3 n=41 iters=12"
+  "jacobi dim=3 n=37x45x29 iters=12 block=8x8x2 f_mode=stored"
+  "jacobi dim=2 n=67x45 iters=12 variant=naive"
+  "jacobi dim=2 n=67x45 iters=12 variant=tiled dtype=f64"
+)
+for r in "${splits[@]}"; do
+  set -- $r
+  w=$1
+  shift
+  total=$((total + 1))
+  echo "=== memcheck split: $w $*" >>"$out/sanitize-memcheck.log"
+  HC_SPLIT_OVERLAP=on "$cs" --tool memcheck --error-exitcode 99 --print-limit 20 $api \
+    build/bin/hcrun --device=cuda:0,cpu:0 --split=0.6,0.4 --workload="$w" "$@" >>"$out/sanitize-memcheck.log" 2>&1
+  rc=$?
+  printf '%-10s %-9s %-55s rc=%-3d\n' memcheck "$w" "split, overlapped: $*" "$rc"
+  [ "$rc" -eq 0 ] || fail=$((fail + 1))
 done
 pipe="jacobi dim=3 n=33 tol=1e-4 iters=2000 @cuda:0 | simpson"
 "$cs" --tool memcheck --error-exitcode 99 $api build/bin/hcrun --pipeline "$pipe" >>"$out/sanitize-memcheck.log" 2>&1
