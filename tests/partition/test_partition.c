@@ -245,6 +245,45 @@ static void test_jacobi_overlap(void) {
   }
 }
 
+/* The part API used wrongly (the test workload "parts",
+ * tests/plugins/parts_workload.c): an exchange's end without its begin, a
+ * second begin, an end on another field, fields of the wrong shape, and
+ * hc_part_own_rows on a field that is neither whole nor a slab are each
+ * refused with HC_ERR_INVALID_ARG, and the split run goes on: the exchange
+ * after them fills every ghost row, and the gathered u is the whole one.
+ * Neighbours on the serial backend exchange through host staging, cpu
+ * devices device to device. */
+static void test_part_api_misuse(void) {
+  static const char *specs[] = {"cpu:0,cpu:1,cpu:2", "serial:0,cpu:1", "cpu:3,serial:0,cpu:1,cpu:0"};
+  const int64_t rows = 40, cols = 8;
+  for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+    if (strstr(specs[i], "serial") && !th_device("serial")) continue;
+    hc_context_t *ctx = th_context();
+    hc_job_t *job = NULL;
+    hc_devset_t *set = NULL;
+    TH_ASSERT_OK(hc_job_create(ctx, "parts", &job));
+    TH_ASSERT_OK(hc_devset_parse(ctx, specs[i], "parts", &set));
+    TH_ASSERT_OK(hc_job_run_split(job, set, 0));
+    CU_ASSERT(hc_devset_parts(set) >= 2);
+    double refused = 0, ghosts = 0;
+    hc_job_metric_find(job, "refused", &refused);
+    hc_job_metric_find(job, "ghosts", &ghosts);
+    CU_ASSERT_EQUAL(refused, 1);
+    CU_ASSERT_EQUAL(ghosts, 1);
+    hc_field_t *u = hc_job_output(job, "u");
+    CU_ASSERT_FATAL(u != NULL && hc_field_bytes(u) == (size_t)(rows * cols) * sizeof(double));
+    double *h = malloc(hc_field_bytes(u));
+    TH_ASSERT_OK(hc_field_read(u, h));
+    int same = 1;
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t c = 0; c < cols; c++) same &= h[r * cols + c] == 1000.0 * (double)r + (double)c;
+    CU_ASSERT(same);
+    free(h);
+    hc_job_destroy(job);
+    hc_devset_destroy(set);
+  }
+}
+
 /* With a tolerance the parts stop together, after as many sweeps as the
  * whole run. */
 static void test_jacobi_tolerance(void) {
@@ -1104,6 +1143,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_cannot_run);
   CU_ADD_TEST(s, test_jacobi_bit_identical);
   CU_ADD_TEST(s, test_jacobi_overlap);
+  CU_ADD_TEST(s, test_part_api_misuse);
   CU_ADD_TEST(s, test_jacobi_tolerance);
   CU_ADD_TEST(s, test_jacobi_serial_mixed);
   CU_ADD_TEST(s, test_halo_paths);

@@ -1,0 +1,131 @@
+/* A test workload that splits (slabs of rows, two ghost rows) and calls
+ * the part API the way a workload should and the ways it should not: an
+ * exchange's end without its begin, a second begin, an end on another
+ * field, a field of the wrong shape, hc_part_own_rows on a field that is
+ * neither whole nor the part's slab. Each misuse must be refused with
+ * HC_ERR_INVALID_ARG and leave the split run working: the exchange that
+ * follows fills the ghost rows with the neighbours' rows.
+ *
+ * u[r][c] = 1000 r + c over rows x cols (global row r); metrics (reduced
+ * over the parts, 1 where every part saw what it should): refused (every
+ * misuse refused), ghosts (the ghost rows hold the neighbours' rows after
+ * the exchange). Output u: the parts' own rows, gathered. */
+#include <hc/partition.h>
+#include <hc/plugin.h>
+#include <stdlib.h>
+
+static const hc_param_spec_t params[] = {
+    {"rows", HC_PARAM_INT, 0, "40", 4, 1e6, NULL, "rows (axis 0, split)"},
+    {"cols", HC_PARAM_INT, 0, "8", 1, 1e6, NULL, "columns"},
+};
+
+static const hc_port_spec_t outputs[] = {
+    {"u", HC_DTYPE_BIT(HC_F64), 2, 2, HC_PORT_PRIMARY, "u[r][c] = 1000 r + c"},
+};
+
+static hc_status_t parts_split(const hc_job_t *job, hc_split_t *split) {
+  split->kind = HC_SPLIT_SLABS;
+  split->rows = hc_job_int(job, "rows");
+  split->halo = 2;
+  split->min_rows = 2;
+  return HC_OK;
+}
+
+/* A field of `rows` rows whose row i holds global row first + i. */
+static hc_status_t make_rows(hc_device_t *dev, int64_t rows, int64_t cols, int64_t first, hc_field_t **out) {
+  int64_t shape[2] = {rows, cols};
+  double *h = malloc((size_t)(rows * cols) * sizeof *h);
+  if (!h) return hc_error(HC_ERR_NO_MEMORY, "parts: out of host memory");
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++) h[r * cols + c] = 1000.0 * (double)(first + r) + (double)c;
+  hc_status_t st = hc_field_create(dev, HC_F64, 2, shape, out);
+  if (st == HC_OK) st = hc_field_write(*out, h);
+  free(h);
+  return st;
+}
+
+/* 1 when st is HC_ERR_INVALID_ARG (a refused misuse). */
+static int refused(hc_status_t st) { return st == HC_ERR_INVALID_ARG; }
+
+/* The misuses, then the exchange; *ok_refused and *ok_ghosts say how it went. */
+static hc_status_t exercise(hc_part_t *part, hc_field_t *u, hc_field_t *twin, hc_field_t *other, double *ok_refused,
+                            double *ok_ghosts) {
+  int ok = refused(hc_part_halo_exchange_end(part, u));       /* end without begin */
+  ok &= refused(hc_part_halo_exchange_begin(part, other));    /* wrong shape */
+  ok &= refused(hc_part_halo_exchange(part, other));          /* wrong shape */
+  hc_field_t *narrowed = other;
+  ok &= refused(hc_part_own_rows(part, &narrowed)) && narrowed == other; /* left as it was */
+  hc_status_t st = hc_part_halo_exchange_begin(part, u);
+  if (st != HC_OK) return st;
+  ok &= refused(hc_part_halo_exchange_begin(part, u)); /* a second begin */
+  ok &= refused(hc_part_halo_exchange_end(part, twin));  /* another field's end */
+  if ((st = hc_part_halo_exchange_end(part, u)) != HC_OK) return st;
+  *ok_refused = ok;
+  const int64_t *shape = hc_field_shape(u), rows = shape[0], cols = shape[1];
+  double *h = malloc((size_t)(rows * cols) * sizeof *h);
+  if (!h) return hc_error(HC_ERR_NO_MEMORY, "parts: out of host memory");
+  int64_t lo;
+  hc_part_range(part, &lo, NULL);
+  const int64_t first = lo - hc_part_halo_below(part);
+  int good = (st = hc_field_read(u, h)) == HC_OK;
+  for (int64_t r = 0; good && r < rows; r++)
+    for (int64_t c = 0; c < cols; c++) good &= h[r * cols + c] == 1000.0 * (double)(first + r) + (double)c;
+  free(h);
+  *ok_ghosts = good;
+  return st;
+}
+
+static hc_status_t parts_run(hc_job_t *job) {
+  hc_device_t *dev = hc_job_device(job);
+  hc_part_t *part = hc_job_part(job);
+  const int64_t cols = hc_job_int(job, "cols");
+  int64_t lo = 0, hi = hc_job_int(job, "rows");
+  hc_part_range(part, &lo, &hi);
+  const uint32_t below = hc_part_halo_below(part), above = hc_part_halo_above(part);
+  hc_field_t *u = NULL, *twin = NULL, *other = NULL;
+  /* The slab with its ghost rows; the ghost rows start wrong (-1). */
+  hc_status_t st = make_rows(dev, hi - lo + below + above, cols, lo - below, &u);
+  if (st == HC_OK && part) {
+    static const double wrong = -1;
+    const size_t row = (size_t)cols * sizeof(double);
+    if (below) st = hc_buffer_fill(hc_field_buffer(u), 0, &wrong, sizeof wrong, below * row);
+    if (st == HC_OK && above)
+      st = hc_buffer_fill(hc_field_buffer(u), (size_t)(hi - lo + below) * row, &wrong, sizeof wrong, above * row);
+  }
+  if (st == HC_OK) st = make_rows(dev, hi - lo + below + above, cols, 0, &twin);
+  if (st == HC_OK) st = make_rows(dev, hi - lo + below + above + 1, cols, 0, &other);
+  double v[2] = {1, 1};
+  if (st == HC_OK && part) st = exercise(part, u, twin, other, &v[0], &v[1]);
+  if (st == HC_OK && part) st = hc_part_allreduce(part, HC_REDUCE_MIN, v, 2);
+  if (st == HC_OK) {
+    hc_job_add_metric(job, "refused", v[0], "");
+    hc_job_add_metric(job, "ghosts", v[1], "");
+    st = hc_part_own_rows(part, &u);
+  }
+  if (st == HC_OK) {
+    st = hc_job_set_output(job, "u", u);
+    u = NULL;
+  }
+  hc_field_destroy(u);
+  hc_field_destroy(twin);
+  hc_field_destroy(other);
+  return st;
+}
+
+static const hc_workload_ops_t parts_ops = {
+    .size = sizeof(hc_workload_ops_t),
+    .languages = HC_LANG_BIT(HC_LANG_HOST) | HC_LANG_BIT(HC_LANG_OPENCL_C) | HC_LANG_BIT(HC_LANG_CUDA_C),
+    HC_WORKLOAD_PARAMS(params),
+    HC_WORKLOAD_OUTPUTS(outputs),
+    .run = parts_run,
+    .split = parts_split,
+};
+
+HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,
+                        HC_ABI_MINOR,
+                        HC_PLUGIN_WORKLOAD,
+                        0,
+                        "parts",
+                        "1.0",
+                        "test workload: the part API, used rightly and wrongly",
+                        &parts_ops};
