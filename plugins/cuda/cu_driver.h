@@ -41,6 +41,7 @@
   X(cuEventCreate)                                                      \
   X(cuEventDestroy)                                                     \
   X(cuEventRecord)                                                      \
+  X(cuEventQuery)                                                       \
   X(cuEventSynchronize)                                                 \
   F(cuEventElapsedTime, "cuEventElapsedTime")                           \
   X(cuMemAlloc)                                                         \

@@ -1,6 +1,12 @@
 /* Timelines: per-command device times for traces (events recorded on the
  * device's stream around each traced command, read against a reference
- * event whose host time is known) and NVTX v3 ranges for Nsight Systems. */
+ * event whose host time is known) and NVTX v3 ranges for Nsight Systems.
+ *
+ * An event record costs the host about a microsecond, so a command queued
+ * while the one before it is still running records only its end: on the
+ * in-order stream it starts when the one before it ends, whose end event
+ * is read first. A command queued on an idle stream records its start
+ * too. */
 #include <stdlib.h>
 
 #include "cuda_internal.h"
@@ -20,7 +26,9 @@ static void nvtx_init(void) { nvtxInitialize(NULL); }
 #endif
 
 typedef struct cuda_trace_rec {
-  CUevent ev[2];               /* recorded before and after the command */
+  CUevent ev[2];               /* recorded before (unless after) and after the command */
+  uint64_t seq;                /* the device's count of records begun */
+  int after;                   /* starts when record seq - 1's command ends: ev[0] unused */
   struct cuda_trace_rec *next; /* in the device's pool */
 } cuda_trace_rec_t;
 
@@ -83,7 +91,13 @@ void *cuda_trace_command_begin(void *dev) {
     return NULL; /* the core times the command on the host */
   cuda_trace_rec_t *r = rec_get(d);
   if (!r) return NULL;
-  if (d->cu->cuEventRecord(r->ev[0], d->stream) != CUDA_SUCCESS) {
+  pthread_mutex_lock(&d->trace_pool_lock);
+  r->seq = ++d->trace_seq;
+  r->after = d->trace_last && d->trace_last->seq == r->seq - 1 &&
+             d->cu->cuEventQuery(d->trace_last->ev[1]) == CUDA_ERROR_NOT_READY;
+  d->trace_last = NULL;
+  pthread_mutex_unlock(&d->trace_pool_lock);
+  if (!r->after && d->cu->cuEventRecord(r->ev[0], d->stream) != CUDA_SUCCESS) {
     rec_put(d, r);
     return NULL;
   }
@@ -95,11 +109,17 @@ void cuda_trace_command_end(void *dev, void *record) {
   cuda_dev_t *d = dev;
   cuda_trace_rec_t *r = record;
   /* a failure shows in trace_time (the event was never recorded) */
-  if (r && cuda_use(d) == HC_OK) (void)d->cu->cuEventRecord(r->ev[1], d->stream);
+  if (!r || cuda_use(d) != HC_OK || d->cu->cuEventRecord(r->ev[1], d->stream) != CUDA_SUCCESS) return;
+  pthread_mutex_lock(&d->trace_pool_lock);
+  if (d->trace_seq == r->seq) d->trace_last = r; /* nothing was begun since */
+  pthread_mutex_unlock(&d->trace_pool_lock);
 }
 
 static void release(cuda_dev_t *d, cuda_trace_rec_t *r) {
   if (!r) return;
+  pthread_mutex_lock(&d->trace_pool_lock);
+  if (d->trace_last == r) d->trace_last = NULL;
+  pthread_mutex_unlock(&d->trace_pool_lock);
   rec_put(d, r); /* an event is recorded again only after it was read */
   __atomic_sub_fetch(&d->trace_outstanding, 1, __ATOMIC_RELAXED);
 }
@@ -110,14 +130,22 @@ hc_status_t cuda_trace_time(void *dev, void *record, double *start, double *end)
   const hc_cu_api_t *cu = d->cu;
   float ms0 = 0, ms1 = 0;
   CUresult e = cuda_use(d) == HC_OK ? cu->cuEventSynchronize(r->ev[1]) : CUDA_ERROR_INVALID_CONTEXT;
-  if (e == CUDA_SUCCESS) e = cu->cuEventElapsedTime(&ms0, d->trace_ref, r->ev[0]);
+  if (e == CUDA_SUCCESS && !r->after) e = cu->cuEventElapsedTime(&ms0, d->trace_ref, r->ev[0]);
   if (e == CUDA_SUCCESS) e = cu->cuEventElapsedTime(&ms1, d->trace_ref, r->ev[1]);
+  const double t1 = d->trace_ref_host + ms1 * 1e-3;
+  pthread_mutex_lock(&d->trace_pool_lock);
+  /* The start of a command queued behind another: that one's end, read
+   * just before (the core reads a device's records in order). */
+  const int known = !r->after || d->trace_read_seq == r->seq - 1;
+  const double t0 = r->after ? d->trace_read_end : d->trace_ref_host + ms0 * 1e-3;
+  if (e == CUDA_SUCCESS) d->trace_read_seq = r->seq, d->trace_read_end = t1;
+  pthread_mutex_unlock(&d->trace_pool_lock);
   release(d, r);
   /* No message: the core falls back to the host's view of the command
    * and the caller's last error stays as it was. */
-  if (e != CUDA_SUCCESS) return HC_ERR_DEVICE;
-  *start = d->trace_ref_host + ms0 * 1e-3;
-  *end = d->trace_ref_host + ms1 * 1e-3;
+  if (e != CUDA_SUCCESS || !known) return HC_ERR_DEVICE;
+  *start = t0;
+  *end = t1;
   return HC_OK;
 }
 

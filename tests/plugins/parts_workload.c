@@ -50,15 +50,15 @@ static int refused(hc_status_t st) { return st == HC_ERR_INVALID_ARG; }
 /* The misuses, then the exchange; *ok_refused and *ok_ghosts say how it went. */
 static hc_status_t exercise(hc_part_t *part, hc_field_t *u, hc_field_t *twin, hc_field_t *other, double *ok_refused,
                             double *ok_ghosts) {
-  int ok = refused(hc_part_halo_exchange_end(part, u));       /* end without begin */
-  ok &= refused(hc_part_halo_exchange_begin(part, other));    /* wrong shape */
-  ok &= refused(hc_part_halo_exchange(part, other));          /* wrong shape */
+  int ok = refused(hc_part_halo_exchange_end(part, u));    /* end without begin */
+  ok &= refused(hc_part_halo_exchange_begin(part, other)); /* wrong shape */
+  ok &= refused(hc_part_halo_exchange(part, other));       /* wrong shape */
   hc_field_t *narrowed = other;
   ok &= refused(hc_part_own_rows(part, &narrowed)) && narrowed == other; /* left as it was */
   hc_status_t st = hc_part_halo_exchange_begin(part, u);
   if (st != HC_OK) return st;
-  ok &= refused(hc_part_halo_exchange_begin(part, u)); /* a second begin */
-  ok &= refused(hc_part_halo_exchange_end(part, twin));  /* another field's end */
+  ok &= refused(hc_part_halo_exchange_begin(part, u));  /* a second begin */
+  ok &= refused(hc_part_halo_exchange_end(part, twin)); /* another field's end */
   if ((st = hc_part_halo_exchange_end(part, u)) != HC_OK) return st;
   *ok_refused = ok;
   const int64_t *shape = hc_field_shape(u), rows = shape[0], cols = shape[1];
