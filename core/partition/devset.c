@@ -9,6 +9,28 @@
 
 #include "partition_internal.h"
 
+/* The length of a device id's backend part ("opencl" of "opencl:1"). */
+static size_t backend_len(const char *id) { return strcspn(id, ":"); }
+
+int hc__shared_hardware(hc_context_t *ctx, uint32_t a, uint32_t b, char *what, size_t n) {
+  hc_device_info_t ia, ib;
+  if (a == b || hc_device_query(ctx, a, &ia) != HC_OK || hc_device_query(ctx, b, &ib) != HC_OK) return 0;
+  const char *na = hc_device_id(ctx, a), *nb = hc_device_id(ctx, b);
+  const char *pa = hc_device_pci_bus_id(ctx, a), *pb = hc_device_pci_bus_id(ctx, b);
+  if (pa && pb && pa[0] && !strcmp(pa, pb)) {
+    snprintf(what, n, "one device (PCI %s)", pa);
+    return 1;
+  }
+  /* One backend's cpu devices have cores of their own (HC_CPU_DEVICES);
+   * two backends' both run on all of the host's. */
+  if (ia.type == HC_DEVICE_CPU && ib.type == HC_DEVICE_CPU &&
+      (backend_len(na) != backend_len(nb) || strncmp(na, nb, backend_len(na)))) {
+    snprintf(what, n, "the host's cores");
+    return 1;
+  }
+  return 0;
+}
+
 static hc_status_t add_device(hc_devset_t *s, uint32_t index, const char *spec, const char *workload) {
   for (uint32_t i = 0; i < s->n; i++)
     if (hc_device_index(s->dev[i]) == index)
@@ -37,8 +59,16 @@ HC_API hc_status_t hc_devset_parse(hc_context_t *ctx, const char *spec, const ch
   if (!s) return hc_error(HC_ERR_NO_MEMORY, "out of host memory");
   hc_status_t st = HC_OK;
   if (!strcmp(spec, "all")) {
-    for (uint32_t i = 0; i < hc_device_count(ctx) && st == HC_OK && s->n < HC_DEVSET_MAX; i++)
-      if (!workload || hc_workload_can_run(ctx, workload, i, NULL)) st = add_device(s, i, spec, NULL);
+    /* Each piece of hardware once: a GPU that two backends show (CUDA and
+     * OpenCL) through the first, the host's cores through the first
+     * backend that has cpu devices. */
+    for (uint32_t i = 0; i < hc_device_count(ctx) && st == HC_OK && s->n < HC_DEVSET_MAX; i++) {
+      char what[64];
+      int taken = 0;
+      for (uint32_t k = 0; k < s->n && !taken; k++)
+        taken = hc__shared_hardware(ctx, hc_device_index(s->dev[k]), i, what, sizeof what);
+      if (!taken && (!workload || hc_workload_can_run(ctx, workload, i, NULL))) st = add_device(s, i, spec, NULL);
+    }
     if (st == HC_OK && !s->n)
       st = hc_error(HC_ERR_PARAM, "device set 'all': no device can run %s%s", workload ? "workload " : "anything",
                     workload ? workload : "");

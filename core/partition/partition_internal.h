@@ -138,6 +138,11 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
  * (before the run, so that its own samples do not count). */
 void hc__history_best_single(hc_job_t *job, hc_devset_t *set, int64_t rows);
 
+/* 1 when the context's devices a and b run on the same hardware (one GPU
+ * shown by two backends, the host's cores by two backends), with what
+ * ("one device (PCI ...)", "the host's cores"). */
+int hc__shared_hardware(hc_context_t *ctx, uint32_t a, uint32_t b, char *what, size_t n);
+
 /* Forgets which outputs the last run left in parts. */
 void hc__devset_forget_outputs(hc_devset_t *set);
 

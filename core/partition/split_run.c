@@ -200,6 +200,20 @@ static hc_status_t outputs_to(hc_job_t *job, hc_device_t *dev) {
   return st;
 }
 
+/* Parts on one piece of hardware take turns on it: say so. */
+static void note_shared_hardware(hc_job_t *job, const hc_devset_t *set, const split_plan_t *pl) {
+  for (uint32_t i = 0; i < pl->nparts; i++)
+    for (uint32_t k = i + 1; k < pl->nparts; k++) {
+      const hc_device_t *a = set->dev[pl->dev[i]], *b = set->dev[pl->dev[k]];
+      char what[64];
+      if (hc__shared_hardware(set->ctx, hc_device_index(a), hc_device_index(b), what, sizeof what))
+        hc_job_note(job,
+                    "%s and %s both run on %s, so their parts take turns and the split may run slower than one "
+                    "of them (--device=all takes such hardware once)",
+                    hc_device_name(a), hc_device_name(b), what);
+    }
+}
+
 HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t flags) {
   if (!job || !set || !set->n) return hc_error(HC_ERR_INVALID_ARG, "hc_job_run_split: NULL or empty argument");
   hc__job_clear(job);
@@ -286,6 +300,7 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
       record_parts(job, &pl, set, r);
       hc__job_set_wall(job, hc_now() - t0);
       hc__devset_describe(set, &pl, tr);
+      note_shared_hardware(job, set, &pl);
       if (unverified) st = hc_error(HC_ERR_VERIFY, "%s", unverified->message);
     } else {
       hc__job_clear(job);

@@ -125,6 +125,11 @@ static void start_locked(hc_context_t *ctx, hc__backend_t *be) {
       continue;
     }
     s->info.size = sizeof s->info;
+    s->pci_bus_id[0] = '\0';
+    if (be->ops.device_pci_bus_id &&
+        be->ops.device_pci_bus_id(be->state, i, s->pci_bus_id, sizeof s->pci_bus_id) != HC_OK)
+      s->pci_bus_id[0] = '\0';
+    s->pci_bus_id[sizeof s->pci_bus_id - 1] = '\0';
     snprintf(s->id, sizeof s->id, "%s:%u", be->plugin.desc->name, i);
     total++;
     be->ndevices++;

@@ -25,6 +25,10 @@ HC_API const char *hc_device_id(const hc_context_t *ctx, uint32_t i) {
   return ctx && have_index(ctx, i) ? ctx->devices[i].id : NULL;
 }
 
+HC_API const char *hc_device_pci_bus_id(const hc_context_t *ctx, uint32_t i) {
+  return ctx && have_index(ctx, i) ? ctx->devices[i].pci_bus_id : NULL;
+}
+
 HC_API hc_status_t hc_device_query(const hc_context_t *ctx, uint32_t i, hc_device_info_t *info) {
   if (!ctx || !info || !have_index(ctx, i))
     return hc_error(HC_ERR_INVALID_ARG, "hc_device_query: device index %u out of range", i);

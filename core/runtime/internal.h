@@ -84,7 +84,8 @@ typedef struct hc__device_slot {
   uint32_t local_index;
   char id[48];
   hc_device_info_t info;
-  hc_device_t *open; /* NULL until opened */
+  char pci_bus_id[32]; /* the backend's device_pci_bus_id, or "" */
+  hc_device_t *open;   /* NULL until opened */
 } hc__device_slot_t;
 
 struct hc_context {

@@ -152,6 +152,11 @@ uint32_t hc_device_count(const hc_context_t *ctx);
 const char *hc_device_id(const hc_context_t *ctx, uint32_t index);
 hc_status_t hc_device_query(const hc_context_t *ctx, uint32_t index,
                             hc_device_info_t *info);
+/* The device's PCI address, "0000:1b:00.0" (domain:bus:device.function),
+ * where its backend can tell, else ""; two backends that show one GPU
+ * (CUDA and OpenCL) give the same. Owned by the context; NULL if index is
+ * out of range. */
+const char *hc_device_pci_bus_id(const hc_context_t *ctx, uint32_t index);
 /* Resolves "B" (first device of backend B), "B:i", or "auto" (the best
  * device: a GPU over an accelerator over a CPU; then more compute). */
 hc_status_t hc_device_find(const hc_context_t *ctx, const char *spec,

@@ -197,6 +197,13 @@ typedef struct hc_backend_ops {
    * what host_alloc gave. Any thread. */
   hc_status_t (*host_alloc)(void *dev, size_t bytes, void **ptr);
   void (*host_free)(void *dev, void *ptr);
+  /* ABI 1.4. The PCI address of device `index` (optional): "0000:1b:00.0"
+   * (domain:bus:device.function, lower case) into out (n bytes), or
+   * HC_ERR_NOT_FOUND where the backend cannot tell (the host's cores).
+   * Two backends that show one GPU give the same address, so that the set
+   * "all" takes it once (hc_device_pci_bus_id). */
+  hc_status_t (*device_pci_bus_id)(void *state, uint32_t index, char *out,
+                                   size_t n);
 } hc_backend_ops_t;
 
 /* ABI 1.0's sizes of the ops tables and spec entries: the smallest sizes

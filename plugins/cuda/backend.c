@@ -111,6 +111,13 @@ static hc_status_t cuda_device_info(void *state, uint32_t index, hc_device_info_
   return HC_OK;
 }
 
+static hc_status_t cuda_device_pci(void *state, uint32_t index, char *out, size_t n) {
+  cuda_state_t *s = state;
+  if (index >= s->ndevices) return hc_error(HC_ERR_NOT_FOUND, "cuda: device %u does not exist", index);
+  cuda_pci_bus_id(&s->cu, s->slots[index].dev, out, n);
+  return HC_OK;
+}
+
 static void cuda_device_close(void *dev);
 
 static hc_status_t cuda_device_open(void *state, uint32_t index, void **out) {
@@ -252,6 +259,7 @@ static const hc_backend_ops_t cuda_ops = {
     .range_pop = cuda_range_pop,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
+    .device_pci_bus_id = cuda_device_pci,
 };
 
 HC_PLUGIN_DESCRIPTOR = {

@@ -92,6 +92,8 @@ static inline hc_status_t cuda_use(cuda_dev_t *d) {
 
 /* devinfo.c: the capability record of one device. */
 hc_status_t cuda_describe(const hc_cu_api_t *cu, CUdevice dev, int driver_version, hc_device_info_t *info, int *cc);
+/* "0000:1b:00.0": the device's PCI address. */
+void cuda_pci_bus_id(const hc_cu_api_t *cu, CUdevice dev, char *out, size_t n);
 /* FP32 and FP64 lanes per SM of a compute capability (0: unknown). */
 void cuda_lanes_per_sm(int cc, int *fp32, int *fp64);
 

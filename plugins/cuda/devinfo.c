@@ -75,3 +75,10 @@ hc_status_t cuda_describe(const hc_cu_api_t *cu, CUdevice dev, int driver_versio
   info->peak_bandwidth_gbs = mem_khz * 1e3 * bus_bits * 2.0 / 8.0 / 1e9;
   return HC_OK;
 }
+
+void cuda_pci_bus_id(const hc_cu_api_t *cu, CUdevice dev, char *out, size_t n) {
+  /* (function 0: a CUDA device is its PCI device's first function) */
+  snprintf(out, n, "%04x:%02x:%02x.0", (unsigned)attr(cu, dev, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID) & 0xffff,
+           (unsigned)attr(cu, dev, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) & 0xff,
+           (unsigned)attr(cu, dev, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID) & 0x1f);
+}

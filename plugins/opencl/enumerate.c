@@ -19,6 +19,11 @@
 #define OCL_DEVICE_SIMD_WIDTH_AMD 0x4041
 #define OCL_DEVICE_SIMD_INSTRUCTION_WIDTH_AMD 0x4042
 #define OCL_DEVICE_WAVEFRONT_WIDTH_AMD 0x4043
+#define OCL_DEVICE_PCI_BUS_ID_NV 0x4008
+#define OCL_DEVICE_PCI_SLOT_ID_NV 0x4009
+#define OCL_DEVICE_PCI_DOMAIN_ID_NV 0x400A
+#define OCL_DEVICE_TOPOLOGY_AMD 0x4037
+#define OCL_DEVICE_PCI_BUS_INFO_KHR 0x410F
 #define OCL_PLATFORM_NOT_FOUND_KHR (-1001) /* cl_khr_icd: no vendor .icd */
 
 /* Copies a string without trailing blanks (some drivers pad names). */
@@ -117,6 +122,35 @@ static void describe_nvidia(cl_device_id d, hc_device_info_t *in) {
   if (in->fp64) in->peak_fp64_gflops = in->peak_fp32_gflops * nv_fp64_ratio(major, minor);
 }
 
+/* The PCI address: cl_khr_pci_bus_info, else the vendors' own queries
+ * (NVIDIA's slot is device << 3 | function; AMD's topology is PCIe's). */
+static void pci_address(cl_device_id d, char *out, size_t n) {
+  cl_uint domain = 0, bus = 0, dev = 0, fn = 0;
+  if (has_extension(d, "cl_khr_pci_bus_info")) {
+    cl_uint v[4] = {0, 0, 0, 0};
+    if (clGetDeviceInfo(d, OCL_DEVICE_PCI_BUS_INFO_KHR, sizeof v, v, NULL) != CL_SUCCESS) return;
+    domain = v[0], bus = v[1], dev = v[2], fn = v[3];
+  } else if (has_extension(d, "cl_nv_device_attribute_query")) {
+    cl_uint slot = 0;
+    if (clGetDeviceInfo(d, OCL_DEVICE_PCI_BUS_ID_NV, sizeof bus, &bus, NULL) != CL_SUCCESS ||
+        clGetDeviceInfo(d, OCL_DEVICE_PCI_SLOT_ID_NV, sizeof slot, &slot, NULL) != CL_SUCCESS)
+      return;
+    if (clGetDeviceInfo(d, OCL_DEVICE_PCI_DOMAIN_ID_NV, sizeof domain, &domain, NULL) != CL_SUCCESS) domain = 0;
+    dev = slot >> 3, fn = slot & 7;
+  } else if (has_extension(d, "cl_amd_device_attribute_query")) {
+    struct {
+      cl_uint type;
+      cl_uchar unused[17], bus, device, function;
+    } t;
+    memset(&t, 0, sizeof t);
+    if (clGetDeviceInfo(d, OCL_DEVICE_TOPOLOGY_AMD, sizeof t, &t, NULL) != CL_SUCCESS || t.type != 1) return;
+    bus = t.bus, dev = t.device, fn = t.function;
+  } else {
+    return;
+  }
+  snprintf(out, n, "%04x:%02x:%02x.%x", domain & 0xffff, bus & 0xff, dev & 0x1f, fn & 7);
+}
+
 static void describe_amd(cl_device_id d, hc_device_info_t *in) {
   unsigned simd = DEV_UINT(d, OCL_DEVICE_SIMD_PER_COMPUTE_UNIT_AMD);
   unsigned width = DEV_UINT(d, OCL_DEVICE_SIMD_WIDTH_AMD);
@@ -192,6 +226,8 @@ static void describe(ocl_devslot_t *slot, const char *platform_name) {
   if (!in->preferred_group_multiple && in->languages)
     in->preferred_group_multiple = (uint32_t)multiple_from_kernel(slot->platform, d);
   if (!in->preferred_group_multiple) in->preferred_group_multiple = 1;
+  slot->pci_bus_id[0] = '\0';
+  if (in->type != HC_DEVICE_CPU) pci_address(d, slot->pci_bus_id, sizeof slot->pci_bus_id);
 }
 
 /* Whether dir exists and can be written, or could be created: its nearest

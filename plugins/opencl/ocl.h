@@ -20,6 +20,7 @@ typedef struct ocl_devslot {
   hc_device_info_t info;
   char platform_version[128]; /* part of the kernel cache key */
   size_t max_items[3];        /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
+  char pci_bus_id[32];        /* "0000:1b:00.0", or "" where the driver cannot tell */
 } ocl_devslot_t;
 
 typedef struct ocl_state {

@@ -46,6 +46,14 @@ static hc_status_t ocl_device_info(void *state, uint32_t index, hc_device_info_t
 
 /* Asynchronous errors the driver reports outside any call (NVIDIA's
  * "CL_OUT_OF_RESOURCES error executing kernel"): into the debug log. */
+static hc_status_t ocl_device_pci(void *state, uint32_t index, char *out, size_t n) {
+  ocl_state_t *s = state;
+  if (index >= s->nslots || !s->slots[index].pci_bus_id[0])
+    return hc_error(HC_ERR_NOT_FOUND, "opencl: no PCI address for device %u", index);
+  snprintf(out, n, "%s", s->slots[index].pci_bus_id);
+  return HC_OK;
+}
+
 static void CL_CALLBACK notify(const char *errinfo, const void *priv, size_t cb, void *user) {
   (void)priv;
   (void)cb;
@@ -128,6 +136,7 @@ static const hc_backend_ops_t ocl_ops = {
     .trace_discard = ocl_trace_discard,
     .host_alloc = ocl_host_alloc,
     .host_free = ocl_host_free,
+    .device_pci_bus_id = ocl_device_pci,
 };
 
 HC_PLUGIN_DESCRIPTOR = {

@@ -848,6 +848,47 @@ static void test_history_measured_split(void) {
   }
 }
 
+/* --device=all takes each piece of hardware once: the cpu backend's
+ * devices (cores of their own), not PoCL's CPU device or the serial test
+ * backend on the same cores, and a GPU that two backends show through the
+ * first of them. An explicit set on shared hardware runs, with a note. */
+static void test_device_set_all(void) {
+  hc_context_t *ctx = th_context();
+  hc_devset_t *set = NULL;
+  TH_ASSERT_OK(hc_devset_parse(ctx, "all", "jacobi", &set));
+  int cpus = 0;
+  const char *cpu_backend = NULL;
+  for (uint32_t i = 0; i < hc_devset_count(set); i++) {
+    const hc_device_t *a = hc_devset_device(set, i);
+    const hc_device_info_t *ia = hc_device_info(a);
+    if (ia->type == HC_DEVICE_CPU) {
+      const char *name = hc_device_name(a);
+      size_t len = strcspn(name, ":");
+      if (!cpu_backend) cpu_backend = name;
+      CU_ASSERT(!strncmp(name, cpu_backend, len) && cpu_backend[len] == ':'); /* one backend's */
+      cpus += !strncmp(name, "cpu:", 4);
+    }
+    const char *pa = hc_device_pci_bus_id(ctx, hc_device_index(a));
+    CU_ASSERT_FATAL(pa != NULL);
+    for (uint32_t k = 0; k < i; k++)
+      CU_ASSERT(!pa[0] || strcmp(pa, hc_device_pci_bus_id(ctx, hc_device_index(hc_devset_device(set, k)))));
+  }
+  CU_ASSERT_EQUAL(cpus, 4); /* HC_CPU_DEVICES=4 */
+  hc_devset_destroy(set);
+  if (!th_device("opencl:0") || hc_device_info(th_device("opencl:0"))->type != HC_DEVICE_CPU) return;
+  hc_job_t *job = NULL;
+  TH_ASSERT_OK(hc_job_create(ctx, "jacobi", &job));
+  TH_ASSERT_OK(hc_job_set_kv(job, "n=33"));
+  TH_ASSERT_OK(hc_job_set_kv(job, "iters=4"));
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,opencl:0", "jacobi", &set));
+  TH_ASSERT_OK(hc_devset_parse_weights(set, "equal"));
+  TH_ASSERT_OK(hc_job_run_split(job, set, 0));
+  const char *notes = hc_job_notes(job);
+  CU_ASSERT(notes && strstr(notes, "cpu:0 and opencl:0 both run on the host's cores"));
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+}
+
 static void test_bad_sets(void) {
   hc_context_t *ctx = th_context();
   hc_devset_t *set = NULL;
@@ -1139,6 +1180,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_cpu_devices);
   CU_ADD_TEST(s, test_host_alloc);
   CU_ADD_TEST(s, test_pipeline_stage_set);
+  CU_ADD_TEST(s, test_device_set_all);
   CU_ADD_TEST(s, test_bad_sets);
   CU_ADD_TEST(s, test_cannot_run);
   CU_ADD_TEST(s, test_jacobi_bit_identical);

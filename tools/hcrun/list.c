@@ -30,15 +30,18 @@ int hcrun_list(hc_context_t *ctx, int json) {
       hc_device_info_t in;
       hc_device_query(ctx, i, &in);
       ndev++;
+      const char *pci = hc_device_pci_bus_id(ctx, i);
       if (json) {
-        json_array_append_new(devs, hcrun_device_json(&in, id));
+        json_t *d = hcrun_device_json(&in, id);
+        if (pci && pci[0]) json_object_set_new(d, "pci_bus_id", hcrun_json_str(pci));
+        json_array_append_new(devs, d);
       } else {
         char langs[64];
         languages_text(in.languages, langs, sizeof langs);
-        printf("    %-10s %s [%s] %u units, %.1f GiB, %s, fp64 %s, local %llu KiB, max group %u%s%s\n", id, in.name,
+        printf("    %-10s %s [%s] %u units, %.1f GiB, %s, fp64 %s, local %llu KiB, max group %u%s%s%s%s\n", id, in.name,
                hc_device_type_name(in.type), in.compute_units, (double)in.global_mem_bytes / (1u << 30), langs,
                in.fp64 ? "yes" : "no", (unsigned long long)in.local_mem_bytes / 1024, in.max_work_group_size,
-               in.platform[0] ? ", platform " : "", in.platform);
+               in.platform[0] ? ", platform " : "", in.platform, pci && pci[0] ? ", pci " : "", pci ? pci : "");
       }
     }
     if (!json && !ndev) printf("    (no devices%s%s)\n", why ? ": " : "", why ? why : "");
