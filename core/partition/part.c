@@ -351,10 +351,15 @@ HC_API hc_status_t hc_part_own_rows(const hc_part_t *p, hc_field_t **f) {
 }
 
 HC_API int hc_job_split_overlap(const hc_job_t *job) {
-  if (!hc_job_part(job)) return 0;
+  const hc_part_t *p = hc_job_part(job);
+  if (!p) return 0;
   long long mode = 0;                                              /* auto, on, off */
   if (hc_config_int("HC_SPLIT_OVERLAP", &mode) != HC_OK) mode = 0; /* checked when the context was made */
   if (mode) return mode == 1;
+  /* A peer copy is queued behind the interior's kernels on the device,
+   * so it gains nothing there: auto overlaps halos that go through host
+   * memory (a side with a neighbour and no peer copy). */
+  const int staged = (p->below && !p->peer_below) || (p->above && !p->peer_above);
   const hc_device_info_t *in = hc_device_info(hc_job_device(job));
-  return in && (in->type == HC_DEVICE_GPU || in->type == HC_DEVICE_ACCELERATOR);
+  return staged && in && (in->type == HC_DEVICE_GPU || in->type == HC_DEVICE_ACCELERATOR);
 }

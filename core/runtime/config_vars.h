@@ -37,7 +37,7 @@
     "0: halos between parts of one process always go through host memory, not the backend's peer copy")            \
   X(HC_SPLIT_OVERLAP, CHOICE, TUNING, "auto", 0, 0, "auto|on|off",                                                 \
     "whether a split run's parts overlap their halo exchanges with computation (jacobi): auto on GPUs and "        \
-    "accelerators, not on cpu devices")                                                                            \
+    "accelerators whose halos go through host memory, not on cpu devices or between peers")                        \
   /* backends */                                                                                                   \
   X(HC_CPU_THREADS, INT, PUBLIC, NULL, 1, 1024, NULL, "threads of the cpu backend (unset: one per online core)")   \
   X(HC_CPU_DEVICES, INT, PUBLIC, "1", 1, 64, NULL,                                                                 \
