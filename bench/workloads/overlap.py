@@ -3,8 +3,9 @@ two halves, hc_part_halo_exchange_begin/end): jacobi 3-D over cuda:0 with
 cuda:1, opencl:1 (the same GPU through OpenCL where that is opencl:1) or
 cpu:0, those present, shares from the single devices' throughputs
 measured in the same run, with HC_SPLIT_OVERLAP=off and with its default
-(auto: GPU parts sweep the rows their neighbours need first and the rest
-while the exchange runs; cpu parts do not). Per set: both compute times,
+(auto: GPU parts whose halo goes through host memory sweep the rows their
+neighbours need first and the rest while the exchange runs; cpu parts and
+peers, such as cuda:0 + cuda:1, do not). Per set: both compute times,
 their ratio, cuda:0's exchange time (its halo and idle time in the
 exchanges) over its compute time without the overlap, and the measured
 overlap: the time the overlap saved over that exchange time (1: all of it
@@ -50,6 +51,7 @@ def run(b):
     b.table('overlap: jacobi 3-D %d^3 f32, %d sweeps, the halo exchange overlapping the interior (compute time, best '
             'of %d)' % (n, iters, repeat),
             ['set', 'shares', 'off, ms', 'auto, ms', 'off / auto', 'exchange / compute (off)', 'hidden'], rows,
-            notes=['off / auto: HC_SPLIT_OVERLAP=off over its default, auto (GPU parts overlap, cpu parts do not); '
+            notes=['off / auto: HC_SPLIT_OVERLAP=off over its default, auto (GPU parts with staged halos overlap; cpu '
+                   'parts and peers do not); '
                    'exchange: cuda:0\'s halo and idle time in the exchanges without the overlap',
                    'hidden: (off - on) over that exchange time, the share of it the overlap saved'])
