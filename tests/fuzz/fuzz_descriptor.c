@@ -201,22 +201,51 @@ static hc_status_t b_host_alloc(void *d, size_t n, void **p) {
   return fz_status();
 }
 static void b_host_free(void *d, void *p) {}
+/* Any bytes, the whole buffer: the core must end the string itself. */
+static hc_status_t b_pci(void *state, uint32_t index, char *out, size_t n) {
+  for (size_t i = 0; i < n; i++) out[i] = (char)fz_u8(&in);
+  return fz_status();
+}
 
 /* The ops in declaration order, so a mask bit can drop each one. */
 static void fill_backend_ops(hc_backend_ops_t *o) {
-  void (*all[])(void) = {
-      (void (*)(void))b_init,           (void (*)(void))b_fini,          (void (*)(void))b_count,
-      (void (*)(void))b_status,         (void (*)(void))b_info,          (void (*)(void))b_open,
-      (void (*)(void))b_close,          (void (*)(void))b_alloc,         (void (*)(void))b_free,
-      (void (*)(void))b_write,          (void (*)(void))b_read,          (void (*)(void))b_copy,
-      (void (*)(void))b_fill,           (void (*)(void))b_host_ptr,      (void (*)(void))b_build,
-      (void (*)(void))b_prog_release,   (void (*)(void))b_kernel,        (void (*)(void))b_kernel_host,
-      (void (*)(void))b_kernel_release, (void (*)(void))b_max_group,     (void (*)(void))b_launch,
-      (void (*)(void))b_finish,         (void (*)(void))b_timer_begin,   (void (*)(void))b_timer_end,
-      (void (*)(void))b_peer,           (void (*)(void))b_native,        (void (*)(void))b_wrap,
-      (void (*)(void))b_unwrap,         (void (*)(void))b_trace_begin,   (void (*)(void))b_trace_end,
-      (void (*)(void))b_trace_time,     (void (*)(void))b_trace_discard, (void (*)(void))b_range_push,
-      (void (*)(void))b_range_pop,      (void (*)(void))b_host_alloc,    (void (*)(void))b_host_free};
+  void (*all[])(void) = {(void (*)(void))b_init,
+                         (void (*)(void))b_fini,
+                         (void (*)(void))b_count,
+                         (void (*)(void))b_status,
+                         (void (*)(void))b_info,
+                         (void (*)(void))b_open,
+                         (void (*)(void))b_close,
+                         (void (*)(void))b_alloc,
+                         (void (*)(void))b_free,
+                         (void (*)(void))b_write,
+                         (void (*)(void))b_read,
+                         (void (*)(void))b_copy,
+                         (void (*)(void))b_fill,
+                         (void (*)(void))b_host_ptr,
+                         (void (*)(void))b_build,
+                         (void (*)(void))b_prog_release,
+                         (void (*)(void))b_kernel,
+                         (void (*)(void))b_kernel_host,
+                         (void (*)(void))b_kernel_release,
+                         (void (*)(void))b_max_group,
+                         (void (*)(void))b_launch,
+                         (void (*)(void))b_finish,
+                         (void (*)(void))b_timer_begin,
+                         (void (*)(void))b_timer_end,
+                         (void (*)(void))b_peer,
+                         (void (*)(void))b_native,
+                         (void (*)(void))b_wrap,
+                         (void (*)(void))b_unwrap,
+                         (void (*)(void))b_trace_begin,
+                         (void (*)(void))b_trace_end,
+                         (void (*)(void))b_trace_time,
+                         (void (*)(void))b_trace_discard,
+                         (void (*)(void))b_range_push,
+                         (void (*)(void))b_range_pop,
+                         (void (*)(void))b_host_alloc,
+                         (void (*)(void))b_host_free,
+                         (void (*)(void))b_pci};
   enum { NOPS = sizeof all / sizeof all[0] };
   _Static_assert(sizeof(hc_backend_ops_t) == offsetof(hc_backend_ops_t, init) + NOPS * sizeof(void (*)(void)),
                  "fill_backend_ops lists every backend op");
