@@ -151,8 +151,10 @@ static hc_status_t begin_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_t h
 }
 
 /* Ends the exchange begin_rows began on f: the neighbours' rows into the
- * ghost rows. */
-static hc_status_t end_rows(hc_part_t *p, hc_field_t *f, const char *caller) {
+ * ghost rows. `queued`: work may have been queued on the device since the
+ * begin (0 when the two halves run back to back: the begin left the
+ * queue empty). */
+static hc_status_t end_rows(hc_part_t *p, hc_field_t *f, const char *caller, int queued) {
   if (!p->x.active || p->x.f != f)
     return hc_error(HC_ERR_INVALID_ARG, "%s: no halo exchange of field '%s' was begun on part %u", caller,
                     hc_field_name(f), p->index);
@@ -168,7 +170,7 @@ static hc_status_t end_rows(hc_part_t *p, hc_field_t *f, const char *caller) {
   hc_status_t st = HC_OK;
   if (h->peer_lo || h->peer_hi) {
     busy0 = hc_now();
-    st = hc_device_finish(dev);
+    if (queued) st = hc_device_finish(dev);
     busy1 = hc_now();
     hc_status_t e = hc__inproc_exchange_end(p->tr, p->index, &p->stats.idle_s);
     if (st == HC_OK) st = e;
@@ -177,7 +179,7 @@ static hc_status_t end_rows(hc_part_t *p, hc_field_t *f, const char *caller) {
                                               h->from_hi, &p->stats.idle_s)
                        : p->tr->ops->exchange_end(p->tr, p->index, &p->stats.idle_s);
     busy0 = hc_now();
-    if (st == HC_OK) st = hc_device_finish(dev);
+    if (st == HC_OK && queued) st = hc_device_finish(dev);
     busy1 = hc_now();
   }
   t0 += busy1 - busy0;
@@ -214,12 +216,12 @@ HC_API hc_status_t hc_part_halo_exchange_begin(hc_part_t *p, hc_field_t *f) {
 
 HC_API hc_status_t hc_part_halo_exchange_end(hc_part_t *p, hc_field_t *f) {
   hc_status_t st = check_slab(p, f, "hc_part_halo_exchange_end");
-  return st != HC_OK ? st : end_rows(p, f, "hc_part_halo_exchange_end");
+  return st != HC_OK ? st : end_rows(p, f, "hc_part_halo_exchange_end", 1);
 }
 
 HC_API hc_status_t hc_part_halo_exchange(hc_part_t *p, hc_field_t *f) {
   hc_status_t st = hc_part_halo_exchange_begin(p, f);
-  return st != HC_OK ? st : end_rows(p, f, "hc_part_halo_exchange");
+  return st != HC_OK ? st : end_rows(p, f, "hc_part_halo_exchange", 0);
 }
 
 HC_API hc_status_t hc_part_halo_exchange_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_t hi, uint32_t width) {
@@ -232,7 +234,7 @@ HC_API hc_status_t hc_part_halo_exchange_rows(hc_part_t *p, hc_field_t *f, int64
                     "the part needs at least %u rows and its halo inside the field",
                     (long long)lo, (long long)hi, hc_field_name(f), (long long)rows, width, width ? width : 1);
   hc_status_t st = begin_rows(p, f, lo, hi, below, above);
-  return st != HC_OK ? st : end_rows(p, f, "hc_part_halo_exchange_rows");
+  return st != HC_OK ? st : end_rows(p, f, "hc_part_halo_exchange_rows", 0);
 }
 
 /* A collective's time in the part's stats and, when tracing, a span on

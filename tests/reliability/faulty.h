@@ -18,6 +18,10 @@ static void (*faulty_arm)(const char *, long);
 static long (*faulty_live)(void);
 static void (*faulty_slow)(double); /* every launch takes this much longer */
 static long (*faulty_calls)(const char *);
+/* hc_faulty_host(offset, fail): host_alloc's memory from now is offset
+ * bytes past a 64-byte boundary, or host_alloc fails; returns its calls
+ * since the last call. */
+static long (*faulty_host)(long, int);
 
 static char faulty_dir[4200];
 
@@ -52,8 +56,9 @@ static int faulty_bind(void) {
   faulty_live = (long (*)(void))dlsym(h, "hc_faulty_live");
   faulty_calls = (long (*)(const char *))dlsym(h, "hc_faulty_calls");
   faulty_slow = (void (*)(double))dlsym(h, "hc_faulty_slow");
+  faulty_host = (long (*)(long, int))dlsym(h, "hc_faulty_host");
   dlclose(h); /* the context keeps it loaded */
-  return faulty_arm && faulty_live && faulty_calls && faulty_slow;
+  return faulty_arm && faulty_live && faulty_calls && faulty_slow && faulty_host;
 }
 
 #endif

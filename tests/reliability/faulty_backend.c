@@ -18,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L /* nanosleep, under -std=c11 too */
 #include <hc/config.h>
 #include <hc/plugin.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,8 @@ static const char *const op_names[] = {
 };
 
 static long calls[OP_COUNT], fail_at[OP_COUNT], live;
-static long slow_ns; /* each launch sleeps this long (hc_faulty_slow) */
+static long slow_ns;                            /* each launch sleeps this long (hc_faulty_slow) */
+static long host_offset, host_fail, host_calls; /* hc_faulty_host */
 
 /* A slow device, for the split planner's tests: every launch takes
  * `seconds` longer (0: as fast as it can). */
@@ -49,6 +51,16 @@ HC_PLUGIN_EXPORT void hc_faulty_arm(const char *op, long k) {
     fail_at[i] = 0;
     if (op && !strcmp(op, op_names[i])) fail_at[i] = k;
   }
+}
+/* host_alloc from now: its memory `offset` bytes past a 64-byte boundary
+ * (0: aligned as the contract says), or failing (fail != 0); returns the
+ * calls of host_alloc since the last call of this. */
+HC_PLUGIN_EXPORT long hc_faulty_host(long offset, int fail) {
+  long calls_before = host_calls;
+  host_offset = offset > 0 && offset < 64 ? offset : 0;
+  host_fail = fail;
+  host_calls = 0;
+  return calls_before;
 }
 HC_PLUGIN_EXPORT long hc_faulty_live(void) { return live; }
 HC_PLUGIN_EXPORT long hc_faulty_calls(const char *op) {
@@ -178,6 +190,25 @@ static hc_status_t f_fill(void *dev, void *mem, size_t off, const void *pat, siz
   for (size_t i = 0; st == HC_OK && i < n; i += ps) memcpy((char *)mem + off + i, pat, ps);
   return st;
 }
+/* The block starts 64 bytes before what host_alloc gave, whatever the
+ * offset, so that host_free finds it. */
+static hc_status_t f_host_alloc(void *dev, size_t bytes, void **ptr) {
+  (void)dev;
+  host_calls++;
+  if (host_fail) return hc_error(HC_ERR_DEVICE, "faulty: injected failure of host_alloc");
+  char *block = NULL;
+  if (posix_memalign((void **)&block, 64, bytes + 64) != 0)
+    return hc_error(HC_ERR_NO_MEMORY, "faulty: cannot allocate %zu bytes of host memory", bytes);
+  live++;
+  *ptr = block + 64 + host_offset;
+  return HC_OK;
+}
+static void f_host_free(void *dev, void *ptr) {
+  (void)dev;
+  if (!ptr) return;
+  live--;
+  free((char *)ptr - 64 - ((uintptr_t)ptr % 64));
+}
 static void *f_host_ptr(void *dev, void *mem) { return ((faulty_dev_t *)dev)->index ? mem : NULL; }
 static hc_status_t f_kernel(void *dev, hc_host_kernel_fn fn, void **k) {
   (void)dev;
@@ -265,6 +296,8 @@ static const hc_backend_ops_t faulty_ops = {
     .finish = f_finish,
     .timer_begin = f_tbegin,
     .timer_end = f_tend,
+    .host_alloc = f_host_alloc,
+    .host_free = f_host_free,
 };
 
 HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,

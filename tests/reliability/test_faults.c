@@ -17,7 +17,12 @@
  *   failing in turn (every call for short runs, a spread of them for long
  *   ones): the run fails with the injected message, every buffer and
  *   kernel is given back (the backend counts them; ASan and valgrind see
- *   host leaks), and the same job then runs again and verifies. */
+ *   host leaks), and the same job then runs again and verifies.
+ * - host memory (hc_host_alloc) on that backend: its page-locked memory
+ *   when it keeps the contract; ordinary 64-byte-aligned memory, with the
+ *   backend's given back, when its memory is misaligned or it fails; none
+ *   of its memory with HC_HOST_PINNED=0. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,6 +367,54 @@ static void test_injected_faults(void) {
   printf("    %ld fault-injected runs in all\n", total_runs);
 }
 
+/* One hc_host_alloc of 1000 bytes on dev: aligned, every byte usable;
+ * returns the backend's host_alloc calls and how many of its blocks the
+ * memory held while it lived. */
+static void host_alloc_once(hc_device_t *dev, long offset, int fail, long *calls, long *held) {
+  faulty_host(offset, fail);
+  long live0 = faulty_live();
+  unsigned char *p = NULL;
+  TH_ASSERT_OK(hc_host_alloc(dev, 1000, (void **)&p));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  CU_ASSERT_EQUAL((uintptr_t)p % 64, 0);
+  for (int i = 0; i < 1000; i++) p[i] = (unsigned char)i;
+  int same = 1;
+  for (int i = 0; i < 1000; i++) same &= p[i] == (unsigned char)i;
+  CU_ASSERT(same);
+  *held = faulty_live() - live0;
+  hc_host_free(dev, p);
+  CU_ASSERT_EQUAL(faulty_live(), live0);
+  *calls = faulty_host(0, 0);
+}
+
+static void test_host_memory(void) {
+  hc_device_t *dev = th_device("faulty");
+  if (!dev) return;
+  CU_ASSERT_FATAL(faulty_bind());
+  long calls, held;
+  host_alloc_once(dev, 0, 0, &calls, &held); /* the backend's, kept */
+  CU_ASSERT_EQUAL(calls, 1);
+  CU_ASSERT_EQUAL(held, 1);
+  host_alloc_once(dev, 8, 0, &calls, &held); /* misaligned: given back at once */
+  CU_ASSERT_EQUAL(calls, 1);
+  CU_ASSERT_EQUAL(held, 0);
+  host_alloc_once(dev, 0, 1, &calls, &held); /* failing: ordinary memory */
+  CU_ASSERT_EQUAL(calls, 1);
+  CU_ASSERT_EQUAL(held, 0);
+  setenv("HC_HOST_PINNED", "0", 1);
+  host_alloc_once(dev, 0, 0, &calls, &held); /* not asked */
+  unsetenv("HC_HOST_PINNED");
+  CU_ASSERT_EQUAL(calls, 0);
+  CU_ASSERT_EQUAL(held, 0);
+  hc_host_free(dev, NULL); /* nothing */
+  /* A backend without the PCI query: "" for its devices, NULL past the
+   * last device. */
+  uint32_t n = hc_device_count(th_context());
+  CU_ASSERT_STRING_EQUAL(hc_device_pci_bus_id(th_context(), hc_device_index(dev)), "");
+  CU_ASSERT_PTR_NULL(hc_device_pci_bus_id(th_context(), n));
+  CU_ASSERT_PTR_NULL(hc_device_pci_bus_id(NULL, 0));
+}
+
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("device faults", faulty_setup, NULL);
   CU_ADD_TEST(s, test_oversized_allocation);
@@ -369,6 +422,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_failing_kernels_opencl);
   CU_ADD_TEST(s, test_failing_kernels_cuda);
   CU_ADD_TEST(s, test_injected_faults);
+  CU_ADD_TEST(s, test_host_memory);
 }
 
 TH_MAIN(register_tests)
