@@ -14,7 +14,10 @@
  * devices are left out, slowest first, while the run predicted without one
  * is faster: rows / (sum of the rates) plus the largest overhead, none for
  * one device alone. Where the split so chosen has run before and took
- * longer than its fastest device alone, that device runs alone. */
+ * longer than its fastest device alone, that device runs alone. A device
+ * without samples may have a calibrating run's (hc__history_calibrate):
+ * a short run of the configuration alone, its rate scaled to the whole
+ * run's work, used only until the device has samples of its own. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,12 +103,14 @@ static void load_key(const char *key, samples_t *s) {
   free(text);
 }
 
-/* The device's samples of one kind, or of both (kind NULL). */
+/* The device's samples of one kind ("alone", "part", "calibration"), or of
+ * its runs (kind NULL: alone and part). */
 static void load(hc_job_t *job, int64_t rows, uint32_t index, const char *kind, samples_t *s) {
   memset(s, 0, sizeof *s);
   char key[33];
   if ((!kind || !strcmp(kind, "alone")) && device_key(key, job, rows, index, "alone")) load_key(key, s);
   if ((!kind || !strcmp(kind, "part")) && device_key(key, job, rows, index, "part")) load_key(key, s);
+  if (kind && !strcmp(kind, "calibration") && device_key(key, job, rows, index, "calibration")) load_key(key, s);
 }
 
 /* Adds a sample in front of key's, keeping the newest HISTORY_SAMPLES. A
@@ -204,9 +209,14 @@ static double best_alone(hc_job_t *job, const hc_devset_t *set, int64_t rows, co
 int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double *weight, uint32_t *use, uint32_t *nuse,
                      char *why, size_t why_size) {
   double rate[HC_DEVSET_MAX], overhead[HC_DEVSET_MAX];
+  uint32_t calibrated = 0;
   for (uint32_t i = 0; i < set->n; i++) {
     samples_t s;
     load(job, rows, hc_device_index(set->dev[i]), NULL, &s);
+    if (!s.n) { /* no run of its own yet: its short calibrating run, if it had one */
+      load(job, rows, hc_device_index(set->dev[i]), "calibration", &s);
+      calibrated += s.n > 0;
+    }
     if (!s.n) {
       /* This run calibrates. Shares from the devices' declared fp32 peaks
        * where every device declares one (a GPU beside the host's cores
@@ -265,14 +275,55 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
       return 1;
     }
   }
+  const char *source = calibrated == set->n ? "shares from short calibrating runs"
+                       : calibrated         ? "shares from the history and short calibrating runs"
+                                            : "shares from the history";
   if (dropped[0])
     snprintf(why, why_size,
-             "shares from the history; %s left out: the history predicts %.3g s without, %.3g s with (its rate "
-             "does not pay for the exchanges)",
-             dropped, now, all);
+             "%s; %s left out: the history predicts %.3g s without, %.3g s with (its rate does not pay for the "
+             "exchanges)",
+             source, dropped, now, all);
   else
-    snprintf(why, why_size, "shares from the history (predicted %.3g s)", all);
+    snprintf(why, why_size, "%s (predicted %.3g s)", source, all);
   return 1;
+}
+
+hc_status_t hc__history_calibrate(hc_job_t *job, const hc_devset_t *set, const hc_split_t *split, int *calibrated) {
+  *calibrated = 0;
+  if (!HC_SPLIT_HAS_CALIBRATE(split) || !memchr(split->calibrate, '\0', sizeof split->calibrate) ||
+      !split->calibrate[0] || !(split->calibrate_work > 0 && split->calibrate_work <= 1) || !hc_cache_enabled())
+    return HC_OK;
+  const char *wl = hc_job_workload(job);
+  for (uint32_t i = 0; i < set->n; i++) {
+    hc_device_t *dev = set->dev[i];
+    const uint32_t index = hc_device_index(dev);
+    samples_t s;
+    char key[33];
+    load(job, split->rows, index, NULL, &s);
+    if (s.n || !device_key(key, job, split->rows, index, "calibration")) continue;
+    load_key(key, &s);
+    if (s.n) continue;
+    hc_job_t *short_run = NULL;
+    hc_status_t st = hc__job_clone(job, &short_run);
+    char params[sizeof split->calibrate], *save = NULL;
+    memcpy(params, split->calibrate, sizeof params);
+    for (char *kv = strtok_r(params, " ", &save); kv && st == HC_OK; kv = strtok_r(NULL, " ", &save))
+      if (hc_job_set_kv(short_run, kv) != HC_OK)
+        st = hc_error(HC_ERR_PLUGIN, "workload '%s' declares a calibrating run with '%s', which it refuses: %s", wl, kv,
+                      hc_last_error());
+    if (st == HC_OK && (st = hc_job_run(short_run, dev, 0)) != HC_OK)
+      st = hc_error(st, "the calibrating run of '%s' (%s) on %s: %s", wl, split->calibrate, hc_device_name(dev),
+                    hc_last_error());
+    hc_job_times_t t = {0};
+    if (st == HC_OK) hc_job_times(short_run, &t);
+    hc_job_destroy(short_run);
+    if (st != HC_OK) return st;
+    if (t.compute_s > 0) {
+      store_key(key, (double)split->rows * split->calibrate_work / t.compute_s, -1);
+      *calibrated = 1;
+    }
+  }
+  return HC_OK;
 }
 
 /* Only runs of a device alone count here (alone_rate). */

@@ -124,6 +124,15 @@ void hc__history_record_part(hc_job_t *job, int64_t rows, hc_device_t *dev, cons
 /* The device's figure for the job: the median rate of its samples, 0 when
  * it has none. */
 double hc__history_rate(hc_job_t *job, int64_t rows, const hc_device_t *dev);
+/* Short calibrating runs (split->calibrate) of the job on each device of
+ * the set that has no figure for its configuration, alone, one after
+ * another; their rates, scaled by split->calibrate_work, stand in for the
+ * devices' figures until their own runs give some. *calibrated: 1 when
+ * some ran. Nothing when the workload declares no short run or the
+ * history is off; a failed run's error names the device. */
+hc_status_t hc__history_calibrate(hc_job_t *job, const hc_devset_t *set, const hc_split_t *split, int *calibrated);
+/* A copy of the job (the parameters given, the same inputs), not run. */
+hc_status_t hc__job_clone(hc_job_t *job, hc_job_t **out);
 /* A part's own work (compute less idle and exchanges) below this fraction
  * of its compute time is not a sample. */
 #define HISTORY_MIN_BUSY 0.001

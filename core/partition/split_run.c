@@ -57,7 +57,7 @@ static void *part_main(void *arg) {
 
 /* A copy of the job for one part: the parameters the user gave, the same
  * inputs (moved to the part's device by hc_job_run). */
-static hc_status_t clone_job(hc_job_t *job, hc_job_t **out) {
+hc_status_t hc__job_clone(hc_job_t *job, hc_job_t **out) {
   hc_status_t st;
   const char *wl = hc_job_workload(job);
   if ((st = hc_job_create(hc_job_context(job), wl, out)) != HC_OK) return st;
@@ -224,6 +224,16 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
   hc_status_t st = hc__split_plan(job, set, &pl);
   set->best_single_s = -1;
   snprintf(set->best_single, sizeof set->best_single, "not a split run of this process");
+  /* Auto shares over devices the history does not know: their short
+   * runs first, then the plan from those. */
+  if (st == HC_OK && !set->tr && set->auto_shares && pl.nparts > 1 && !pl.from_history) {
+    int calibrated = 0;
+    st = hc__history_calibrate(job, set, &pl.split, &calibrated);
+    if (st == HC_OK && calibrated) {
+      hc__split_plan_free(&pl);
+      st = hc__split_plan(job, set, &pl);
+    }
+  }
   if (st == HC_OK && !set->tr && pl.nparts > 1) hc__history_best_single(job, set, pl.split.rows);
   if (set->tr) {
     st = hc__run_transport_part(job, set, st, &pl, flags);
@@ -269,7 +279,7 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
     pr->part.peer_all = 1;
     for (uint32_t k = 0; k < pl.nparts; k++)
       if (k != i && !hc__peer_halos(set->dev[pl.dev[k]], pr->dev)) pr->part.peer_all = 0;
-    st = clone_job(job, &pr->job);
+    st = hc__job_clone(job, &pr->job);
     if (st == HC_OK && i == 0) st = hc_job_set_output_dir(pr->job, hc_job_output_dir(job));
   }
   for (uint32_t i = 0; i < pl.nparts && st == HC_OK; i++) {

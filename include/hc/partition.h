@@ -21,6 +21,8 @@
 #ifndef HC_PARTITION_H
 #define HC_PARTITION_H
 
+#include <stddef.h>
+
 #include "hc/hc.h"
 
 #ifdef __cplusplus
@@ -49,7 +51,16 @@ typedef struct hc_split {
   uint32_t halo;     /* ghost rows on each side that has a neighbour */
   uint32_t min_rows; /* the fewest rows a part may own (>= 1, >= halo) */
   char why[200];     /* kind NONE: why it does not split (shown as a note) */
+  /* Appended (ABI 1.5); write them only when size covers them
+   * (HC_SPLIT_HAS_CALIBRATE). A short run of the same configuration, for
+   * auto shares over devices the performance history does not know yet:
+   * the parameters that make it ("iters=8 tol=0"; "" none) and its work
+   * as a fraction of the configured run's (0 < calibrate_work <= 1). */
+  char calibrate[96];
+  double calibrate_work;
 } hc_split_t;
+#define HC_SPLIT_HAS_CALIBRATE(s) \
+  ((s)->size >= offsetof(hc_split_t, calibrate_work) + sizeof(double))
 
 /* --------------------------------------------------------- device sets */
 
@@ -72,10 +83,12 @@ hc_status_t hc_devset_set_weights(hc_devset_t *set, const double *weights,
 /* Parses "0.8,0.2" into weights for the set; "equal" (what a parsed or
  * created set starts with); or "auto" (what hcrun, Python and pipeline
  * stages ask for): shares from the performance history of earlier runs,
- * leaving out the devices that would slow the run (docs/partition.md;
- * until every device of the set has a figure, shares by the devices'
- * declared fp32 peaks, or equal where one declares none; equal over a
- * transport). */
+ * leaving out the devices that would slow the run (docs/partition.md; a
+ * device without a figure first runs the workload's short calibrating
+ * run alone, where it declares one; otherwise, until every device of the
+ * set has a figure, shares by the devices' declared fp32 peaks, or equal
+ * where one declares none; over a transport, the parts' figures or
+ * peaks). */
 hc_status_t hc_devset_parse_weights(hc_devset_t *set, const char *text);
 uint32_t hc_devset_count(const hc_devset_t *set);
 hc_device_t *hc_devset_device(const hc_devset_t *set, uint32_t i);

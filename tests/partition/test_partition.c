@@ -755,8 +755,10 @@ static void test_hcrun_report(void) {
 }
 
 /* hcrun's shares come from the history by default: a run over a set
- * without figures for its devices splits by their declared peaks (equally
- * where some device declares none) and says why; once each
+ * without figures for its devices first times a short run of the
+ * configuration on each of them where the workload declares one (jacobi:
+ * a few sweeps), else splits by their declared peaks (equally where some
+ * device declares none: simpson, a single pass), and says why; once each
  * device has one (here from runs alone, which every single-device run
  * leaves), the run takes the history's (some device may then be left out,
  * with a note); --split=equal keeps equal shares whatever the history
@@ -767,7 +769,11 @@ static void test_hcrun_default_shares(void) {
   const char *run = "env HC_CACHE_DIR=%s %s/bin/hcrun --device=%s %s --workload=jacobi dim=2 n=513 iters=50";
   snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), "cpu:0,cpu:1", "");
   CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
-  /* cpu devices declare their fp32 peaks: the calibrating run's shares */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "shares from short calibrating runs (predicted"));
+  /* cpu devices declare their fp32 peaks */
+  snprintf(cmd, sizeof cmd, "env HC_CACHE_DIR=%s %s/bin/hcrun --device=cpu:0,cpu:1 --workload=simpson n=65x9x9", cache,
+           th_build_dir());
+  CU_ASSERT_EQUAL(th_run(cmd, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "shares from the devices' peak rates: no history yet"));
   for (int d = 0; d < 2; d++) {
     snprintf(cmd, sizeof cmd, run, cache, th_build_dir(), d ? "cpu:1" : "cpu:0", "");
@@ -976,9 +982,10 @@ static void test_part_fails(void) {
   CU_ASSERT_EQUAL(faulty_live(), flive0);
 }
 
-/* --split=auto: the first run over a set has no history and splits by
- * the declared peaks (equally here: faulty:0 declares none); it records
- * each part's rate, and the next run plans from them. A device whose rate
+/* --split=auto: the first run over a set has no history; it times a
+ * short run of the configuration on each device (the workload's
+ * calibrating run) and splits by those rates; it records each part's
+ * rate and exchange overhead, and the next run plans from them. A device whose rate
  * does not pay for the exchanges (faulty:0, slowed to 3 ms a launch) is
  * left out with a note, and the run is still
  * the single-device run, bit for bit, with its outputs on the set's first
@@ -1006,8 +1013,16 @@ static void test_history_leaves_out_a_slow_device(void) {
     TH_ASSERT_OK(hc_job_run_split(job, set, 0));
     const char *plan = hc_devset_plan(set);
     if (run == 0) {
+      /* each device's short run first: faulty:0's slowness shows in the
+       * first split's shares */
       CU_ASSERT_EQUAL(hc_devset_parts(set), 2);
-      CU_ASSERT_PTR_NOT_NULL(strstr(plan, "no history yet"));
+      CU_ASSERT_PTR_NOT_NULL(strstr(plan, "short calibrating runs"));
+      if (!strstr(plan, "short calibrating runs")) fprintf(stderr, "plan: %s\n", plan);
+      hc_part_stats_t slow = {.size = sizeof slow};
+      TH_ASSERT_OK(hc_devset_part_stats(set, 0, &slow));
+      CU_ASSERT_STRING_EQUAL(slow.device, "faulty:0");
+      CU_ASSERT(slow.weight < 0.25);
+      if (!(slow.weight < 0.25)) fprintf(stderr, "faulty:0's share %.3f: %s\n", slow.weight, plan);
     } else {
       CU_ASSERT_EQUAL(hc_devset_parts(set), 0); /* it ran whole */
       CU_ASSERT_PTR_NOT_NULL(strstr(plan, "ran on cpu:0 alone"));
@@ -1047,6 +1062,45 @@ static hc_job_t *job_of(hc_context_t *ctx, const char *workload, const char *par
       return NULL;
     }
   return job;
+}
+
+/* A calibrating run that fails (faulty:0's first launch) fails the split
+ * run before any part starts, naming the device; nothing stays allocated,
+ * and the same run then calibrates and runs. */
+static void test_calibration_fails(void) {
+  if (!th_device("faulty")) return;
+  CU_ASSERT_FATAL(faulty_bind());
+  hc_context_t *ctx = th_context();
+  const uint64_t live0 = hc_context_live_buffers(ctx);
+  const long flive0 = faulty_live();
+  char params[96];
+  snprintf(params, sizeof params, "dim=2 n=37 iters=%d", 4000 + (int)(getpid() % 4000));
+  for (int armed = 1; armed >= 0; armed--) {
+    hc_job_t *job = job_of(ctx, "jacobi", params);
+    hc_devset_t *set = NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,faulty:0", "jacobi", &set));
+    TH_ASSERT_OK(hc_devset_parse_weights(set, "auto"));
+    faulty_arm(armed ? "launch" : NULL, 1);
+    hc_status_t st = hc_job_run_split(job, set, HC_RUN_VERIFY);
+    faulty_arm(NULL, 0);
+    if (armed) {
+      CU_ASSERT_NOT_EQUAL(st, HC_OK);
+      CU_ASSERT_PTR_NOT_NULL(
+          strstr(hc_last_error(), "calibrating run of 'jacobi' (iters=10 tol=0 check=10) on faulty:0"));
+      CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "injected"));
+      CU_ASSERT_EQUAL(hc_devset_parts(set), 0);
+      CU_ASSERT_PTR_NULL(hc_job_output(job, "u"));
+    } else {
+      TH_ASSERT_OK(st);
+      CU_ASSERT_EQUAL(hc_devset_parts(set), 2);
+      CU_ASSERT_PTR_NOT_NULL(strstr(hc_devset_plan(set), "short calibrating runs"));
+    }
+    hc_job_destroy(job);
+    hc_devset_destroy(set);
+  }
+  CU_ASSERT_EQUAL(hc_context_live_buffers(ctx), live0);
+  CU_ASSERT_EQUAL(faulty_live(), flive0);
 }
 
 /* Runs job on the device spec alone and records it in the history. */
@@ -1203,6 +1257,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_history_measured_split);
   CU_ADD_TEST(s, test_part_fails);
   CU_ADD_TEST(s, test_history_leaves_out_a_slow_device);
+  CU_ADD_TEST(s, test_calibration_fails);
   CU_ADD_TEST(s, test_auto_device_from_history);
   CU_ADD_TEST(s, test_history_drops_unmeasurable_parts);
 }

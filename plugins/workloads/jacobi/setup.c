@@ -125,7 +125,12 @@ hc_status_t jacobi_split(const hc_job_t *job, hc_split_t *split) {
    * sweep twice per pass over memory like one device, and exchanges half
    * as often. */
   split->halo = 2;
-  split->min_rows = 2; /* a neighbour's two ghost rows are then its own rows */
+  split->min_rows = 2;                 /* a neighbour's two ghost rows are then its own rows */
+  if (HC_SPLIT_HAS_CALIBRATE(split)) { /* a few sweeps: five passes of two */
+    const long long iters = hc_job_int(job, "iters"), k = iters < 10 ? iters : 10;
+    snprintf(split->calibrate, sizeof split->calibrate, "iters=%lld tol=0 check=%lld", k, k);
+    split->calibrate_work = (double)k / (double)iters;
+  }
   return HC_OK;
 }
 

@@ -43,6 +43,10 @@ hc_status_t mg_split(const hc_job_t *job, hc_split_t *split) {
   split->rows = n.dims[0];
   split->halo = 0;
   split->min_rows = MG_SLAB_MIN;
+  if (HC_SPLIT_HAS_CALIBRATE(split)) { /* one V-cycle (the most when tol stops it earlier) */
+    snprintf(split->calibrate, sizeof split->calibrate, "cycles=1 tol=0");
+    split->calibrate_work = 1.0 / (double)hc_job_int(job, "cycles");
+  }
   return HC_OK;
 }
 

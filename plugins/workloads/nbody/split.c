@@ -23,6 +23,10 @@ hc_status_t nb_split(const hc_job_t *job, hc_split_t *split) {
   split->rows = n;
   split->halo = 0;
   split->min_rows = 1;
+  if (HC_SPLIT_HAS_CALIBRATE(split) && cfg.steps > 0) { /* one step */
+    snprintf(split->calibrate, sizeof split->calibrate, "steps=1");
+    split->calibrate_work = 1.0 / (double)cfg.steps;
+  }
   return HC_OK;
 }
 
