@@ -31,6 +31,8 @@ typedef struct {
   int failed_order; /* 0: did not fail; 1: the first to fail, ... */
   pthread_t thread;
   int started;
+  uint32_t workers; /* > 0: its device runs it on this many of its threads */
+  int limited;      /* it did */
 } part_run_t;
 
 struct run_s {
@@ -42,7 +44,17 @@ struct run_s {
 static void *part_main(void *arg) {
   part_run_t *pr = arg;
   hc__job_set_part(pr->job, &pr->part);
+  /* Fewer threads for the whole run, under the device's run lock, so that
+   * no other job sees the device between the two settings. */
+  if (pr->workers) {
+    hc_device_lock(pr->dev);
+    pr->limited = hc__device_set_workers(pr->dev, pr->workers) == HC_OK;
+  }
   pr->status = hc_job_run(pr->job, pr->dev, pr->run->flags);
+  if (pr->workers) {
+    if (pr->limited) (void)hc__device_set_workers(pr->dev, 0);
+    hc_device_unlock(pr->dev);
+  }
   pr->part.end_t = hc_now();
   if (pr->status != HC_OK && pr->status != HC_ERR_VERIFY) {
     pr->failed_order = atomic_fetch_add(&pr->run->failures, 1) + 1;
@@ -200,6 +212,33 @@ static hc_status_t outputs_to(hc_job_t *job, hc_device_t *dev) {
   return st;
 }
 
+/* Each part on a GPU or accelerator has a host thread that queues its
+ * work and stages its halos; when the cpu backend's part keeps every core
+ * busy, that thread waits for one and the accelerator idles. The cpu part
+ * with the most threads (and a backend that can) leaves
+ * HC_SPLIT_DRIVER_CORES cores to each such thread for the run; returns
+ * that part's index (or -1), with its threads in *had and for the run in
+ * *now. */
+static int leave_driver_cores(const hc_devset_t *set, const split_plan_t *pl, uint32_t *had, uint32_t *now) {
+  long long per = 1;
+  if (hc_config_int("HC_SPLIT_DRIVER_CORES", &per) != HC_OK || per <= 0) return -1;
+  uint32_t drivers = 0;
+  int cpu = -1;
+  for (uint32_t i = 0; i < pl->nparts; i++) {
+    const hc_device_info_t *in = hc_device_info(set->dev[pl->dev[i]]);
+    if (in->type == HC_DEVICE_GPU || in->type == HC_DEVICE_ACCELERATOR)
+      drivers++;
+    else if (in->type == HC_DEVICE_CPU &&
+             (cpu < 0 || in->compute_units > hc_device_info(set->dev[pl->dev[cpu]])->compute_units))
+      cpu = (int)i;
+  }
+  if (!drivers || cpu < 0) return -1;
+  *had = hc_device_info(set->dev[pl->dev[cpu]])->compute_units;
+  const unsigned long long leave = (unsigned long long)per * drivers;
+  *now = *had > leave ? *had - (uint32_t)leave : 1;
+  return *now < *had ? cpu : -1;
+}
+
 /* Parts on one piece of hardware take turns on it: say so. */
 static void note_shared_hardware(hc_job_t *job, const hc_devset_t *set, const split_plan_t *pl) {
   for (uint32_t i = 0; i < pl->nparts; i++)
@@ -282,6 +321,9 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
     st = hc__job_clone(job, &pr->job);
     if (st == HC_OK && i == 0) st = hc_job_set_output_dir(pr->job, hc_job_output_dir(job));
   }
+  uint32_t cpu_had = 0, cpu_now = 0;
+  const int cpu_part = st == HC_OK ? leave_driver_cores(set, &pl, &cpu_had, &cpu_now) : -1;
+  if (cpu_part >= 0) r->parts[cpu_part].workers = cpu_now;
   for (uint32_t i = 0; i < pl.nparts && st == HC_OK; i++) {
     part_run_t *pr = &r->parts[i];
     if (pthread_create(&pr->thread, NULL, part_main, pr) != 0) {
@@ -311,6 +353,11 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
       hc__job_set_wall(job, hc_now() - t0);
       hc__devset_describe(set, &pl, tr);
       note_shared_hardware(job, set, &pl);
+      if (cpu_part >= 0 && r->parts[cpu_part].limited)
+        hc_job_note(job,
+                    "%s ran its part on %u of its %u threads, leaving cores to the threads that drive the other "
+                    "devices (HC_SPLIT_DRIVER_CORES)",
+                    hc_device_name(set->dev[pl.dev[cpu_part]]), cpu_now, cpu_had);
       if (unverified) st = hc_error(HC_ERR_VERIFY, "%s", unverified->message);
     } else {
       hc__job_clear(job);

@@ -229,6 +229,18 @@ HC_API hc_status_t hc_device_finish(hc_device_t *d) {
   return st;
 }
 
+hc_status_t hc__device_set_workers(hc_device_t *d, uint32_t workers) {
+  if (!d->backend->ops.device_set_workers) return HC_ERR_UNSUPPORTED;
+  pthread_mutex_lock(&d->cmd_lock); /* between commands */
+  hc_status_t st = d->backend->ops.device_set_workers(d->handle, workers);
+  if (st == HC_OK) {
+    if (!d->all_units) d->all_units = d->info.compute_units;
+    d->info.compute_units = workers && workers < d->all_units ? workers : d->all_units;
+  }
+  pthread_mutex_unlock(&d->cmd_lock);
+  return st;
+}
+
 /* A header before the memory hc_host_alloc gives says where it came from,
  * so that hc_host_free gives it back the same way. */
 enum { HOST_HEAD = 64, HOST_PINNED = 0x68637069, HOST_PLAIN = 0x68636d61 };

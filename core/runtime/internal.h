@@ -57,8 +57,9 @@ struct hc_device {
   uint32_t index;       /* in the context */
   uint32_t local_index; /* in the backend */
   int refs;
-  void *handle; /* backend's */
-  hc_device_info_t info;
+  void *handle;          /* backend's */
+  hc_device_info_t info; /* compute_units: the threads it runs on (hc__device_set_workers) */
+  uint32_t all_units;    /* the backend's compute_units, once changed */
   char id[48];
   pthread_mutex_t lock;     /* program cache */
   pthread_mutex_t run_lock; /* recursive: hc_device_lock, held by job runs */

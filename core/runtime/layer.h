@@ -12,6 +12,12 @@
 /* Marks a function of the public API for export from libhc. */
 #define HC_API __attribute__((visibility("default")))
 
+/* The backend's device_set_workers between the device's commands, and
+ * the device's info then reports that many compute units (0: all again);
+ * HC_ERR_UNSUPPORTED, with no message, when its backend has none. The
+ * caller holds the device (hc_device_lock) from one change to the next. */
+hc_status_t hc__device_set_workers(hc_device_t *d, uint32_t workers);
+
 /* The ops table of a registered workload (zero-extended to the core's
  * size), NULL when the context has none of that name. */
 const hc_workload_ops_t *hc__workload_ops(const hc_context_t *ctx, const char *name);

@@ -204,6 +204,11 @@ typedef struct hc_backend_ops {
    * "all" takes it once (hc_device_pci_bus_id). */
   hc_status_t (*device_pci_bus_id)(void *state, uint32_t index, char *out,
                                    size_t n);
+  /* ABI 1.5. The most of dev's own threads that its commands use from now
+   * on (0: all it has); optional. The partition layer calls it while dev
+   * is idle, to leave a core to each thread that drives an accelerator's
+   * part of a split run (HC_SPLIT_DRIVER_CORES), and restores it after. */
+  hc_status_t (*device_set_workers)(void *dev, uint32_t workers);
 } hc_backend_ops_t;
 
 /* ABI 1.0's sizes of the ops tables and spec entries: the smallest sizes

@@ -251,6 +251,11 @@ static hc_status_t cpu_timer_end(void *dev, double *seconds) {
   return HC_OK;
 }
 
+static hc_status_t cpu_set_workers(void *dev, uint32_t workers) {
+  hc_cpu_pool_set_active(((cpu_dev_t *)dev)->pool, workers);
+  return HC_OK;
+}
+
 static const hc_backend_ops_t cpu_ops = {
     .size = sizeof(hc_backend_ops_t),
     .init = cpu_init,
@@ -276,6 +281,7 @@ static const hc_backend_ops_t cpu_ops = {
     .finish = cpu_finish,
     .timer_begin = cpu_timer_begin,
     .timer_end = cpu_timer_end,
+    .device_set_workers = cpu_set_workers,
 };
 
 HC_PLUGIN_DESCRIPTOR = {

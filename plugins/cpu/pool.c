@@ -28,7 +28,9 @@ typedef struct {
 } launch_t;
 
 struct hc_cpu_pool {
-  unsigned n; /* threads including the caller */
+  unsigned n;            /* threads including the caller */
+  atomic_uint active;    /* of them, those that launches use (ids below it) */
+  unsigned long resumed; /* the generation when `active` last changed (under mu) */
   pthread_t *threads;
   launch_t job;
   atomic_ulong generation; /* bumped per launch; odd/even irrelevant */
@@ -38,6 +40,7 @@ struct hc_cpu_pool {
   atomic_int sleepers;
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  pthread_cond_t unused; /* where the workers left out of launches sleep */
 };
 
 typedef struct {
@@ -92,20 +95,33 @@ static void *worker_main(void *arg) {
    * waits for this worker too. */
   unsigned long seen = 0;
   for (;;) {
+    /* Left out of launches (hc_cpu_pool_set_active): its core stays free
+     * until it is used again; it then waits for the next launch. */
+    if (id >= atomic_load(&p->active)) {
+      pthread_mutex_lock(&p->mu);
+      while (id >= atomic_load(&p->active) && !atomic_load(&p->stop)) pthread_cond_wait(&p->unused, &p->mu);
+      /* The launches from the change on are this worker's, even one that
+       * began before it woke. */
+      seen = p->resumed;
+      pthread_mutex_unlock(&p->mu);
+    }
     /* Spin for a while, then sleep until the generation changes. */
     double t0 = hc_now();
     unsigned spins = 0;
-    while (atomic_load_explicit(&p->generation, memory_order_acquire) == seen && !atomic_load(&p->stop)) {
+    while (atomic_load_explicit(&p->generation, memory_order_acquire) == seen && !atomic_load(&p->stop) &&
+           id < atomic_load(&p->active)) {
       cpu_relax();
       if (++spins % 256 == 0 && hc_now() - t0 > SPIN_SECONDS) {
         pthread_mutex_lock(&p->mu);
         atomic_fetch_add(&p->sleepers, 1);
-        while (atomic_load(&p->generation) == seen && !atomic_load(&p->stop)) pthread_cond_wait(&p->cv, &p->mu);
+        while (atomic_load(&p->generation) == seen && !atomic_load(&p->stop) && id < atomic_load(&p->active))
+          pthread_cond_wait(&p->cv, &p->mu);
         atomic_fetch_sub(&p->sleepers, 1);
         pthread_mutex_unlock(&p->mu);
       }
     }
     if (atomic_load(&p->stop)) return NULL;
+    if (id >= atomic_load(&p->active)) continue;
     seen = atomic_load_explicit(&p->generation, memory_order_acquire);
     run_groups(p, id);
     atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel);
@@ -117,8 +133,10 @@ hc_cpu_pool_t *hc_cpu_pool_create(unsigned nthreads, const int *cores) {
   hc_cpu_pool_t *p = calloc(1, sizeof *p);
   if (!p) return NULL;
   p->n = nthreads;
+  atomic_init(&p->active, nthreads);
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
+  pthread_cond_init(&p->unused, NULL);
   p->threads = calloc(nthreads, sizeof *p->threads);
   if (!p->threads) {
     free(p);
@@ -130,6 +148,7 @@ hc_cpu_pool_t *hc_cpu_pool_create(unsigned nthreads, const int *cores) {
     if (!wa || pthread_create(&p->threads[i], NULL, worker_main, wa ? (wa->pool = p, wa->id = i, wa) : NULL) != 0) {
       free(wa);
       p->n = i; /* run with the workers we have */
+      atomic_store(&p->active, i);
       break;
     }
   }
@@ -141,15 +160,26 @@ void hc_cpu_pool_destroy(hc_cpu_pool_t *p) {
   pthread_mutex_lock(&p->mu);
   atomic_store(&p->stop, 1);
   pthread_cond_broadcast(&p->cv);
+  pthread_cond_broadcast(&p->unused);
   pthread_mutex_unlock(&p->mu);
   for (unsigned i = 1; i < p->n; i++) pthread_join(p->threads[i], NULL);
   pthread_mutex_destroy(&p->mu);
   pthread_cond_destroy(&p->cv);
+  pthread_cond_destroy(&p->unused);
   free(p->threads);
   free(p);
 }
 
-unsigned hc_cpu_pool_size(const hc_cpu_pool_t *p) { return p ? p->n : 0; }
+unsigned hc_cpu_pool_size(const hc_cpu_pool_t *p) { return p ? atomic_load(&((hc_cpu_pool_t *)p)->active) : 0; }
+
+void hc_cpu_pool_set_active(hc_cpu_pool_t *p, unsigned threads) {
+  pthread_mutex_lock(&p->mu);
+  atomic_store(&p->active, threads && threads < p->n ? threads : p->n);
+  p->resumed = atomic_load(&p->generation);
+  pthread_cond_broadcast(&p->cv);     /* those left out now stop waiting for launches */
+  pthread_cond_broadcast(&p->unused); /* those used again wake up */
+  pthread_mutex_unlock(&p->mu);
+}
 
 void hc_cpu_pool_run(hc_cpu_pool_t *p, hc_host_kernel_fn fn, void *const *args, unsigned dims, const size_t global[3],
                      const size_t local[3]) {
@@ -165,7 +195,8 @@ void hc_cpu_pool_run(hc_cpu_pool_t *p, hc_host_kernel_fn fn, void *const *args, 
     j->total *= j->ngroups[d];
   }
   atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-  if (p->n == 1 || j->total == 1) {
+  const unsigned active = atomic_load(&p->active);
+  if (active == 1 || j->total == 1) {
     /* Nothing to share: run inline without waking anyone. */
     run_groups(p, 0);
     return;
@@ -178,5 +209,5 @@ void hc_cpu_pool_run(hc_cpu_pool_t *p, hc_host_kernel_fn fn, void *const *args, 
     pthread_mutex_unlock(&p->mu);
   }
   run_groups(p, 0);
-  while (atomic_load_explicit(&p->done, memory_order_acquire) < p->n - 1) cpu_relax();
+  while (atomic_load_explicit(&p->done, memory_order_acquire) < active - 1) cpu_relax();
 }

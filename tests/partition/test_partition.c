@@ -1130,6 +1130,76 @@ static hc_context_t *faulty_gpu_context(void) {
   return st == HC_OK ? ctx : NULL;
 }
 
+/* A field of the job's output u on the host (NULL if none). */
+static void *output_u(hc_job_t *job, size_t *bytes) {
+  hc_field_t *u = hc_job_output(job, "u");
+  void *host = u ? malloc(hc_field_bytes(u)) : NULL;
+  if (host && hc_field_read(u, host) != HC_OK) {
+    free(host);
+    host = NULL;
+  }
+  *bytes = u ? hc_field_bytes(u) : 0;
+  return host;
+}
+
+/* A split with a part on a GPU (faulty:0, saying it is one) leaves a core
+ * to the thread that drives it: cpu:0 (3 threads here) runs its part on
+ * 2 (and reports 2 compute units meanwhile, which the workloads divide
+ * their work by), says so in a note, and gives the one-device field; cpu:0 then runs
+ * alone on all of its threads again (each launch waits for every worker
+ * it uses: one left asleep would hang it). HC_SPLIT_DRIVER_CORES=0 leaves
+ * it all of them. */
+static void test_driver_cores(void) {
+  if (!th_device("faulty")) return;
+  CU_ASSERT_FATAL(faulty_bind());
+  setenv("HC_CPU_DEVICES", "1", 1);
+  setenv("HC_CPU_THREADS", "3", 1);
+  hc_context_t *ctx = faulty_gpu_context();
+  setenv("HC_CPU_DEVICES", "4", 1);
+  setenv("HC_CPU_THREADS", "4", 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+  const char *params = "dim=2 n=67x45 iters=40 dtype=f64 f=gauss";
+  hc_job_t *alone = job_of(ctx, "jacobi", params);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(alone);
+  uint32_t idx = 0;
+  hc_device_t *cpu = NULL;
+  TH_ASSERT_OK(hc_device_find(ctx, "cpu:0", &idx));
+  TH_ASSERT_OK(hc_device_open(ctx, idx, &cpu));
+  CU_ASSERT_EQUAL(hc_device_info(cpu)->compute_units, 3);
+  TH_ASSERT_OK(hc_job_run(alone, cpu, 0));
+  size_t bytes = 0;
+  void *whole = output_u(alone, &bytes);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+  for (int leave = 1; leave >= 0; leave--) {
+    if (!leave) setenv("HC_SPLIT_DRIVER_CORES", "0", 1);
+    hc_job_t *job = job_of(ctx, "jacobi", params);
+    hc_devset_t *set = NULL;
+    TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,faulty:0", "jacobi", &set));
+    TH_ASSERT_OK(hc_devset_set_weights(set, (const double[]){3, 1}, 2));
+    TH_ASSERT_OK(hc_job_run_split(job, set, 0));
+    unsetenv("HC_SPLIT_DRIVER_CORES");
+    CU_ASSERT_EQUAL(hc_devset_parts(set), 2);
+    const char *note = strstr(hc_job_notes(job), "cpu:0 ran its part on 2 of its 3 threads");
+    CU_ASSERT(leave ? note != NULL : note == NULL);
+    size_t n = 0;
+    void *split = output_u(job, &n);
+    CU_ASSERT(split && n == bytes && !memcmp(split, whole, bytes));
+    free(split);
+    hc_job_destroy(job);
+    hc_devset_destroy(set);
+    /* all threads again */
+    CU_ASSERT_EQUAL(hc_device_info(cpu)->compute_units, 3);
+    TH_ASSERT_OK(hc_job_run(alone, cpu, 0));
+    split = output_u(alone, &n);
+    CU_ASSERT(split && n == bytes && !memcmp(split, whole, bytes));
+    free(split);
+  }
+  free(whole);
+  hc_job_destroy(alone);
+  hc_device_close(cpu);
+  hc_context_destroy(ctx);
+}
+
 static void test_auto_device_from_history(void) {
   if (!th_device("faulty")) return;
   CU_ASSERT_FATAL(faulty_bind());
@@ -1258,6 +1328,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_part_fails);
   CU_ADD_TEST(s, test_history_leaves_out_a_slow_device);
   CU_ADD_TEST(s, test_calibration_fails);
+  CU_ADD_TEST(s, test_driver_cores);
   CU_ADD_TEST(s, test_auto_device_from_history);
   CU_ADD_TEST(s, test_history_drops_unmeasurable_parts);
 }
