@@ -288,8 +288,9 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
   return 1;
 }
 
-hc_status_t hc__history_calibrate(hc_job_t *job, const hc_devset_t *set, const hc_split_t *split, int *calibrated) {
-  *calibrated = 0;
+hc_status_t hc__history_calibrate(hc_job_t *job, const hc_devset_t *set, const hc_split_t *split, char *ran,
+                                  size_t ran_size) {
+  ran[0] = '\0';
   if (!HC_SPLIT_HAS_CALIBRATE(split) || !memchr(split->calibrate, '\0', sizeof split->calibrate) ||
       !split->calibrate[0] || !(split->calibrate_work > 0 && split->calibrate_work <= 1) || !hc_cache_enabled())
     return HC_OK;
@@ -320,7 +321,9 @@ hc_status_t hc__history_calibrate(hc_job_t *job, const hc_devset_t *set, const h
     if (st != HC_OK) return st;
     if (t.compute_s > 0) {
       store_key(key, (double)split->rows * split->calibrate_work / t.compute_s, -1);
-      *calibrated = 1;
+      const size_t len = strlen(ran);
+      snprintf(ran + len, ran_size - len, "%s%s %.3g s (wall %.3g s)", len ? ", " : "", hc_device_name(dev),
+               t.compute_s, t.wall_s);
     }
   }
   return HC_OK;

@@ -127,10 +127,12 @@ double hc__history_rate(hc_job_t *job, int64_t rows, const hc_device_t *dev);
 /* Short calibrating runs (split->calibrate) of the job on each device of
  * the set that has no figure for its configuration, alone, one after
  * another; their rates, scaled by split->calibrate_work, stand in for the
- * devices' figures until their own runs give some. *calibrated: 1 when
- * some ran. Nothing when the workload declares no short run or the
- * history is off; a failed run's error names the device. */
-hc_status_t hc__history_calibrate(hc_job_t *job, const hc_devset_t *set, const hc_split_t *split, int *calibrated);
+ * devices' figures until their own runs give some. ran: "" when none ran,
+ * else each device with its run's compute and wall time. Nothing when
+ * the workload declares no short run or the history is off; a failed
+ * run's error names the device. */
+hc_status_t hc__history_calibrate(hc_job_t *job, const hc_devset_t *set, const hc_split_t *split, char *ran,
+                                  size_t ran_size);
 /* A copy of the job (the parameters given, the same inputs), not run. */
 hc_status_t hc__job_clone(hc_job_t *job, hc_job_t **out);
 /* A part's own work (compute less idle and exchanges) below this fraction

@@ -265,10 +265,10 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
   snprintf(set->best_single, sizeof set->best_single, "not a split run of this process");
   /* Auto shares over devices the history does not know: their short
    * runs first, then the plan from those. */
+  char calibrated[512] = "";
   if (st == HC_OK && !set->tr && set->auto_shares && pl.nparts > 1 && !pl.from_history) {
-    int calibrated = 0;
-    st = hc__history_calibrate(job, set, &pl.split, &calibrated);
-    if (st == HC_OK && calibrated) {
+    st = hc__history_calibrate(job, set, &pl.split, calibrated, sizeof calibrated);
+    if (st == HC_OK && calibrated[0]) {
       hc__split_plan_free(&pl);
       st = hc__split_plan(job, set, &pl);
     }
@@ -293,6 +293,8 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
                pl.split.why);
       if (st == HC_OK || st == HC_ERR_VERIFY) hc_job_note(job, "%s", set->plan);
     }
+    if (calibrated[0] && (st == HC_OK || st == HC_ERR_VERIFY))
+      hc_job_note(job, "calibrating runs (%s) before the run: %s", pl.split.calibrate, calibrated);
     return st;
   }
   free(set->stats);
@@ -353,6 +355,7 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
       hc__job_set_wall(job, hc_now() - t0);
       hc__devset_describe(set, &pl, tr);
       note_shared_hardware(job, set, &pl);
+      if (calibrated[0]) hc_job_note(job, "calibrating runs (%s) before the split: %s", pl.split.calibrate, calibrated);
       if (cpu_part >= 0 && r->parts[cpu_part].limited)
         hc_job_note(job,
                     "%s ran its part on %u of its %u threads, leaving cores to the threads that drive the other "

@@ -1095,6 +1095,10 @@ static void test_calibration_fails(void) {
       TH_ASSERT_OK(st);
       CU_ASSERT_EQUAL(hc_devset_parts(set), 2);
       CU_ASSERT_PTR_NOT_NULL(strstr(hc_devset_plan(set), "short calibrating runs"));
+      /* what they cost is in the notes */
+      CU_ASSERT_PTR_NOT_NULL(
+          strstr(hc_job_notes(job), "calibrating runs (iters=10 tol=0 check=10) before the split: "));
+      CU_ASSERT_PTR_NOT_NULL(strstr(hc_job_notes(job), "faulty:0 "));
     }
     hc_job_destroy(job);
     hc_devset_destroy(set);
