@@ -109,8 +109,9 @@ typedef struct nb_sim {
   int64_t lo, hi;  /* bodies the field and update kernels compute: [0, npad), or a part's slice */
   int nslices;     /* j range split for small N on big devices */
   int64_t slice_len;
-  int ugroups;      /* groups of nbody_update with diagnostics */
-  size_t host_rows; /* rows per group of the host field kernel */
+  int ugroups;         /* groups of nbody_update with diagnostics */
+  size_t host_rows;    /* rows per group of the host field kernel */
+  int64_t host_groups; /* the groups it aims at over [lo, hi) (tuning x workers) */
   nb_real_arg_t eps2, dt, kc, b[3];
   hc_kernel_t *kfield, *kupdate, *kreduce, *kaccel, *kunpack;
   hc_buffer_t *pos, *vel, *field, *partial, *trace;
@@ -120,6 +121,10 @@ typedef struct nb_sim {
  * allocates and uploads the state (sim.c). nb_sim_destroy frees it all,
  * also after a failed create. */
 hc_status_t nb_sim_create(hc_device_t *dev, const nb_config_t *cfg, const nb_bodies_t *b, nb_sim_t *s);
+/* The bodies [lo, hi) this simulation computes (a part's slice; the
+ * default is all of them), with the host kernel's rows per group sized for
+ * them, so that a small slice still keeps every worker busy. */
+void nb_sim_set_slice(nb_sim_t *s, int64_t lo, int64_t hi);
 void nb_sim_destroy(nb_sim_t *s);
 /* The field of the current positions (all slices; or one group only). */
 hc_status_t nb_sim_field(nb_sim_t *s, int one_group);

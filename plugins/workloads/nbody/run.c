@@ -189,7 +189,11 @@ hc_status_t nb_run(hc_job_t *job) {
   if ((st = nb_bodies_init(job, &cfg, &bodies)) != HC_OK) return st;
   if (!cfg.f64) round_to_f32(&bodies);
   if ((st = nb_sim_create(hc_job_device(job), &cfg, &bodies, &sim)) != HC_OK) goto out;
-  if (part) hc_part_range(part, &sim.lo, &sim.hi); /* this part's slice of the bodies */
+  if (part) { /* this part's slice of the bodies */
+    int64_t lo = 0, hi = 0;
+    hc_part_range(part, &lo, &hi);
+    nb_sim_set_slice(&sim, lo, hi);
+  }
   if (hc_job_verify_requested(job) && (st = verify_field(job, &sim, &bodies)) != HC_OK) goto out;
 
   double seconds = 0, device_s = 0;

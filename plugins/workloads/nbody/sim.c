@@ -106,8 +106,8 @@ static hc_status_t geometry(nb_sim_t *s) {
   }
   s->slice_len = round_up((s->npad + slices - 1) / slices, s->host ? 64 : c->wg);
   s->nslices = (int)((s->npad + s->slice_len - 1) / s->slice_len);
-  const int64_t workers = in->compute_units ? in->compute_units : 1, hg = t->host_groups * workers;
-  s->host_rows = c->serial ? (size_t)s->npad : (size_t)round_up((s->npad + hg - 1) / hg, 16);
+  const int64_t workers = in->compute_units ? in->compute_units : 1;
+  s->host_groups = t->host_groups * workers;
   const int64_t ug = (s->npad + NB_UWG - 1) / NB_UWG;
   s->ugroups = s->host ? (int)(workers * 4 < ug ? workers * 4 : ug) : (int)(ug < NB_UGROUPS_MAX ? ug : NB_UGROUPS_MAX);
   return HC_OK;
@@ -163,8 +163,7 @@ hc_status_t nb_sim_create(hc_device_t *dev, const nb_config_t *c, const nb_bodie
   hc_status_t st = build(s);
   if (st != HC_OK) return st;
   if ((st = geometry(s)) != HC_OK) return st;
-  s->lo = 0;
-  s->hi = s->npad;
+  nb_sim_set_slice(s, 0, s->npad);
   const uint64_t state = (uint64_t)s->npad * 4 * s->es, ds = s->diag_f64 ? 8 : 4;
   const uint64_t field = (uint64_t)s->nslices * state;
   const uint64_t outs = (uint64_t)s->n * 3 * s->es * (2 + (uint64_t)c->output_acc);
@@ -181,6 +180,14 @@ hc_status_t nb_sim_create(hc_device_t *dev, const nb_config_t *c, const nb_bodie
       (st = hc_buffer_create(dev, trace, &s->trace)) != HC_OK)
     return st;
   return upload(s, b);
+}
+
+void nb_sim_set_slice(nb_sim_t *s, int64_t lo, int64_t hi) {
+  s->lo = lo;
+  s->hi = hi;
+  const int64_t hg = s->host_groups;
+  s->host_rows = s->cfg->serial ? (size_t)s->npad : (size_t)round_up((hi - lo + hg - 1) / hg, 16);
+  if (!s->host_rows) s->host_rows = 16;
 }
 
 void nb_sim_destroy(nb_sim_t *s) {
