@@ -18,8 +18,10 @@ Tables:
      against cuda:0 (goal: within 5 %), with weights from the single-device
      throughputs measured in the same run (--split), and cuda:0 + cpu:0
      with --split=auto after one calibrating run (goal: >= 0.95 of the
-     best single device); nbody there has 2^18 bodies. Skipped with a line
-     where there is no CUDA device.
+     best single device); nbody there has 2^18 bodies; and cuda:0 + cpu:0
+     with every cpu thread working (HC_SPLIT_DRIVER_CORES=0) against the
+     default, which leaves a core to the thread that drives cuda:0.
+     Skipped with a line where there is no CUDA device.
 Figures: the cpu ratio per part count and workload; the GPU fractions.
 The overlap of halo exchanges with computation has its own module
 (overlap.py).
@@ -126,6 +128,18 @@ def _gpu(b, repeat):
                      target=1.0 if pair[1] == 'cpu:0' else 0.95)
             if pair[1] != 'cpu:0':
                 continue
+            # The same shares with every cpu thread working (by default
+            # the cpu part leaves a core to the thread that drives cuda:0).
+            try:
+                doc = b.hcrun(['--device=' + ','.join(pair), '--split=' + w] + args, repeat,
+                              env={'HC_SPLIT_DRIVER_CORES': '0'})
+                t0 = compute_s(doc)
+                rows.append([name, '+'.join(pair) + ', all cpu threads', t0 * 1e3, best * 1e3, summed / t0, best / t0,
+                             'HC_SPLIT_DRIVER_CORES=0: %.3g x the default\'s time' % (t0 / t)])
+                b.figure(workload=name, device='+'.join(pair), name='split_all_threads_over_default', value=t0 / t,
+                         unit='')
+            except BenchError as e:
+                b.log('split: %s on %s with every cpu thread: %s' % (name, pair, e))
             # --split=auto: one run to calibrate (equal shares, recorded),
             # then the planned runs; the plan says whether a device was
             # left out.
@@ -146,7 +160,9 @@ def _gpu(b, repeat):
             ['workload', 'set', 'ms', 'best single, ms', 'of the sum', 'over the best', 'halo / compute'], rows,
             notes=['of the sum: the time the summed single-device throughputs would give, over the split time',
                    'weights: the single devices\' throughputs measured just before (--split); "auto" rows: '
-                   '--split=auto after one calibrating run, with the plan (or the note) in the last column'])
+                   '--split=auto after one calibrating run, with the plan (or the note) in the last column',
+                   '"all cpu threads" rows: the same weights with HC_SPLIT_DRIVER_CORES=0 (by default the cpu part '
+                   'runs on one thread fewer, leaving a core to the thread that drives cuda:0)'])
 
 
 def run(b):
