@@ -268,10 +268,8 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
   char calibrated[512] = "";
   if (st == HC_OK && !set->tr && set->auto_shares && pl.nparts > 1 && !pl.from_history) {
     st = hc__history_calibrate(job, set, &pl.split, calibrated, sizeof calibrated);
-    if (st == HC_OK && calibrated[0]) {
-      hc__split_plan_free(&pl);
-      st = hc__split_plan(job, set, &pl);
-    }
+    if (st != HC_OK || calibrated[0]) hc__split_plan_free(&pl);
+    if (st == HC_OK && calibrated[0]) st = hc__split_plan(job, set, &pl);
   }
   if (st == HC_OK && !set->tr && pl.nparts > 1) hc__history_best_single(job, set, pl.split.rows);
   if (set->tr) {
