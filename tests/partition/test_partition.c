@@ -1107,6 +1107,38 @@ static void test_calibration_fails(void) {
   CU_ASSERT_EQUAL(faulty_live(), flive0);
 }
 
+/* A workload's calibrating run with a parameter it does not take (the
+ * test workload "parts", calibrate=...) is the workload's fault: the run
+ * fails with HC_ERR_PLUGIN naming the parameter, before any part starts;
+ * one it takes runs, and the split plans from it. */
+static void test_calibration_refused(void) {
+  hc_context_t *ctx = th_context();
+  const uint64_t live0 = hc_context_live_buffers(ctx);
+  const char *calibrations[] = {"nosuch=1", "rows=20"};
+  for (int i = 0; i < 2; i++) {
+    char params[128];
+    snprintf(params, sizeof params, "cols=%d calibrate=%s", 100 + (int)(getpid() % 4000), calibrations[i]);
+    hc_job_t *job = job_of(ctx, "parts", params);
+    hc_devset_t *set = NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,cpu:1", "parts", &set));
+    TH_ASSERT_OK(hc_devset_parse_weights(set, "auto"));
+    hc_status_t st = hc_job_run_split(job, set, 0);
+    if (i == 0) {
+      CU_ASSERT_EQUAL(st, HC_ERR_PLUGIN);
+      CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "workload 'parts' declares a calibrating run with 'nosuch=1'"));
+      CU_ASSERT_EQUAL(hc_devset_parts(set), 0);
+    } else {
+      TH_ASSERT_OK(st);
+      CU_ASSERT_EQUAL(hc_devset_parts(set), 2);
+      CU_ASSERT_PTR_NOT_NULL(strstr(hc_devset_plan(set), "shares from short calibrating runs"));
+    }
+    hc_job_destroy(job);
+    hc_devset_destroy(set);
+  }
+  CU_ASSERT_EQUAL(hc_context_live_buffers(ctx), live0);
+}
+
 /* Runs job on the device spec alone and records it in the history. */
 static void run_recorded(hc_context_t *ctx, hc_job_t *job, const char *spec) {
   uint32_t idx;
@@ -1332,6 +1364,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_part_fails);
   CU_ADD_TEST(s, test_history_leaves_out_a_slow_device);
   CU_ADD_TEST(s, test_calibration_fails);
+  CU_ADD_TEST(s, test_calibration_refused);
   CU_ADD_TEST(s, test_driver_cores);
   CU_ADD_TEST(s, test_auto_device_from_history);
   CU_ADD_TEST(s, test_history_drops_unmeasurable_parts);

@@ -9,14 +9,18 @@
  * u[r][c] = 1000 r + c over rows x cols (global row r); metrics (reduced
  * over the parts, 1 where every part saw what it should): refused (every
  * misuse refused), ghosts (the ghost rows hold the neighbours' rows after
- * the exchange). Output u: the parts' own rows, gathered. */
+ * the exchange). Output u: the parts' own rows, gathered. calibrate= is
+ * what its split declares as a short calibrating run (half the work), so
+ * that a test can give it parameters it refuses. */
 #include <hc/partition.h>
 #include <hc/plugin.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static const hc_param_spec_t params[] = {
     {"rows", HC_PARAM_INT, 0, "40", 4, 1e6, NULL, "rows (axis 0, split)"},
     {"cols", HC_PARAM_INT, 0, "8", 1, 1e6, NULL, "columns"},
+    {"calibrate", HC_PARAM_STRING, 0, "", 1, 0, NULL, "the split's calibrating run (\"\": none)"},
 };
 
 static const hc_port_spec_t outputs[] = {
@@ -28,6 +32,10 @@ static hc_status_t parts_split(const hc_job_t *job, hc_split_t *split) {
   split->rows = hc_job_int(job, "rows");
   split->halo = 2;
   split->min_rows = 2;
+  if (HC_SPLIT_HAS_CALIBRATE(split)) {
+    snprintf(split->calibrate, sizeof split->calibrate, "%s", hc_job_string(job, "calibrate"));
+    split->calibrate_work = 0.5;
+  }
   return HC_OK;
 }
 
