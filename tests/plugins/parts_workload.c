@@ -101,7 +101,9 @@ static hc_status_t parts_run(hc_job_t *job) {
       st = hc_buffer_fill(hc_field_buffer(u), (size_t)(hi - lo + below) * row, &wrong, sizeof wrong, above * row);
   }
   if (st == HC_OK) st = make_rows(dev, hi - lo + below + above, cols, 0, &twin);
-  if (st == HC_OK) st = make_rows(dev, hi - lo + below + above + 1, cols, 0, &other);
+  /* Neither the slab's rows nor the whole field's, whatever the shares:
+   * a slab of 37 of 40 rows with its two ghost rows has all 40. */
+  if (st == HC_OK) st = make_rows(dev, hi - lo + below + above + hc_job_int(job, "rows"), cols, 0, &other);
   double v[2] = {1, 1};
   if (st == HC_OK && part) st = exercise(part, u, twin, other, &v[0], &v[1]);
   if (st == HC_OK && part) st = hc_part_allreduce(part, HC_REDUCE_MIN, v, 2);
