@@ -142,9 +142,6 @@ HC_API hc_status_t hc_devset_set_transport(hc_devset_t *s, hc_transport_t *t) {
   if (t && t->ops->self(t) == HC_TRANSPORT_ALL)
     return hc_error(HC_ERR_INVALID_ARG, "hc_devset_set_transport: transport '%s' runs every part in this process",
                     t->ops->name);
-  if (t && s->n != 1)
-    return hc_error(HC_ERR_UNSUPPORTED, "a process drives one device of a split over transport '%s'; the set has %u",
-                    t->ops->name, s->n);
   s->tr = t;
   return hc_devset_set_weights(s, NULL, 0);
 }

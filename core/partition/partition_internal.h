@@ -103,6 +103,11 @@ hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl);
 void hc__split_plan_free(split_plan_t *pl);
 /* New shares from weight[] (one per part, all > 0) and the rows they give. */
 void hc__split_plan_reshare(split_plan_t *pl, const double *weight);
+/* A plan of rows [lo, hi) of the plan whole over n devices (the set's
+ * first n) by weight[] (n of them, all > 0): as many parts as have
+ * whole's fewest rows each, at most n. */
+hc_status_t hc__split_plan_rows(const split_plan_t *whole, int64_t lo, int64_t hi, const double *weight, uint32_t n,
+                                split_plan_t *pl);
 /* Fills the part's place in the plan (its transport and stats too). */
 void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t index, hc_transport_t *tr);
 /* The set's plan line after a split run. */
@@ -162,8 +167,41 @@ void hc__devset_forget_outputs(hc_devset_t *set);
 hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t planned, split_plan_t *pl,
                                    uint32_t flags);
 
+/* A process of a transport's split with several devices (rank_devices.c).
+ * Plans the process's rows (part's) over its devices into local, and
+ * learns from the other processes where its parts are among all:
+ * *first of *total. Collective over the transport (every process calls
+ * it, whatever its devices); a failure aborts the transport. */
+hc_status_t hc__rank_plan_devices(hc_job_t *job, hc_devset_t *set, const split_plan_t *pl, const hc_part_t *part,
+                                  split_plan_t *local, uint32_t *first, uint32_t *total);
+/* Runs local's parts as parts first .. of total (hc__split_threads over a
+ * bridge); *stats gets their stats as parts of the whole split (share:
+ * the process's of the whole), to be freed. */
+hc_status_t hc__rank_run_devices(hc_job_t *job, hc_devset_t *set, const split_plan_t *local, uint32_t first,
+                                 uint32_t total, uint32_t flags, double share, hc_part_stats_t **stats);
+
 /* Parts as threads of this process. */
 hc_status_t hc__transport_inproc_create(uint32_t nparts, hc_transport_t **out);
+
+/* Runs pl's parts of job, one thread each, over tr: an in-process
+ * transport of pl's parts, or (bridged) a bridge whose parts first ..
+ * first + pl->nparts - 1 they are, served by this thread while they
+ * run. Gathers the outputs over pl's rows on the set's first device into
+ * job, with the slowest part's times, the first part's metrics and notes,
+ * and each part's stats in set->stats; records each part's sample in the
+ * history. */
+hc_status_t hc__split_threads(hc_job_t *job, hc_devset_t *set, const split_plan_t *pl, hc_transport_t *tr, int bridged,
+                              uint32_t first, uint32_t flags);
+
+/* The transport of a process whose several devices are parts first ..
+ * first + n - 1 of total over the outer transport (transport_bridge.c):
+ * the parts' calls meet in this process, and hc__bridge_serve, on the
+ * thread that may use outer, serves them until every part has called
+ * hc__bridge_part_done. */
+hc_status_t hc__transport_bridge_create(hc_transport_t *outer, uint32_t first, uint32_t n, uint32_t total,
+                                        hc_transport_t **out);
+void hc__bridge_serve(hc_transport_t *t);
+void hc__bridge_part_done(hc_transport_t *t, uint32_t part);
 
 /* The in-process exchange with peer sides, in two halves as the
  * transport's exchange_begin and exchange_end (h is copied); the

@@ -61,7 +61,8 @@ hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl) {
   pl->split.size = sizeof pl->split;
   const hc_workload_ops_t *ops = hc__workload_ops(ctx, wl);
   uint32_t parts = hc__devset_part_count(set);
-  if (parts < 2) return HC_OK;
+  /* (one process of a transport may split over its own devices) */
+  if (parts < 2 && !(set->tr && set->n > 1)) return HC_OK;
   if (!ops || !ops->split) {
     snprintf(pl->split.why, sizeof pl->split.why, "it declares no split");
     return HC_OK;
@@ -119,6 +120,31 @@ void hc__split_plan_reshare(split_plan_t *pl, const double *weight) {
   for (uint32_t i = 0; i < pl->nparts; i++) total += weight[i];
   for (uint32_t i = 0; i < pl->nparts; i++) pl->share[i] = weight[i] / total;
   assign_rows(pl, pl->split.rows, min_rows_of(pl));
+}
+
+hc_status_t hc__split_plan_rows(const split_plan_t *whole, int64_t lo, int64_t hi, const double *weight, uint32_t n,
+                                split_plan_t *pl) {
+  memset(pl, 0, sizeof *pl);
+  pl->split = whole->split;
+  const uint32_t min_rows = min_rows_of(pl);
+  const int64_t fit = (hi - lo) / (int64_t)min_rows;
+  pl->nparts = fit < 1 ? 1 : fit < (int64_t)n ? (uint32_t)fit : n;
+  pl->lo = malloc(pl->nparts * sizeof *pl->lo);
+  pl->hi = malloc(pl->nparts * sizeof *pl->hi);
+  pl->share = malloc(pl->nparts * sizeof *pl->share);
+  if (!pl->lo || !pl->hi || !pl->share) {
+    hc__split_plan_free(pl);
+    return hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
+  }
+  double total = 0;
+  for (uint32_t i = 0; i < pl->nparts; i++) total += weight[i];
+  for (uint32_t i = 0; i < pl->nparts; i++) {
+    pl->share[i] = weight[i] / total;
+    pl->dev[i] = i;
+  }
+  assign_rows(pl, hi - lo, pl->nparts > 1 ? min_rows : 1);
+  for (uint32_t i = 0; i < pl->nparts; i++) pl->lo[i] += lo, pl->hi[i] += lo;
+  return HC_OK;
 }
 
 void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t i, hc_transport_t *tr) {

@@ -102,8 +102,11 @@ static hc_status_t gather_output(hc_job_t *job, hc_devset_t *set, const hc_part_
   return st;
 }
 
-/* Times are the slowest part's; every part's stats reach every part. */
-static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *pl, hc_part_t *part) {
+/* Times are the slowest part's; every part's stats reach every part: the
+ * process's one part's, or its devices' parts' (mine[0..nmine), parts of
+ * total). */
+static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *pl, hc_part_t *part,
+                           const hc_part_stats_t *mine, uint32_t nmine, uint32_t total) {
   hc_transport_t *tr = set->tr;
   hc_context_t *ctx = set->ctx;
   const char *wl = hc_job_workload(job);
@@ -121,21 +124,26 @@ static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *
   double times[4] = {t.compute_s, t.device_s};
   hc_job_build_time(job, &times[2], &times[3]);
   if (st == HC_OK) st = tr->ops->allreduce(tr, part->index, HC_REDUCE_MAX, times, 4, &after);
-  hc_part_stats_t *s = &part->stats;
-  s->lo = part->lo;
-  s->hi = part->hi;
-  s->weight = pl->share[part->index];
-  s->compute_s = t.compute_s;
-  s->device_s = t.device_s;
-  snprintf(s->device, sizeof s->device, "%s", hc_device_name(set->dev[0]));
+  if (!mine) {
+    hc_part_stats_t *s = &part->stats;
+    s->lo = part->lo;
+    s->hi = part->hi;
+    s->weight = pl->share[part->index];
+    s->compute_s = t.compute_s;
+    s->device_s = t.device_s;
+    snprintf(s->device, sizeof s->device, "%s", hc_device_name(set->dev[0]));
+    mine = s;
+    nmine = 1;
+  }
   free(set->stats);
-  set->stats = calloc(pl->nparts, sizeof *set->stats);
+  set->stats = calloc(total, sizeof *set->stats);
   if (st == HC_OK && !set->stats) {
     st = hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
     tr->ops->abort(tr, part->index);
   }
   if (st == HC_OK)
-    st = tr->ops->allgather(tr, part->index, s, sizeof *s, set->stats, pl->nparts * sizeof *s, NULL, &after);
+    st =
+        tr->ops->allgather(tr, part->index, mine, nmine * sizeof *mine, set->stats, total * sizeof *mine, NULL, &after);
   if (st == HC_OK) {
     hc_job_set_times(job, times[0], times[1]);
     hc__job_set_build(job, times[2], times[3]);
@@ -151,7 +159,18 @@ static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *
 static hc_status_t rank_shares(hc_job_t *job, hc_devset_t *set, split_plan_t *pl) {
   hc_transport_t *tr = set->tr;
   const uint32_t me = tr->ops->self(tr), n = pl->nparts;
-  double mine[2] = {hc__history_rate(job, pl->split.rows, set->dev[0]), hc_device_info(set->dev[0])->peak_fp32_gflops};
+  /* A process driving several devices: the sum of theirs (none when one
+   * has none). */
+  double mine[2] = {0, 0};
+  int rated = 1, peaked = 1;
+  for (uint32_t i = 0; i < set->n; i++) {
+    const double r = hc__history_rate(job, pl->split.rows, set->dev[i]),
+                 p = hc_device_info(set->dev[i])->peak_fp32_gflops;
+    rated &= r > 0, peaked &= p > 0;
+    mine[0] += r, mine[1] += p;
+  }
+  if (!rated) mine[0] = 0;
+  if (!peaked) mine[1] = 0;
   double *all = malloc(2 * n * sizeof *all), waited = 0;
   hc_status_t st = all ? HC_OK : hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
   if (st != HC_OK) tr->ops->abort(tr, me);
@@ -188,7 +207,9 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
   /* Planning failed here (hc_last_error says why) or elsewhere. */
   hc_status_t st = agree(tr, me, planned, "planning,");
   if (st != HC_OK) return st;
-  if (pl->nparts == 1) {
+  /* pl has rows when the workload splits (over one process, then over
+   * that process's devices). */
+  if (!pl->lo || (pl->nparts == 1 && set->n == 1)) {
     /* Part 0 runs the whole job; the others wait for its outcome. */
     st = me == 0 ? hc_job_run(job, dev, flags) : HC_OK;
     snprintf(set->plan, sizeof set->plan, "'%s' ran on part 0 (%s) alone: %s", hc_job_workload(job),
@@ -203,30 +224,56 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
   set->lo = part.lo;
   set->hi = part.hi;
   set->rows = part.rows;
-  hc__job_set_part(job, &part);
-  st = hc_job_run(job, dev, flags);
+  split_plan_t local;
+  uint32_t first = me, total = n;
+  if ((st = agree(tr, me, hc__rank_plan_devices(job, set, pl, &part, &local, &first, &total), "planning,")) != HC_OK) {
+    hc__split_plan_free(&local);
+    return st;
+  }
+  hc_part_stats_t *devices_stats = NULL;
+  if (total == n) { /* every process runs one part */
+    hc__job_set_part(job, &part);
+    st = hc_job_run(job, dev, flags);
+    hc__job_set_part(job, NULL);
+  } else {
+    st = hc__rank_run_devices(job, set, &local, first, total, flags, pl->share[me], &devices_stats);
+  }
   part.end_t = hc_now();
-  hc__job_set_part(job, NULL);
   if (st != HC_OK && st != HC_ERR_VERIFY) tr->ops->abort(tr, me);
   hc_status_t run_st = agree(tr, me, st, "the run,");
   if (run_st != HC_OK && run_st != HC_ERR_VERIFY) {
     hc__part_free_stage(&part);
     hc__job_clear(job);
+    hc__split_plan_free(&local);
+    free(devices_stats);
     return run_st;
   }
   char verify_msg[1024] = "";
   if (run_st == HC_ERR_VERIFY) snprintf(verify_msg, sizeof verify_msg, "%s", hc_last_error());
-  st = collect(job, set, pl, &part);
+  st = collect(job, set, pl, &part, devices_stats, devices_stats ? local.nparts : 1, total);
   if (st != HC_OK) tr->ops->abort(tr, me);
-  if (st == HC_OK && run_st == HC_OK) hc__history_record_part(job, pl->split.rows, dev, &part, &part.stats);
+  if (st == HC_OK && run_st == HC_OK && !devices_stats)
+    hc__history_record_part(job, pl->split.rows, dev, &part, &part.stats);
   hc__part_free_stage(&part);
+  free(devices_stats);
   if ((st = agree(tr, me, st, "gathering the outputs,")) != HC_OK) {
     hc__job_clear(job);
+    hc__split_plan_free(&local);
     return st;
   }
-  set->nparts = pl->nparts;
+  set->nparts = total;
   hc__job_set_wall(job, hc_now() - t0);
   hc__devset_describe(set, pl, tr);
+  if (total != n) {
+    char what[96];
+    if (pl->split.kind == HC_SPLIT_SLABS)
+      snprintf(what, sizeof what, "along axis 0 of %lld rows (halo %u)", (long long)pl->split.rows, pl->split.halo);
+    else
+      snprintf(what, sizeof what, "of %lld items (inputs replicated)", (long long)pl->split.rows);
+    snprintf(set->plan, sizeof set->plan, "%u parts on the devices of %u process%s %s, %s, %s transport between them",
+             total, n, n == 1 ? "" : "es", what, pl->shares, tr->ops->name);
+  }
+  hc__split_plan_free(&local);
   return run_st == HC_ERR_VERIFY ? hc_error(HC_ERR_VERIFY, "%s", verify_msg) : HC_OK;
 }
 

@@ -30,13 +30,14 @@ typedef struct {
   char message[1024];
   int failed_order; /* 0: did not fail; 1: the first to fail, ... */
   pthread_t thread;
-  int started;
+  int thread_started;
   uint32_t workers; /* > 0: its device runs it on this many of its threads */
   int limited;      /* it did */
 } part_run_t;
 
 struct run_s {
   uint32_t flags;
+  int bridged; /* the parts' transport is a bridge (rank_set.c) */
   atomic_int failures;
   part_run_t parts[HC_DEVSET_MAX];
 };
@@ -64,6 +65,7 @@ static void *part_main(void *arg) {
     snprintf(pr->message, sizeof pr->message, "%s", hc_last_error());
   }
   hc__job_set_part(pr->job, NULL);
+  if (pr->run->bridged) hc__bridge_part_done(pr->part.tr, pr->part.index);
   return NULL;
 }
 
@@ -92,7 +94,8 @@ hc_status_t hc__job_clone(hc_job_t *job, hc_job_t **out) {
 }
 
 /* An output every part gave with its own rows along axis 0 becomes one
- * field on the first device; any other output is the first part's. */
+ * field of pl's rows (all of them, or a rank's run of them) on the first
+ * device; any other output is the first part's. */
 static hc_status_t gather_output(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_device_t *dev0, const char *port) {
   hc_field_t *f0 = hc_job_output(r->parts[0].job, port);
   if (!f0) return HC_OK;
@@ -118,14 +121,14 @@ static hc_status_t gather_output(hc_job_t *job, run_t *r, const split_plan_t *pl
   }
   int64_t shape[HC_MAX_DIMS];
   memcpy(shape, hc_field_shape(f0), rank * sizeof *shape);
-  shape[0] = pl->split.rows;
+  shape[0] = pl->hi[pl->nparts - 1] - pl->lo[0];
   size_t rb = hc_dtype_size(dt);
   for (uint32_t d = 1; d < rank; d++) rb *= (size_t)shape[d];
   hc_field_t *g = NULL;
   hc_status_t st = hc_field_create(dev0, dt, rank, shape, &g);
   for (uint32_t i = 0; i < pl->nparts && st == HC_OK; i++) {
     hc_field_t *f = hc_job_output(r->parts[i].job, port);
-    st = hc_buffer_copy(hc_field_buffer(g), (size_t)pl->lo[i] * rb, hc_field_buffer(f), 0,
+    st = hc_buffer_copy(hc_field_buffer(g), (size_t)(pl->lo[i] - pl->lo[0]) * rb, hc_field_buffer(f), 0,
                         (size_t)(pl->hi[i] - pl->lo[i]) * rb);
   }
   if (st != HC_OK) {
@@ -192,6 +195,7 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_d
 static void record_parts(hc_job_t *job, const split_plan_t *pl, const hc_devset_t *set, const run_t *r) {
   for (uint32_t i = 0; i < pl->nparts; i++)
     hc__history_record_part(job, pl->split.rows, set->dev[pl->dev[i]], &r->parts[i].part, &set->stats[i]);
+  if (r->bridged) return; /* the split's time is the ranks' */
   hc_job_times_t t;
   hc_job_times(job, &t);
   hc__history_record_split(job, pl->split.rows, set, pl->dev, pl->nparts, t.compute_s);
@@ -295,81 +299,96 @@ HC_API hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t fl
       hc_job_note(job, "calibrating runs (%s) before the run: %s", pl.split.calibrate, calibrated);
     return st;
   }
-  free(set->stats);
-  set->stats = calloc(pl.nparts, sizeof *set->stats);
-  run_t *r = set->stats ? calloc(1, sizeof *r) : NULL;
-  if (!r) {
-    hc__split_plan_free(&pl);
-    return hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
-  }
   double t0 = hc_now();
   hc_transport_t *tr = NULL;
-  r->flags = flags;
   st = hc__transport_inproc_create(pl.nparts, &tr);
-  for (uint32_t i = 0; i < pl.nparts && st == HC_OK; i++) {
+  if (st == HC_OK) st = hc__split_threads(job, set, &pl, tr, 0, 0, flags);
+  if (st == HC_OK || st == HC_ERR_VERIFY) {
+    set->nparts = pl.nparts;
+    hc__job_set_wall(job, hc_now() - t0);
+    hc__devset_describe(set, &pl, tr);
+    note_shared_hardware(job, set, &pl);
+    if (calibrated[0]) hc_job_note(job, "calibrating runs (%s) before the split: %s", pl.split.calibrate, calibrated);
+  }
+  if (tr) tr->ops->destroy(tr);
+  hc__split_plan_free(&pl);
+  return st;
+}
+
+hc_status_t hc__split_threads(hc_job_t *job, hc_devset_t *set, const split_plan_t *pl, hc_transport_t *tr, int bridged,
+                              uint32_t first, uint32_t flags) {
+  free(set->stats);
+  set->stats = calloc(pl->nparts, sizeof *set->stats);
+  run_t *r = set->stats ? calloc(1, sizeof *r) : NULL;
+  if (!r) return hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
+  const uint32_t total = tr->ops->count(tr);
+  r->flags = flags;
+  r->bridged = bridged;
+  hc_status_t st = HC_OK;
+  for (uint32_t i = 0; i < pl->nparts && st == HC_OK; i++) {
     part_run_t *pr = &r->parts[i];
     pr->run = r;
-    pr->dev = set->dev[pl.dev[i]];
-    hc__part_init(&pr->part, set->ctx, &pl, i, tr);
-    if (i > 0) {
+    pr->dev = set->dev[pl->dev[i]];
+    hc__part_init(&pr->part, set->ctx, pl, i, tr);
+    if (r->bridged) { /* its place among every process's parts */
+      pr->part.index = first + i;
+      pr->part.count = total;
+      pr->part.below = pr->part.index > 0 ? pr->part.halo : 0;
+      pr->part.above = pr->part.index + 1 < total ? pr->part.halo : 0;
+    } else if (i > 0) {
       hc_part_t *below = &r->parts[i - 1].part;
       below->peer_above = pr->part.peer_below = (uint8_t)hc__peer_halos(r->parts[i - 1].dev, pr->dev);
     }
-    pr->part.peer_all = 1;
-    for (uint32_t k = 0; k < pl.nparts; k++)
-      if (k != i && !hc__peer_halos(set->dev[pl.dev[k]], pr->dev)) pr->part.peer_all = 0;
+    pr->part.peer_all = !r->bridged;
+    for (uint32_t k = 0; k < pl->nparts && !r->bridged; k++)
+      if (k != i && !hc__peer_halos(set->dev[pl->dev[k]], pr->dev)) pr->part.peer_all = 0;
     st = hc__job_clone(job, &pr->job);
     if (st == HC_OK && i == 0) st = hc_job_set_output_dir(pr->job, hc_job_output_dir(job));
   }
   uint32_t cpu_had = 0, cpu_now = 0;
-  const int cpu_part = st == HC_OK ? leave_driver_cores(set, &pl, &cpu_had, &cpu_now) : -1;
+  const int cpu_part = st == HC_OK ? leave_driver_cores(set, pl, &cpu_had, &cpu_now) : -1;
   if (cpu_part >= 0) r->parts[cpu_part].workers = cpu_now;
-  for (uint32_t i = 0; i < pl.nparts && st == HC_OK; i++) {
+  for (uint32_t i = 0; i < pl->nparts; i++) {
     part_run_t *pr = &r->parts[i];
-    if (pthread_create(&pr->thread, NULL, part_main, pr) != 0) {
-      st = hc_error(HC_ERR_NO_MEMORY, "split run: cannot start the thread of part %u", i);
-      tr->ops->abort(tr, i);
-    } else {
-      pr->started = 1;
+    if (st == HC_OK && pthread_create(&pr->thread, NULL, part_main, pr) != 0) {
+      st = hc_error(HC_ERR_NO_MEMORY, "split run: cannot start the thread of part %u", pr->part.index);
+      tr->ops->abort(tr, pr->part.index);
     }
+    pr->thread_started = st == HC_OK;
+    if (!pr->thread_started && r->bridged) hc__bridge_part_done(tr, pr->part.index); /* it never will */
   }
-  for (uint32_t i = 0; i < pl.nparts; i++)
-    if (r->parts[i].started) pthread_join(r->parts[i].thread, NULL);
+  /* A bridge's outer transport is this thread's to use. */
+  if (r->bridged) hc__bridge_serve(tr);
+  for (uint32_t i = 0; i < pl->nparts; i++)
+    if (r->parts[i].thread_started) pthread_join(r->parts[i].thread, NULL);
   /* The error to report: the first part that failed (the others stopped
    * because it did), then a failed verification. */
-  const part_run_t *first = NULL, *unverified = NULL;
-  for (uint32_t i = 0; i < pl.nparts && st == HC_OK; i++) {
+  const part_run_t *first_failed = NULL, *unverified = NULL;
+  for (uint32_t i = 0; i < pl->nparts && st == HC_OK; i++) {
     const part_run_t *pr = &r->parts[i];
-    if (pr->failed_order && (!first || pr->failed_order < first->failed_order)) first = pr;
+    if (pr->failed_order && (!first_failed || pr->failed_order < first_failed->failed_order)) first_failed = pr;
     if (pr->status == HC_ERR_VERIFY && !unverified) unverified = pr;
   }
-  if (st == HC_OK && first)
-    st = hc_error(first->status, "%s (part %u of %u)", first->message, first->part.index, pl.nparts);
+  if (st == HC_OK && first_failed)
+    st = hc_error(first_failed->status, "%s (part %u of %u)", first_failed->message, first_failed->part.index, total);
   if (st == HC_OK) {
-    st = collect(job, r, &pl, set);
+    st = collect(job, r, pl, set);
     if (st == HC_OK) {
-      set->nparts = pl.nparts;
-      record_parts(job, &pl, set, r);
-      hc__job_set_wall(job, hc_now() - t0);
-      hc__devset_describe(set, &pl, tr);
-      note_shared_hardware(job, set, &pl);
-      if (calibrated[0]) hc_job_note(job, "calibrating runs (%s) before the split: %s", pl.split.calibrate, calibrated);
+      record_parts(job, pl, set, r);
       if (cpu_part >= 0 && r->parts[cpu_part].limited)
         hc_job_note(job,
                     "%s ran its part on %u of its %u threads, leaving cores to the threads that drive the other "
                     "devices (HC_SPLIT_DRIVER_CORES)",
-                    hc_device_name(set->dev[pl.dev[cpu_part]]), cpu_now, cpu_had);
+                    hc_device_name(set->dev[pl->dev[cpu_part]]), cpu_now, cpu_had);
       if (unverified) st = hc_error(HC_ERR_VERIFY, "%s", unverified->message);
     } else {
       hc__job_clear(job);
     }
   }
-  for (uint32_t i = 0; i < pl.nparts; i++) {
+  for (uint32_t i = 0; i < pl->nparts; i++) {
     hc_job_destroy(r->parts[i].job);
     hc__part_free_stage(&r->parts[i].part);
   }
-  if (tr) tr->ops->destroy(tr);
   free(r);
-  hc__split_plan_free(&pl);
   return st;
 }

@@ -122,11 +122,12 @@ hc_status_t hc_devset_save_output(hc_devset_t *set, hc_job_t *job,
                                   int *written);
 
 /* Makes the set one part of a split run over t: this process runs part
- * t->ops->self(t) on the set's one device, the other parts run elsewhere
- * with sets of their own. The set does not own t (NULL: back to parts in
- * this process). HC_ERR_UNSUPPORTED when the set has more than one device
- * (a process drives one device of a transport's split); weights given
- * afterwards are one per part of t. */
+ * t->ops->self(t) on the set's devices, the other parts run elsewhere
+ * with sets of their own. A set of several devices splits the process's
+ * rows again over them: each device's part is a part of the whole split
+ * (numbered process by process), run as a thread, and only the calling
+ * thread uses t. The set does not own t (NULL: back to parts in this
+ * process); weights given afterwards are one per part of t (process). */
 hc_status_t hc_devset_set_transport(hc_devset_t *set, hc_transport_t *t);
 
 #ifdef __cplusplus

@@ -493,15 +493,22 @@ class Context:
             try:
                 check(lib.hc_job_create(self._handle(), workload.encode(), ctypes.byref(job)))
                 inputs = self._set_params(job, workload, kwargs)
-                if isinstance(device, str) and (',' in device or device == 'all'):
-                    raise error(5, 'device=%s: under MPI each rank drives one device (device="auto" gives rank r '
-                                'the r-th GPU of its node)' % device)
-                i = self._index(device, workload)
-                if device in (None, 'auto'):
-                    i = _mpi.rank_device(self._handle(), workload, i)
-                dev = self._device_handle(i)
-                check(lib.hc_devset_create(self._handle(), ctypes.byref(ctypes.c_void_p(dev)), 1,
-                                           ctypes.byref(devset)))
+                if device == 'all':
+                    raise error(5, 'device=all: under MPI each rank names the devices it drives (device="auto,cpu:0": '
+                                'the rank\'s GPU and its share of the cores)')
+                if isinstance(device, str) and ',' in device:
+                    # each rank drives the set; "auto" in it is the rank's device
+                    ids = [self._rank_device_id(workload) if d == 'auto' else d for d in device.split(',')]
+                    check(lib.hc_devset_parse(self._handle(), ','.join(ids).encode(), workload.encode(),
+                                              ctypes.byref(devset)))
+                    dev = lib.hc_devset_device(devset, 0)
+                else:
+                    i = self._index(device, workload)
+                    if device in (None, 'auto'):
+                        i = _mpi.rank_device(self._handle(), workload, i)
+                    dev = self._device_handle(i)
+                    check(lib.hc_devset_create(self._handle(), ctypes.byref(ctypes.c_void_p(dev)), 1,
+                                               ctypes.byref(devset)))
                 check(lib.hc_devset_set_transport(devset, w.transport))
                 check(lib.hc_devset_parse_weights(devset, _split_text(split)))
                 self._bind_inputs(job, workload, dev, inputs, owned)
@@ -522,6 +529,11 @@ class Context:
             return self._finished(result, st, devset)
         finally:
             self._release_run(job, owned, devset)
+
+    def _rank_device_id(self, workload):
+        """Under MPI: the id ("cuda:1") of the device this rank takes alone."""
+        i = _mpi.rank_device(self._handle(), workload, self._index(None, workload))
+        return _text(self._lib.hc_device_id(self._handle(), i))
 
     def _devset(self, job, workload, spec, split):
         """A device set for job (its problems are HC_ERR_PARAM, as in hcrun)."""

@@ -293,11 +293,81 @@ def test_pipeline_is_refused_with_a_reason():
     assert r.stderr.count('pipelines do not run across MPI ranks') == 1
 
 
-def test_device_set_is_refused_under_mpi():
-    r = mpirun(2, ['--device=cpu:0,cpu:1', '--workload=jacobi', 'dim=2', 'n=17'],
-               env=mpi_env(HC_CPU_DEVICES='2'), timeout=60)
+def test_every_device_for_each_rank_is_refused_under_mpi():
+    r = mpirun(2, ['--device=all', '--workload=jacobi', 'dim=2', 'n=17'], env=mpi_env(HC_CPU_DEVICES='2'), timeout=60)
     assert r.returncode == 2
-    assert 'each rank drives one device' in r.stderr
+    assert r.stderr.count('--device=all: under MPI each rank names the devices it drives') == 1, r.stderr
+
+
+# Ranks that drive a device set each (--device=B:i,B:j): the cpu backend
+# shows the host as two devices here, so each rank splits its rows over
+# two cpu parts, and every part of every rank is a part of the whole split.
+SET_ENV = dict(HC_CPU_DEVICES='2', HC_CPU_THREADS='2')
+
+
+@pytest.mark.parametrize('ranks', [1, 2, 3])
+@pytest.mark.parametrize('case', sorted(CASES))
+def test_ranks_driving_device_sets_give_the_same_field(case, ranks, references, tmp_path):
+    args, port, _ = CASES[case]
+    r = mpirun(ranks, ['--device=cpu:0,cpu:1', '--output=%s' % tmp_path, '--json'] + args, env=mpi_env(**SET_ENV))
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = np.load(os.path.join(tmp_path, port + '.npy'))
+    assert np.array_equal(got, references[case]), 'ranks %d: max difference %g' % (
+        ranks, float(np.max(np.abs(got.astype(float) - references[case].astype(float)))))
+    split = json.loads(r.stdout)['split']
+    parts = split['parts']
+    assert len(parts) == 2 * ranks, split['plan']
+    assert [p['device'] for p in parts] == ['rank %d cpu:%d' % (k // 2, k % 2) for k in range(2 * ranks)]
+    # the parts' rows follow one another and cover the whole; shares add up
+    assert parts[0]['lo'] == 0 and all(a['hi'] == b['lo'] for a, b in zip(parts, parts[1:]))
+    assert abs(sum(p['weight'] for p in parts) - 1) < 1e-9
+    assert ('%d parts on the devices of %d process%s' % (2 * ranks, ranks, 'es' if ranks > 1 else '')) in split['plan']
+
+
+def test_rank_sets_reduce_in_part_order(tmp_path):
+    """simpson over 2 ranks x 2 devices adds its 4 slabs' sums in part
+    order, as one process's 4-part split does: the same bits. (A history
+    of its own: the devices' equal peaks give equal shares.)"""
+    args = ['--workload=simpson', 'n=65x65x65', 'dtype=f64', '--json']
+    one = single(['--device=cpu:0,cpu:1,cpu:2,cpu:3', '--split=1,1,1,1'] + args,
+                 env=mpi_env(HC_CPU_DEVICES='4', HC_CPU_THREADS='4'))
+    assert one.returncode == 0, one.stderr
+    r = mpirun(2, ['--device=cpu:0,cpu:1'] + args, env=mpi_env(HC_CACHE_DIR=str(tmp_path), **SET_ENV))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [p['hi'] - p['lo'] for p in doc['split']['parts']] == [8, 8, 8, 8]
+    assert metric(doc, 'integral') == metric(json.loads(one.stdout), 'integral')
+
+
+def test_rank_sets_write_outputs_too_large_to_gather_in_place(references, tmp_path):
+    args, port, _ = CASES['jacobi3d']
+    r = mpirun(2, ['--device=cpu:0,cpu:1', '--output=%s' % tmp_path] + args,
+               env=mpi_env(HC_GATHER_MAX='1k', **SET_ENV))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert np.array_equal(np.load(tmp_path / (port + '.npy')), references['jacobi3d'])
+
+
+def test_auto_in_a_rank_set_is_the_ranks_device(references, tmp_path):
+    """--device=auto,cpu:1: auto is the device a rank takes alone (here
+    cpu:0: the node has no GPU)."""
+    args, port, _ = CASES['jacobi2d']
+    r = mpirun(2, ['--device=auto,cpu:1', '--output=%s' % tmp_path, '--json'] + args, env=mpi_env(**SET_ENV))
+    assert r.returncode == 0, r.stdout + r.stderr
+    parts = json.loads(r.stdout)['split']['parts']
+    assert [p['device'] for p in parts] == ['rank 0 cpu:0', 'rank 0 cpu:1', 'rank 1 cpu:0', 'rank 1 cpu:1']
+    assert np.array_equal(np.load(tmp_path / (port + '.npy')), references['jacobi2d'])
+
+
+def test_a_failing_device_of_a_rank_set_ends_every_rank(tmp_path):
+    env = mpi_env(HC_PLUGIN_PATH=faulty_dir(tmp_path), **SET_ENV)
+    r = mpirun(2, ['--device=cpu:0,faulty:1', '--workload=jacobi', 'dim=2', 'n=65', 'iters=3000', 'tol=0',
+                   '--output=%s' % (tmp_path / 'out')], env=env,
+               shell_prefix='if [ "${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" = 1 ]; then export HC_FAULTY_ARM=launch:50; fi',
+               timeout=60)
+    assert r.returncode == 4 or (r.returncode == 9 and _is_hydra()), r.stdout + r.stderr
+    assert r.stderr.count('injected failure of launch call 50') == 1, r.stderr
+    assert 'part 3 of 4' in r.stderr, r.stderr  # rank 1's second device
+    assert not os.path.exists(tmp_path / 'out' / 'u.npy')
 
 
 def test_hc_mpi_off_runs_each_rank_alone(tmp_path):
@@ -328,6 +398,10 @@ r = ctx.run('jacobi', dim=2, n=67, iters=300, tol=0, device='cpu')
 if w.rank == 0:
     np.save(sys.argv[3], r.outputs['u'])
     print('plan:', r.split['plan'], '| parts:', len(r.split['parts']))
+r = ctx.run('jacobi', dim=2, n=67, iters=300, tol=0, device='auto,cpu:1')   # each rank drives two devices
+if w.rank == 0:
+    np.save(sys.argv[3] + '.set.npy', r.outputs['u'])
+    print('set parts:', [p['device'] for p in r.split['parts']])
 try:                                     # a bad parameter on rank 1 only: every rank raises it
     ctx.run('jacobi', dim=2, n=65 if w.rank != 1 else -5)
 except hc.ParamError as e:
@@ -340,15 +414,19 @@ ctx.close()
                     reason='the Python package loads the checkout\'s build/ when imported; this run tests another build')
 def test_python_context_splits_over_ranks(references, tmp_path):
     """hc.Context under mpirun: ctx.run is one part per rank, rank 0 gets
-    the whole field, and an error on one rank is every rank's."""
+    the whole field, each rank can drive a device set ("auto,cpu:1"), and
+    an error on one rank is every rank's."""
     script = tmp_path / 'ranks.py'
     script.write_text(PY_SCRIPT)
     out = tmp_path / 'u.npy'
     r = subprocess.run([MPIRUN, '-n', '3', sys.executable, str(script), TOP, BUILD, str(out)],
-                       capture_output=True, text=True, timeout=TIMEOUT, env=mpi_env())
+                       capture_output=True, text=True, timeout=TIMEOUT, env=mpi_env(**SET_ENV))
     assert r.returncode == 0, r.stdout + r.stderr
     assert 'MPI transport | parts: 3' in r.stdout
     assert np.array_equal(np.load(out), references['jacobi2d'])
+    assert "set parts: ['rank 0 cpu:0', 'rank 0 cpu:1', 'rank 1 cpu:0', 'rank 1 cpu:1', 'rank 2 cpu:0', " \
+        "'rank 2 cpu:1']" in r.stdout, r.stdout
+    assert np.array_equal(np.load(str(out) + '.set.npy'), references['jacobi2d'])
     assert 'rank 1: parameter n=-5' in r.stdout
     for rank in (0, 2):  # the others name rank 1
         assert ('rank %d: rank 1: parameter n=-5' % rank) in r.stdout

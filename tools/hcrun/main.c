@@ -123,12 +123,20 @@ static hc_status_t prepare(hc_context_t *ctx, const hcrun_options_t *o, single_t
   if (st != HC_OK) return st;
   uint32_t idx;
   int is_set = o->device && (strchr(o->device, ',') || !strcmp(o->device, "all"));
-  if (is_set && hcrun_mpi_active())
+  if (is_set && hcrun_mpi_active() && !strcmp(o->device, "all"))
     return hc_error(HC_ERR_PARAM,
-                    "--device=%s: under MPI each rank drives one device (--device=auto gives rank r "
-                    "the r-th GPU of its node); a device set is for one process",
-                    o->device);
-  if (is_set) {
+                    "--device=all: under MPI each rank names the devices it drives (--device=auto,cpu:0: the "
+                    "rank's GPU and its share of the cores)");
+  if (is_set && hcrun_mpi_active()) {
+    /* Each rank drives the set; "auto" in it is the rank's device. */
+    char spec[1024];
+    st = hcrun_mpi_rank_set(ctx, o->workload, o->device, spec, sizeof spec);
+    if (st == HC_OK) st = hc_devset_parse(ctx, spec, o->workload, &s->set);
+    if (st == HC_OK) st = hc_devset_set_transport(s->set, hcrun_mpi_transport());
+    if (st == HC_OK) st = hc_devset_parse_weights(s->set, o->split ? o->split : "auto");
+    if (st != HC_OK) return st == HC_ERR_UNSUPPORTED ? HC_ERR_PARAM : st;
+    idx = hc_device_index(hc_devset_device(s->set, 0));
+  } else if (is_set) {
     /* A device set: every problem with it (a device listed twice, unknown
      * or unable to run the workload, bad weights, more parts than rows) is
      * a usage error, found before anything runs. */
@@ -151,7 +159,7 @@ static hc_status_t prepare(hc_context_t *ctx, const hcrun_options_t *o, single_t
     st = hc_device_find(ctx, o->device, &idx);
   }
   if (st == HC_OK) st = hc_device_open(ctx, idx, &s->dev);
-  if (st == HC_OK && hcrun_mpi_active()) {
+  if (st == HC_OK && hcrun_mpi_active() && !s->set) {
     /* This rank's part of the split over every rank. */
     st = hc_devset_create(ctx, &s->dev, 1, &s->set);
     if (st == HC_OK) st = hc_devset_set_transport(s->set, hcrun_mpi_transport());

@@ -76,6 +76,28 @@ hc_status_t hcrun_mpi_rank_device(hc_context_t *ctx, const char *workload, uint3
   return m.active ? m.rank_device(ctx, workload, m.world.local_rank, index) : HC_OK;
 }
 
+hc_status_t hcrun_mpi_rank_set(hc_context_t *ctx, const char *workload, const char *spec, char *out, size_t n) {
+  size_t len = 0;
+  out[0] = '\0';
+  for (const char *p = spec; *p;) {
+    size_t w = strcspn(p, ",");
+    char dev[64];
+    if (w == 4 && !strncmp(p, "auto", 4)) {
+      uint32_t idx = 0;
+      hc_status_t st = hc_device_find_auto(ctx, workload, &idx);
+      if (st == HC_OK) st = hcrun_mpi_rank_device(ctx, workload, &idx);
+      if (st != HC_OK) return st;
+      snprintf(dev, sizeof dev, "%s", hc_device_id(ctx, idx));
+    } else {
+      snprintf(dev, sizeof dev, "%.*s", (int)(w < 63 ? w : 63), p);
+    }
+    len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%s", len ? "," : "", dev);
+    if (len >= n) return hc_error(HC_ERR_PARAM, "--device=%s: too long", spec);
+    p += w + (p[w] == ',');
+  }
+  return HC_OK;
+}
+
 hc_status_t hcrun_mpi_agree(hc_status_t st) { return m.active ? m.agree(m.world.transport, st) : st; }
 
 void hcrun_mpi_share_cores(void) {

@@ -22,6 +22,9 @@ int hcrun_mpi_ranks(void);
 /* Under MPI: the device auto picked (*index) becomes this rank's
  * (hc_mpi_rank_device: local rank r takes GPU r mod k). */
 hc_status_t hcrun_mpi_rank_device(hc_context_t *ctx, const char *workload, uint32_t *index);
+/* The device set spec each rank drives (--device=auto,cpu:0): spec with
+ * each "auto" in it replaced by this rank's device, into out (n bytes). */
+hc_status_t hcrun_mpi_rank_set(hc_context_t *ctx, const char *workload, const char *spec, char *out, size_t n);
 /* Every rank gives st; every rank gets the deciding one back, with the
  * failing rank's message (prefixed "rank R: ") in hc_last_error. A no-op
  * without MPI. Every rank must call it at the same points. */

@@ -1,0 +1,70 @@
+/* A process of a transport's split that drives several devices (a GPU and
+ * its share of the host's cores): its rows split again over its devices,
+ * and each device's part is a part of the whole split, numbered after the
+ * parts of the processes before it. Its parts run as threads over a
+ * bridge (transport_bridge.c) that this thread serves. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition_internal.h"
+
+hc_status_t hc__rank_plan_devices(hc_job_t *job, hc_devset_t *set, const split_plan_t *pl, const hc_part_t *part,
+                                  split_plan_t *local, uint32_t *first, uint32_t *total) {
+  hc_transport_t *tr = set->tr;
+  const uint32_t me = part->index, n = tr->ops->count(tr);
+  /* The devices' shares of this process's rows: from their figures in the
+   * history where each has one, else their declared fp32 peaks where each
+   * declares one, else equal. */
+  double rate[HC_DEVSET_MAX], peak[HC_DEVSET_MAX];
+  int rated = 1, peaked = 1;
+  for (uint32_t i = 0; i < set->n; i++) {
+    rate[i] = hc__history_rate(job, pl->split.rows, set->dev[i]);
+    peak[i] = hc_device_info(set->dev[i])->peak_fp32_gflops;
+    rated &= rate[i] > 0, peaked &= peak[i] > 0;
+  }
+  for (uint32_t i = 0; i < set->n; i++) rate[i] = rated ? rate[i] : peaked ? peak[i] : 1.0;
+  hc_status_t st = hc__split_plan_rows(pl, part->lo, part->hi, rate, set->n, local);
+  uint32_t *counts = st == HC_OK ? calloc(n, sizeof *counts) : NULL;
+  if (st == HC_OK && !counts) st = hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
+  if (st != HC_OK) {
+    tr->ops->abort(tr, me);
+    return st;
+  }
+  size_t got = 0;
+  double waited = 0;
+  st = tr->ops->allgather(tr, me, &local->nparts, sizeof local->nparts, counts, n * sizeof *counts, &got, &waited);
+  if (st == HC_OK && got != n * sizeof *counts)
+    st = hc_error(HC_ERR_INTERNAL, "split run: the processes' part counts hold %zu bytes, not %zu", got,
+                  n * sizeof *counts);
+  *first = *total = 0;
+  for (uint32_t r = 0; st == HC_OK && r < n; r++) {
+    if (r < me) *first += counts[r];
+    *total += counts[r];
+  }
+  free(counts);
+  return st;
+}
+
+hc_status_t hc__rank_run_devices(hc_job_t *job, hc_devset_t *set, const split_plan_t *local, uint32_t first,
+                                 uint32_t total, uint32_t flags, double share, hc_part_stats_t **stats) {
+  hc_transport_t *tr = set->tr, *bridge = NULL;
+  const uint32_t me = tr->ops->self(tr);
+  *stats = NULL;
+  hc_status_t st = hc__transport_bridge_create(tr, first, local->nparts, total, &bridge);
+  if (st != HC_OK) return st;
+  st = hc__split_threads(job, set, local, bridge, 1, first, flags);
+  bridge->ops->destroy(bridge);
+  if (st != HC_OK && st != HC_ERR_VERIFY) return st;
+  /* The parts' stats as the whole split's: shares of the whole, and the
+   * process beside each device. */
+  hc_part_stats_t *s = malloc(local->nparts * sizeof *s);
+  if (!s) return hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
+  for (uint32_t i = 0; i < local->nparts; i++) {
+    s[i] = set->stats[i];
+    s[i].weight *= share;
+    snprintf(s[i].device, sizeof s[i].device, "rank %u %s", me, hc_device_name(set->dev[local->dev[i]]));
+  }
+  *stats = s;
+  return st;
+}

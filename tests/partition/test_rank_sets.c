@@ -1,0 +1,219 @@
+/* Processes of a transport's split that drive several devices each
+ * (core/partition/rank_devices.c, transport_bridge.c), with threads of
+ * this test as the processes (thread_transport.h), so that the sanitizers
+ * see the bridge: every device of every process is a part of the whole
+ * split, fields are the one-device run's bit for bit, reductions add in
+ * part order, and a device that fails ends every process with its error. */
+#include <hc/partition.h>
+#include <hc/transport.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../reliability/faulty.h"
+#include "harness.h"
+#include "thread_transport.h"
+
+typedef struct {
+  hc_transport_t *tr;
+  const char *spec, *workload, *params, *port;
+  hc_status_t st;
+  char error[1024];
+  void *out; /* process 0: the output, gathered */
+  size_t bytes;
+  double metric; /* the workload's metric `metric_name`, if any */
+  const char *metric_name;
+  uint32_t parts;
+  hc_part_stats_t stats[16];
+} proc_t;
+
+static hc_job_t *job_of(hc_context_t *ctx, const char *workload, const char *params) {
+  hc_job_t *job = NULL;
+  if (hc_job_create(ctx, workload, &job) != HC_OK) return NULL;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", params);
+  for (char *save = NULL, *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+    if (hc_job_set_kv(job, tok) != HC_OK) {
+      hc_job_destroy(job);
+      return NULL;
+    }
+  return job;
+}
+
+static void *proc_main(void *arg) {
+  proc_t *p = arg;
+  hc_context_t *ctx = th_context();
+  hc_job_t *job = job_of(ctx, p->workload, p->params);
+  hc_devset_t *set = NULL;
+  p->st = job ? hc_devset_parse(ctx, p->spec, p->workload, &set) : HC_ERR_PARAM;
+  if (p->st == HC_OK) p->st = hc_devset_set_transport(set, p->tr);
+  if (p->st == HC_OK) p->st = hc_job_run_split(job, set, 0);
+  if (p->st != HC_OK) snprintf(p->error, sizeof p->error, "%s", hc_last_error());
+  hc_field_t *f = p->st == HC_OK && p->port ? hc_job_output(job, p->port) : NULL;
+  if (f) {
+    p->bytes = hc_field_bytes(f);
+    p->out = malloc(p->bytes);
+    if (hc_field_read(f, p->out) != HC_OK) p->st = HC_ERR_IO;
+  }
+  if (p->metric_name) hc_job_metric_find(job, p->metric_name, &p->metric);
+  p->parts = hc_devset_parts(set);
+  for (uint32_t i = 0; i < p->parts && i < 16; i++) {
+    p->stats[i].size = sizeof p->stats[i];
+    hc_devset_part_stats(set, i, &p->stats[i]);
+  }
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+  return NULL;
+}
+
+/* Runs workload over n processes, the k-th driving specs[k]. */
+static void run_procs(uint32_t n, const char *const *specs, const char *workload, const char *params, const char *port,
+                      proc_t *procs) {
+  tt_t *tt = tt_create(n);
+  pthread_t th[TT_MAX];
+  for (uint32_t k = 0; k < n; k++) {
+    memset(&procs[k], 0, sizeof procs[k]);
+    procs[k] = (proc_t){.tr = &tt[k].base, .spec = specs[k], .workload = workload, .params = params, .port = port};
+    if (!strcmp(workload, "simpson")) procs[k].metric_name = "integral";
+    pthread_create(&th[k], NULL, proc_main, &procs[k]);
+  }
+  for (uint32_t k = 0; k < n; k++) pthread_join(th[k], NULL);
+  tt_free(tt);
+}
+
+static void procs_free(proc_t *procs, uint32_t n) {
+  for (uint32_t k = 0; k < n; k++) free(procs[k].out);
+}
+
+/* The one-device run's output port (or metric) on cpu:0. */
+static hc_status_t alone(const char *workload, const char *params, const char *port, void **out, size_t *bytes,
+                         double *metric) {
+  hc_context_t *ctx = th_context();
+  hc_job_t *job = job_of(ctx, workload, params);
+  hc_device_t *dev = th_device("cpu:0");
+  hc_status_t st = job && dev ? hc_job_run(job, dev, 0) : HC_ERR_PARAM;
+  hc_field_t *f = st == HC_OK && port ? hc_job_output(job, port) : NULL;
+  *out = NULL;
+  if (f) {
+    *bytes = hc_field_bytes(f);
+    *out = malloc(*bytes);
+    st = hc_field_read(f, *out);
+  }
+  if (metric) hc_job_metric_find(job, "integral", metric);
+  hc_job_destroy(job);
+  return st;
+}
+
+static const struct {
+  const char *workload, *params, *port;
+} cases[] = {
+    {"jacobi", "dim=2 n=67 iters=120 tol=0 dtype=f64", "u"},
+    {"jacobi", "dim=3 n=21 iters=60 tol=0", "u"},
+    {"nbody", "n=301 steps=3", "pos"},
+    {"multigrid", "dim=2 n=33 cycles=2 tol=0 dtype=f64", "u"},
+};
+
+/* Two processes with two devices each, and one with one beside one with
+ * three: every device is a part, numbered process by process, and the
+ * field is the one-device run's. */
+static void test_fields_bit_identical(void) {
+  static const char *const even[] = {"cpu:0,cpu:1", "cpu:2,cpu:3"}, *const uneven[] = {"cpu:0", "cpu:1,cpu:2,cpu:3"};
+  static const char *const *layouts[] = {even, uneven};
+  static const char *const names[][4] = {{"rank 0 cpu:0", "rank 0 cpu:1", "rank 1 cpu:2", "rank 1 cpu:3"},
+                                         {"rank 0 cpu:0", "rank 1 cpu:1", "rank 1 cpu:2", "rank 1 cpu:3"}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    void *want = NULL;
+    size_t bytes = 0;
+    TH_ASSERT_OK(alone(cases[c].workload, cases[c].params, cases[c].port, &want, &bytes, NULL));
+    for (int l = 0; l < 2; l++) {
+      proc_t procs[2];
+      run_procs(2, layouts[l], cases[c].workload, cases[c].params, cases[c].port, procs);
+      for (int k = 0; k < 2; k++) {
+        if (procs[k].st != HC_OK)
+          fprintf(stderr, "%s %s, process %d: %s\n", cases[c].workload, cases[c].params, k, procs[k].error);
+        CU_ASSERT_EQUAL(procs[k].st, HC_OK);
+        CU_ASSERT_EQUAL(procs[k].parts, 4);
+      }
+      CU_ASSERT(procs[0].out && procs[0].bytes == bytes && !memcmp(procs[0].out, want, bytes));
+      int64_t next = 0;
+      for (uint32_t i = 0; i < procs[0].parts && i < 4; i++) {
+        CU_ASSERT_STRING_EQUAL(procs[0].stats[i].device, names[l][i]);
+        CU_ASSERT_EQUAL(procs[0].stats[i].lo, next);
+        next = procs[0].stats[i].hi;
+      }
+      procs_free(procs, 2);
+    }
+    free(want);
+  }
+}
+
+/* simpson's slab sums add in part order, across the processes too: the
+ * same bits as one process's 4-part split, and within 1e-15 of one
+ * device. */
+static void test_reduction_in_part_order(void) {
+  static const char *const specs[] = {"cpu:0,cpu:1", "cpu:2,cpu:3"};
+  const char *params = "n=65x65x65 dtype=f64";
+  proc_t procs[2];
+  run_procs(2, specs, "simpson", params, NULL, procs);
+  CU_ASSERT_EQUAL(procs[0].st, HC_OK);
+  CU_ASSERT_EQUAL(procs[1].st, HC_OK);
+  CU_ASSERT_EQUAL(procs[0].metric, procs[1].metric);
+  hc_context_t *ctx = th_context();
+  hc_job_t *job = job_of(ctx, "simpson", params);
+  hc_devset_t *set = NULL;
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,cpu:1,cpu:2,cpu:3", "simpson", &set));
+  double w[4];
+  for (uint32_t i = 0; i < 4; i++) w[i] = procs[0].stats[i].weight;
+  TH_ASSERT_OK(hc_devset_set_weights(set, w, 4));
+  TH_ASSERT_OK(hc_job_run_split(job, set, 0));
+  double in_process = 0, one = 0;
+  hc_job_metric_find(job, "integral", &in_process);
+  CU_ASSERT_EQUAL(in_process, procs[0].metric);
+  void *none = NULL;
+  size_t bytes = 0;
+  TH_ASSERT_OK(alone("simpson", params, NULL, &none, &bytes, &one));
+  CU_ASSERT(th_rel(procs[0].metric, one) <= 1e-15);
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+  procs_free(procs, 2);
+}
+
+/* A device of process 1's set fails mid-run: both processes return its
+ * error (the same status, the injected failure named, once decided), the
+ * failing part named among all, nothing left allocated. */
+static void test_device_failure_ends_every_process(void) {
+  if (!th_device("faulty")) return;
+  CU_ASSERT_FATAL(faulty_bind());
+  hc_context_t *ctx = th_context();
+  const uint64_t live0 = hc_context_live_buffers(ctx);
+  const long flive0 = faulty_live();
+  static const char *const specs[] = {"cpu:0,cpu:1", "cpu:2,faulty:0"};
+  proc_t procs[2];
+  faulty_arm("launch", 40);
+  run_procs(2, specs, "jacobi", "dim=2 n=65 iters=2000 tol=0", "u", procs);
+  faulty_arm(NULL, 0);
+  for (int k = 0; k < 2; k++) {
+    CU_ASSERT_EQUAL(procs[k].st, HC_ERR_LAUNCH);
+    CU_ASSERT_PTR_NOT_NULL(strstr(procs[k].error, "injected"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(procs[k].error, "part 3 of 4"));
+    CU_ASSERT_PTR_NULL(procs[k].out);
+  }
+  procs_free(procs, 2);
+  CU_ASSERT_EQUAL(hc_context_live_buffers(ctx), live0);
+  CU_ASSERT_EQUAL(faulty_live(), flive0);
+}
+
+static int setup(void) {
+  setenv("HC_CPU_DEVICES", "4", 1);
+  setenv("HC_CPU_THREADS", "4", 1);
+  return faulty_setup();
+}
+
+static void register_tests(void) {
+  CU_pSuite s = CU_add_suite("processes driving device sets", setup, NULL);
+  CU_ADD_TEST(s, test_fields_bit_identical);
+  CU_ADD_TEST(s, test_reduction_in_part_order);
+  CU_ADD_TEST(s, test_device_failure_ends_every_process);
+}
+
+TH_MAIN(register_tests)
