@@ -206,8 +206,8 @@ static double best_alone(hc_job_t *job, const hc_devset_t *set, int64_t rows, co
   return top;
 }
 
-int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double *weight, uint32_t *use, uint32_t *nuse,
-                     char *why, size_t why_size) {
+int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, int64_t run_rows, double *weight,
+                     uint32_t *use, uint32_t *nuse, char *why, size_t why_size) {
   double rate[HC_DEVSET_MAX], overhead[HC_DEVSET_MAX];
   uint32_t calibrated = 0;
   for (uint32_t i = 0; i < set->n; i++) {
@@ -234,7 +234,7 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
   }
   uint32_t n = set->n;
   for (uint32_t i = 0; i < n; i++) use[i] = i;
-  const double all = predict(rows, rate, overhead, use, n);
+  const double all = predict(run_rows, rate, overhead, use, n);
   double now = all;
   char dropped[256] = "";
   while (n > 1) {
@@ -244,7 +244,7 @@ int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double
     uint32_t fewer[HC_DEVSET_MAX], m = 0;
     for (uint32_t i = 0; i < n; i++)
       if (i != slow) fewer[m++] = use[i];
-    const double t = predict(rows, rate, overhead, fewer, m);
+    const double t = predict(run_rows, rate, overhead, fewer, m);
     if (!(t < now)) break;
     size_t l = strlen(dropped);
     snprintf(dropped + l, sizeof dropped - l, "%s%s", l ? ", " : "", hc_device_name(set->dev[use[slow]]));

@@ -103,11 +103,11 @@ hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl);
 void hc__split_plan_free(split_plan_t *pl);
 /* New shares from weight[] (one per part, all > 0) and the rows they give. */
 void hc__split_plan_reshare(split_plan_t *pl, const double *weight);
-/* A plan of rows [lo, hi) of the plan whole over n devices (the set's
- * first n) by weight[] (n of them, all > 0): as many parts as have
+/* A plan of rows [lo, hi) of the plan whole over the set's devices
+ * use[0..n) by weight[] (n of them, all > 0): as many parts as have
  * whole's fewest rows each, at most n. */
-hc_status_t hc__split_plan_rows(const split_plan_t *whole, int64_t lo, int64_t hi, const double *weight, uint32_t n,
-                                split_plan_t *pl);
+hc_status_t hc__split_plan_rows(const split_plan_t *whole, int64_t lo, int64_t hi, const double *weight,
+                                const uint32_t *use, uint32_t n, split_plan_t *pl);
 /* Fills the part's place in the plan (its transport and stats too). */
 void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t index, hc_transport_t *tr);
 /* The set's plan line after a split run. */
@@ -144,11 +144,12 @@ hc_status_t hc__job_clone(hc_job_t *job, hc_job_t **out);
  * of its compute time is not a sample. */
 #define HISTORY_MIN_BUSY 0.001
 /* With a figure for every device of the set: weight[] (one per device)
- * from the rates, use[0..*nuse) the devices to run on, why the plan, and 1;
+ * from the rates, use[0..*nuse) the devices to run on (its predictions
+ * are for run_rows of the configuration's rows), why the plan, and 1;
  * else 0 with why saying what is missing, and weight[] the devices' declared
  * fp32 peaks where each declares one (left as it was otherwise). */
-int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, double *weight, uint32_t *use, uint32_t *nuse,
-                     char *why, size_t why_size);
+int hc__history_plan(hc_job_t *job, const hc_devset_t *set, int64_t rows, int64_t run_rows, double *weight,
+                     uint32_t *use, uint32_t *nuse, char *why, size_t why_size);
 
 /* Fills set->best_single and best_single_s for the job's configuration
  * (before the run, so that its own samples do not count). */
@@ -170,10 +171,11 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
 /* A process of a transport's split with several devices (rank_devices.c).
  * Plans the process's rows (part's) over its devices into local, and
  * learns from the other processes where its parts are among all:
- * *first of *total. Collective over the transport (every process calls
+ * *first of *total. left_out: why the history left some of its devices
+ * out, or "". Collective over the transport (every process calls
  * it, whatever its devices); a failure aborts the transport. */
 hc_status_t hc__rank_plan_devices(hc_job_t *job, hc_devset_t *set, const split_plan_t *pl, const hc_part_t *part,
-                                  split_plan_t *local, uint32_t *first, uint32_t *total);
+                                  split_plan_t *local, uint32_t *first, uint32_t *total, char *left_out, size_t n_left);
 /* Runs local's parts as parts first .. of total (hc__split_threads over a
  * bridge); *stats gets their stats as parts of the whole split (share:
  * the process's of the whole), to be freed. */

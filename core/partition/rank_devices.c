@@ -10,21 +10,29 @@
 #include "partition_internal.h"
 
 hc_status_t hc__rank_plan_devices(hc_job_t *job, hc_devset_t *set, const split_plan_t *pl, const hc_part_t *part,
-                                  split_plan_t *local, uint32_t *first, uint32_t *total) {
+                                  split_plan_t *local, uint32_t *first, uint32_t *total, char *left_out,
+                                  size_t n_left) {
   hc_transport_t *tr = set->tr;
   const uint32_t me = part->index, n = tr->ops->count(tr);
-  /* The devices' shares of this process's rows: from their figures in the
-   * history where each has one, else their declared fp32 peaks where each
-   * declares one, else equal. */
-  double rate[HC_DEVSET_MAX], peak[HC_DEVSET_MAX];
-  int rated = 1, peaked = 1;
+  /* The devices' shares of this process's rows: with auto shares, the
+   * history's plan where every device has a figure (which leaves out a
+   * device whose rate does not pay for its exchanges); else their
+   * declared fp32 peaks where each declares one, else equal. */
+  double weight[HC_DEVSET_MAX], used[HC_DEVSET_MAX];
+  uint32_t use[HC_DEVSET_MAX], nuse = set->n;
+  char why[200] = "";
+  int peaked = 1;
   for (uint32_t i = 0; i < set->n; i++) {
-    rate[i] = hc__history_rate(job, pl->split.rows, set->dev[i]);
-    peak[i] = hc_device_info(set->dev[i])->peak_fp32_gflops;
-    rated &= rate[i] > 0, peaked &= peak[i] > 0;
+    use[i] = i;
+    weight[i] = hc_device_info(set->dev[i])->peak_fp32_gflops;
+    peaked &= weight[i] > 0;
   }
-  for (uint32_t i = 0; i < set->n; i++) rate[i] = rated ? rate[i] : peaked ? peak[i] : 1.0;
-  hc_status_t st = hc__split_plan_rows(pl, part->lo, part->hi, rate, set->n, local);
+  const int planned =
+      set->auto_shares && set->n > 1 &&
+      hc__history_plan(job, set, pl->split.rows, part->hi - part->lo, weight, use, &nuse, why, sizeof why);
+  for (uint32_t i = 0; i < nuse; i++) used[i] = planned || peaked ? weight[use[i]] : 1.0;
+  snprintf(left_out, n_left, "%s", planned && nuse < set->n ? why : "");
+  hc_status_t st = hc__split_plan_rows(pl, part->lo, part->hi, used, use, nuse, local);
   uint32_t *counts = st == HC_OK ? calloc(n, sizeof *counts) : NULL;
   if (st == HC_OK && !counts) st = hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
   if (st != HC_OK) {

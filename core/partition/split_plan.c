@@ -96,8 +96,8 @@ hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl) {
   snprintf(pl->shares, sizeof pl->shares, "%s shares", set->weight ? "given" : "equal");
   uint32_t use[HC_DEVSET_MAX], nuse = 0;
   if (set->auto_shares && !set->tr &&
-      (pl->from_history =
-           hc__history_plan(job, set, pl->split.rows, weight, use, &nuse, pl->shares, sizeof pl->shares))) {
+      (pl->from_history = hc__history_plan(job, set, pl->split.rows, pl->split.rows, weight, use, &nuse, pl->shares,
+                                           sizeof pl->shares))) {
     if (nuse == 1) { /* one device alone is predicted faster */
       hc__split_plan_free(pl);
       pl->nparts = 1;
@@ -122,8 +122,8 @@ void hc__split_plan_reshare(split_plan_t *pl, const double *weight) {
   assign_rows(pl, pl->split.rows, min_rows_of(pl));
 }
 
-hc_status_t hc__split_plan_rows(const split_plan_t *whole, int64_t lo, int64_t hi, const double *weight, uint32_t n,
-                                split_plan_t *pl) {
+hc_status_t hc__split_plan_rows(const split_plan_t *whole, int64_t lo, int64_t hi, const double *weight,
+                                const uint32_t *use, uint32_t n, split_plan_t *pl) {
   memset(pl, 0, sizeof *pl);
   pl->split = whole->split;
   const uint32_t min_rows = min_rows_of(pl);
@@ -140,7 +140,7 @@ hc_status_t hc__split_plan_rows(const split_plan_t *whole, int64_t lo, int64_t h
   for (uint32_t i = 0; i < pl->nparts; i++) total += weight[i];
   for (uint32_t i = 0; i < pl->nparts; i++) {
     pl->share[i] = weight[i] / total;
-    pl->dev[i] = i;
+    pl->dev[i] = use[i];
   }
   assign_rows(pl, hi - lo, pl->nparts > 1 ? min_rows : 1);
   for (uint32_t i = 0; i < pl->nparts; i++) pl->lo[i] += lo, pl->hi[i] += lo;

@@ -226,7 +226,9 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
   set->rows = part.rows;
   split_plan_t local;
   uint32_t first = me, total = n;
-  if ((st = agree(tr, me, hc__rank_plan_devices(job, set, pl, &part, &local, &first, &total), "planning,")) != HC_OK) {
+  char left_out[200];
+  st = hc__rank_plan_devices(job, set, pl, &part, &local, &first, &total, left_out, sizeof left_out);
+  if ((st = agree(tr, me, st, "planning,")) != HC_OK) {
     hc__split_plan_free(&local);
     return st;
   }
@@ -274,6 +276,7 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
              total, n, n == 1 ? "" : "es", what, pl->shares, tr->ops->name);
   }
   hc__split_plan_free(&local);
+  if (left_out[0]) hc_job_note(job, "part %u of the processes' split: %s", me, left_out);
   return run_st == HC_ERR_VERIFY ? hc_error(HC_ERR_VERIFY, "%s", verify_msg) : HC_OK;
 }
 

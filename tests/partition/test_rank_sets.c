@@ -25,6 +25,7 @@ typedef struct {
   const char *metric_name;
   uint32_t parts;
   hc_part_stats_t stats[16];
+  char notes[2048];
 } proc_t;
 
 static hc_job_t *job_of(hc_context_t *ctx, const char *workload, const char *params) {
@@ -48,6 +49,7 @@ static void *proc_main(void *arg) {
   p->st = job ? hc_devset_parse(ctx, p->spec, p->workload, &set) : HC_ERR_PARAM;
   if (p->st == HC_OK) p->st = hc_devset_set_transport(set, p->tr);
   if (p->st == HC_OK) p->st = hc_job_run_split(job, set, 0);
+  if (p->st == HC_OK) snprintf(p->notes, sizeof p->notes, "%s", hc_job_notes(job));
   if (p->st != HC_OK) snprintf(p->error, sizeof p->error, "%s", hc_last_error());
   hc_field_t *f = p->st == HC_OK && p->port ? hc_job_output(job, p->port) : NULL;
   if (f) {
