@@ -171,9 +171,8 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
 /* A process of a transport's split with several devices (rank_devices.c).
  * Plans the process's rows (part's) over its devices into local, and
  * learns from the other processes where its parts are among all:
- * *first of *total. left_out: why the history left some of its devices
- * out, or "". Collective over the transport (every process calls
- * it, whatever its devices); a failure aborts the transport. */
+ * *first of *total. left_out: the devices' calibrating runs, if any ran,
+ * and why the history left some of them out, or "". */
 hc_status_t hc__rank_plan_devices(hc_job_t *job, hc_devset_t *set, const split_plan_t *pl, const hc_part_t *part,
                                   split_plan_t *local, uint32_t *first, uint32_t *total, char *left_out, size_t n_left);
 /* Runs local's parts as parts first .. of total (hc__split_threads over a

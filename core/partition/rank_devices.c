@@ -27,12 +27,23 @@ hc_status_t hc__rank_plan_devices(hc_job_t *job, hc_devset_t *set, const split_p
     weight[i] = hc_device_info(set->dev[i])->peak_fp32_gflops;
     peaked &= weight[i] > 0;
   }
+  /* A device without a figure first times a short run alone (as an
+   * in-process split's does), so that this run already follows rates. */
+  char ran[512] = "";
+  hc_status_t st =
+      set->auto_shares && set->n > 1 ? hc__history_calibrate(job, set, &pl->split, ran, sizeof ran) : HC_OK;
+  if (st != HC_OK) {
+    memset(local, 0, sizeof *local);
+    tr->ops->abort(tr, me);
+    return st;
+  }
   const int planned =
       set->auto_shares && set->n > 1 &&
       hc__history_plan(job, set, pl->split.rows, part->hi - part->lo, weight, use, &nuse, why, sizeof why);
   for (uint32_t i = 0; i < nuse; i++) used[i] = planned || peaked ? weight[use[i]] : 1.0;
-  snprintf(left_out, n_left, "%s", planned && nuse < set->n ? why : "");
-  hc_status_t st = hc__split_plan_rows(pl, part->lo, part->hi, used, use, nuse, local);
+  snprintf(left_out, n_left, "%s%s%s%s", ran[0] ? "calibrating runs before the split: " : "", ran,
+           ran[0] && planned && nuse < set->n ? "; " : "", planned && nuse < set->n ? why : "");
+  st = hc__split_plan_rows(pl, part->lo, part->hi, used, use, nuse, local);
   uint32_t *counts = st == HC_OK ? calloc(n, sizeof *counts) : NULL;
   if (st == HC_OK && !counts) st = hc_error(HC_ERR_NO_MEMORY, "split run: out of host memory");
   if (st != HC_OK) {

@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../reliability/faulty.h"
 #include "harness.h"
@@ -17,6 +19,7 @@
 typedef struct {
   hc_transport_t *tr;
   const char *spec, *workload, *params, *port;
+  int auto_shares; /* shares from the history (else: equal over the processes, the peaks within) */
   hc_status_t st;
   char error[1024];
   void *out; /* process 0: the output, gathered */
@@ -48,6 +51,7 @@ static void *proc_main(void *arg) {
   hc_devset_t *set = NULL;
   p->st = job ? hc_devset_parse(ctx, p->spec, p->workload, &set) : HC_ERR_PARAM;
   if (p->st == HC_OK) p->st = hc_devset_set_transport(set, p->tr);
+  if (p->st == HC_OK && p->auto_shares) p->st = hc_devset_parse_weights(set, "auto");
   if (p->st == HC_OK) p->st = hc_job_run_split(job, set, 0);
   if (p->st == HC_OK) snprintf(p->notes, sizeof p->notes, "%s", hc_job_notes(job));
   if (p->st != HC_OK) snprintf(p->error, sizeof p->error, "%s", hc_last_error());
@@ -69,18 +73,33 @@ static void *proc_main(void *arg) {
 }
 
 /* Runs workload over n processes, the k-th driving specs[k]. */
-static void run_procs(uint32_t n, const char *const *specs, const char *workload, const char *params, const char *port,
-                      proc_t *procs) {
+static void run_procs_with(uint32_t n, const char *const *specs, const char *workload, const char *params,
+                           const char *port, int auto_shares, proc_t *procs) {
   tt_t *tt = tt_create(n);
   pthread_t th[TT_MAX];
   for (uint32_t k = 0; k < n; k++) {
     memset(&procs[k], 0, sizeof procs[k]);
-    procs[k] = (proc_t){.tr = &tt[k].base, .spec = specs[k], .workload = workload, .params = params, .port = port};
+    procs[k] = (proc_t){.tr = &tt[k].base,
+                        .spec = specs[k],
+                        .workload = workload,
+                        .params = params,
+                        .port = port,
+                        .auto_shares = auto_shares};
     if (!strcmp(workload, "simpson")) procs[k].metric_name = "integral";
     pthread_create(&th[k], NULL, proc_main, &procs[k]);
   }
   for (uint32_t k = 0; k < n; k++) pthread_join(th[k], NULL);
   tt_free(tt);
+}
+
+static void run_procs(uint32_t n, const char *const *specs, const char *workload, const char *params, const char *port,
+                      proc_t *procs) {
+  run_procs_with(n, specs, workload, params, port, 0, procs);
+}
+
+static void run_procs_auto(uint32_t n, const char *const *specs, const char *workload, const char *params,
+                           const char *port, proc_t *procs) {
+  run_procs_with(n, specs, workload, params, port, 1, procs);
 }
 
 static void procs_free(proc_t *procs, uint32_t n) {
@@ -205,6 +224,58 @@ static void test_device_failure_ends_every_process(void) {
   CU_ASSERT_EQUAL(faulty_live(), flive0);
 }
 
+/* With auto shares a process's devices split its rows by rates: a device
+ * without a figure first times a short run alone (a note says so), and
+ * the history's plan may leave out one whose rate does not pay for its
+ * exchanges. faulty:k, slowed to 3 ms a launch, runs beside cpu:k in each
+ * process: it gets fewer of its process's rows than cpu:k from the first
+ * run on, or is left out with a note; the field stays the one-device
+ * run's. */
+static void test_shares_from_the_history(void) {
+  if (!th_device("faulty")) return;
+  CU_ASSERT_FATAL(faulty_bind());
+  static const char *const specs[] = {"cpu:0,faulty:0", "cpu:1,faulty:1"};
+  char params[96];
+  /* a configuration of its own (check= beyond iters changes nothing else) */
+  snprintf(params, sizeof params, "dim=2 n=257 tol=0 iters=20 check=%ld",
+           1000 + (long)((unsigned long)time(NULL) * 7919u + (unsigned long)getpid()) % 1000000000L);
+  void *want = NULL;
+  size_t bytes = 0;
+  TH_ASSERT_OK(alone("jacobi", params, "u", &want, &bytes, NULL));
+  faulty_slow(0.003);
+  for (int run = 0; run < 2; run++) {
+    proc_t procs[2];
+    run_procs_auto(2, specs, "jacobi", params, "u", procs);
+    for (int k = 0; k < 2; k++) {
+      if (procs[k].st != HC_OK) fprintf(stderr, "run %d, process %d: %s\n", run, k, procs[k].error);
+      CU_ASSERT_EQUAL(procs[k].st, HC_OK);
+    }
+    if (run == 0) CU_ASSERT_PTR_NOT_NULL(strstr(procs[0].notes, "calibrating runs before the split: cpu:0 "));
+    /* each process decides from its own history */
+    for (int k = 0; k < 2; k++) {
+      char slow[32], cpu[32], left_out[32];
+      snprintf(slow, sizeof slow, "rank %d faulty:%d", k, k);
+      snprintf(cpu, sizeof cpu, "rank %d cpu:%d", k, k);
+      snprintf(left_out, sizeof left_out, "faulty:%d left out", k);
+      double w_slow = -1, w_cpu = -1;
+      for (uint32_t i = 0; i < procs[0].parts && i < 16; i++) {
+        if (!strcmp(procs[0].stats[i].device, slow)) w_slow = procs[0].stats[i].weight;
+        if (!strcmp(procs[0].stats[i].device, cpu)) w_cpu = procs[0].stats[i].weight;
+      }
+      if (w_slow >= 0) {
+        /* (an instrumented cpu part's rate says little: not compared there) */
+        if (!th_slow_tool()) CU_ASSERT(w_slow < w_cpu);
+      } else {
+        CU_ASSERT_PTR_NOT_NULL(strstr(procs[k].notes, left_out));
+      }
+    }
+    CU_ASSERT(procs[0].out && procs[0].bytes == bytes && !memcmp(procs[0].out, want, bytes));
+    procs_free(procs, 2);
+  }
+  faulty_slow(0);
+  free(want);
+}
+
 static int setup(void) {
   setenv("HC_CPU_DEVICES", "4", 1);
   setenv("HC_CPU_THREADS", "4", 1);
@@ -216,6 +287,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_fields_bit_identical);
   CU_ADD_TEST(s, test_reduction_in_part_order);
   CU_ADD_TEST(s, test_device_failure_ends_every_process);
+  CU_ADD_TEST(s, test_shares_from_the_history);
 }
 
 TH_MAIN(register_tests)
