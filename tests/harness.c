@@ -201,3 +201,16 @@ int th_main(int argc, char **argv, void (*register_tests)(void)) {
   cleanup();
   return fails ? 1 : 0;
 }
+
+hc_job_t *th_job(hc_context_t *in, const char *workload, const char *params) {
+  hc_job_t *job = NULL;
+  if (hc_job_create(in, workload, &job) != HC_OK) return NULL;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", params ? params : "");
+  for (char *save = NULL, *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
+    if (hc_job_set_kv(job, kv) != HC_OK) {
+      hc_job_destroy(job);
+      return NULL;
+    }
+  return job;
+}

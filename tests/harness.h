@@ -34,6 +34,10 @@ int th_dir_empty(const char *path);
  * says needle on stderr and writes nothing to DIR (a fresh directory). */
 void th_expect_usage_error(const char *workload, const char *device, const char *args, const char *needle);
 
+/* A new job of context `in` for workload, with parameters "k=v k=v ..." (NULL or
+ * "" for none); NULL when the workload or a parameter is refused. */
+hc_job_t *th_job(hc_context_t *in, const char *workload, const char *params);
+
 /* 1 under a tool that makes the program many times slower (valgrind, or a
  * sanitizer build: HC_SANITIZED, set by tests/run.py): tests scale their
  * work down and drop wall-time bounds then. */

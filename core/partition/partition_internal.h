@@ -110,6 +110,18 @@ hc_status_t hc__split_plan_rows(const split_plan_t *whole, int64_t lo, int64_t h
                                 const uint32_t *use, uint32_t n, split_plan_t *pl);
 /* Fills the part's place in the plan (its transport and stats too). */
 void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t index, hc_transport_t *tr);
+/* A part's input fields on its own device (part_inputs.c): placed on the
+ * job (or the part's copy of it) before the part runs, the job's own given
+ * back after. */
+#define PART_INPUTS_MAX 16
+typedef struct part_inputs {
+  uint32_t n;
+  uint32_t port[PART_INPUTS_MAX]; /* input port index */
+  hc_field_t *whole[PART_INPUTS_MAX], *mine[PART_INPUTS_MAX];
+} part_inputs_t;
+hc_status_t hc__part_inputs_place(hc_job_t *job, const split_plan_t *pl, const hc_part_t *part, hc_device_t *dev,
+                                  part_inputs_t *pi);
+void hc__part_inputs_restore(hc_job_t *job, part_inputs_t *pi);
 /* The set's plan line after a split run. */
 void hc__devset_describe(hc_devset_t *set, const split_plan_t *pl, const hc_transport_t *tr);
 

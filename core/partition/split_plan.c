@@ -47,6 +47,24 @@ static void assign_rows(split_plan_t *pl, int64_t rows, uint32_t min_rows) {
   for (uint32_t i = 0; i < n; i++) pl->lo[i] = lo, pl->hi[i] = lo += pl->hi[i];
 }
 
+/* A split that takes its inputs by slabs divides each input field's axis
+ * 0: every one must have the split's rows. */
+static hc_status_t check_slab_inputs(hc_job_t *job, const split_plan_t *pl) {
+  if (!pl->split.slab_inputs) return HC_OK;
+  hc_context_t *ctx = hc_job_context(job);
+  const char *wl = hc_job_workload(job);
+  for (uint32_t i = 0; i < hc_workload_port_count(ctx, wl, 0); i++) {
+    const char *port = hc_workload_port(ctx, wl, 0, i)->name;
+    const hc_field_t *f = hc_job_input(job, port);
+    if (f && (hc_field_rank(f) < 1 || hc_field_shape(f)[0] != pl->split.rows))
+      return hc_error(HC_ERR_PARAM,
+                      "input field %s: %lld rows along axis 0, but the split divides %lld rows (its grid's); a "
+                      "split run gives each part its rows of every input field",
+                      port, hc_field_rank(f) ? (long long)hc_field_shape(f)[0] : 0LL, (long long)pl->split.rows);
+  }
+  return HC_OK;
+}
+
 hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl) {
   memset(pl, 0, sizeof *pl);
   hc_context_t *ctx = set->ctx;
@@ -76,6 +94,8 @@ hc_status_t hc__split_plan(hc_job_t *job, hc_devset_t *set, split_plan_t *pl) {
   }
   if (pl->split.kind != HC_SPLIT_SLABS && pl->split.kind != HC_SPLIT_REPLICATED)
     return hc_error(HC_ERR_PLUGIN, "workload '%s' declares an unknown split kind %u", wl, pl->split.kind);
+  if (pl->split.kind != HC_SPLIT_SLABS) pl->split.slab_inputs = 0;
+  if ((st = check_slab_inputs(job, pl)) != HC_OK) return st;
   const uint32_t min_rows = min_rows_of(pl);
   if (pl->split.rows < (int64_t)min_rows * parts)
     return hc_error(HC_ERR_PARAM, "more parts than rows: %u %s for %lld %s (each part needs at least %u)", parts,

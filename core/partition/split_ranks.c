@@ -234,9 +234,12 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
   }
   hc_part_stats_t *devices_stats = NULL;
   if (total == n) { /* every process runs one part */
+    part_inputs_t inputs;
+    st = hc__part_inputs_place(job, pl, &part, dev, &inputs);
     hc__job_set_part(job, &part);
-    st = hc_job_run(job, dev, flags);
+    if (st == HC_OK) st = hc_job_run(job, dev, flags);
     hc__job_set_part(job, NULL);
+    hc__part_inputs_restore(job, &inputs);
   } else {
     st = hc__rank_run_devices(job, set, &local, first, total, flags, pl->share[me], &devices_stats);
   }

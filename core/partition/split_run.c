@@ -33,11 +33,12 @@ typedef struct {
   int thread_started;
   uint32_t workers; /* > 0: its device runs it on this many of its threads */
   int limited;      /* it did */
+  part_inputs_t inputs;
 } part_run_t;
 
 struct run_s {
   uint32_t flags;
-  int bridged; /* the parts' transport is a bridge (rank_set.c) */
+  int bridged; /* the parts' transport is a bridge (rank_devices.c) */
   atomic_int failures;
   part_run_t parts[HC_DEVSET_MAX];
 };
@@ -69,8 +70,7 @@ static void *part_main(void *arg) {
   return NULL;
 }
 
-/* A copy of the job for one part: the parameters the user gave, the same
- * inputs (moved to the part's device by hc_job_run). */
+/* A copy of the job: the parameters the user gave, the same inputs. */
 hc_status_t hc__job_clone(hc_job_t *job, hc_job_t **out) {
   hc_status_t st;
   const char *wl = hc_job_workload(job);
@@ -344,6 +344,7 @@ hc_status_t hc__split_threads(hc_job_t *job, hc_devset_t *set, const split_plan_
       if (k != i && !hc__peer_halos(set->dev[pl->dev[k]], pr->dev)) pr->part.peer_all = 0;
     st = hc__job_clone(job, &pr->job);
     if (st == HC_OK && i == 0) st = hc_job_set_output_dir(pr->job, hc_job_output_dir(job));
+    if (st == HC_OK) st = hc__part_inputs_place(pr->job, pl, &pr->part, pr->dev, &pr->inputs);
   }
   uint32_t cpu_had = 0, cpu_now = 0;
   const int cpu_part = st == HC_OK ? leave_driver_cores(set, pl, &cpu_had, &cpu_now) : -1;
@@ -386,6 +387,7 @@ hc_status_t hc__split_threads(hc_job_t *job, hc_devset_t *set, const split_plan_
     }
   }
   for (uint32_t i = 0; i < pl->nparts; i++) {
+    if (r->parts[i].job) hc__part_inputs_restore(r->parts[i].job, &r->parts[i].inputs);
     hc_job_destroy(r->parts[i].job);
     hc__part_free_stage(&r->parts[i].part);
   }

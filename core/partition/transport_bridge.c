@@ -1,5 +1,5 @@
 /* The transport of a process that drives several devices in a split over
- * an outer transport (MPI ranks; rank_set.c). Its parts are threads of
+ * an outer transport (MPI ranks; rank_devices.c). Its parts are threads of
  * this process, parts first .. first + n - 1 of the whole split's total.
  *
  * Every call is collective over the process's parts: each part posts its
@@ -51,6 +51,11 @@ typedef struct {
   int told;    /* the outer transport has been told */
   char message[1024];
   call_t *calls;
+  /* The serving thread's staging for packed gathers and reductions; it
+   * only grows, so a run's steps (nbody's all-gather each step) do not
+   * allocate. */
+  void *scratch;
+  size_t scratch_bytes;
 } bridge_t;
 
 static uint32_t br_count(hc_transport_t *t) { return ((bridge_t *)t)->total; }
@@ -179,19 +184,38 @@ static hc_status_t serve_local_halos(bridge_t *b) {
   return HC_OK;
 }
 
-/* The parts' bytes, concatenated in part order into a new buffer. */
-static hc_status_t pack(bridge_t *b, char **out, size_t *bytes) {
+/* The serving thread's staging, at least `bytes` of it. */
+static void *scratch(bridge_t *b, size_t bytes, const char *what) {
+  if (bytes == 0) bytes = 1; /* a buffer even for nothing to stage */
+  if (bytes <= b->scratch_bytes) return b->scratch;
+  void *grown = realloc(b->scratch, bytes);
+  if (!grown) {
+    hc_error(HC_ERR_NO_MEMORY, "split run: cannot stage %zu bytes for the processes' %s", bytes, what);
+    return NULL;
+  }
+  b->scratch = grown;
+  b->scratch_bytes = bytes;
+  return grown;
+}
+
+/* The parts' bytes in part order: the one part's own buffer, or several
+ * concatenated in the staging. */
+static hc_status_t pack(bridge_t *b, const void **out, size_t *bytes) {
   size_t sum = 0;
   for (uint32_t i = 0; i < b->n; i++) sum += b->calls[i].bytes;
-  char *p = malloc(sum + 1);
-  if (!p) return hc_error(HC_ERR_NO_MEMORY, "split run: cannot stage %zu bytes to gather", sum);
+  *bytes = sum;
+  if (b->n == 1) {
+    *out = b->calls[0].mine;
+    return HC_OK;
+  }
+  char *p = scratch(b, sum, "gather");
+  if (!p) return HC_ERR_NO_MEMORY;
   size_t at = 0;
   for (uint32_t i = 0; i < b->n; i++) {
     if (b->calls[i].bytes) memcpy(p + at, b->calls[i].mine, b->calls[i].bytes);
     at += b->calls[i].bytes;
   }
   *out = p;
-  *bytes = sum;
   return HC_OK;
 }
 
@@ -201,8 +225,9 @@ static hc_status_t serve_allreduce(bridge_t *b, double *waited) {
     if (b->calls[i].nvalues != n)
       return hc_error(HC_ERR_INTERNAL, "all-reduce: part %u reduces %u values, part %u %u", b->first, n, b->first + i,
                       b->calls[i].nvalues);
-  double *mine = malloc(((size_t)b->n + b->total) * n * sizeof *mine + 1), *all = mine + (size_t)b->n * n;
-  if (!mine) return hc_error(HC_ERR_NO_MEMORY, "all-reduce: out of host memory");
+  double *mine = scratch(b, ((size_t)b->n + b->total) * n * sizeof *mine, "all-reduce");
+  if (!mine) return HC_ERR_NO_MEMORY;
+  double *all = mine + (size_t)b->n * n;
   for (uint32_t i = 0; i < b->n; i++) memcpy(mine + (size_t)i * n, b->calls[i].values, n * sizeof *mine);
   size_t got = 0, want = (size_t)b->total * n * sizeof *all;
   hc_status_t st =
@@ -214,12 +239,11 @@ static hc_status_t serve_allreduce(bridge_t *b, double *waited) {
     hc_reduce_combine(b->calls[0].op, all, b->total, n, mine);
     for (uint32_t i = 0; i < b->n; i++) memcpy(b->calls[i].values, mine, n * sizeof *mine);
   }
-  free(mine);
   return st;
 }
 
 static hc_status_t serve_gathers(bridge_t *b, int everywhere, double *waited) {
-  char *packed = NULL;
+  const void *packed = NULL;
   size_t bytes = 0, total = 0;
   call_t *c0 = &b->calls[0];
   hc_status_t st = pack(b, &packed, &bytes);
@@ -230,11 +254,10 @@ static hc_status_t serve_gathers(bridge_t *b, int everywhere, double *waited) {
   for (uint32_t i = 1; st == HC_OK && everywhere && i < b->n; i++) {
     if (total > b->calls[i].capacity)
       st = hc_error(HC_ERR_INVALID_ARG, "hc_part_allgather: %zu bytes do not fit %zu", total, b->calls[i].capacity);
-    else if (total)
+    else if (total && b->calls[i].all != c0->all)
       memcpy(b->calls[i].all, c0->all, total);
   }
   for (uint32_t i = 0; i < b->n; i++) b->calls[i].total = total;
-  free(packed);
   return st;
 }
 
@@ -323,6 +346,7 @@ static void br_destroy(hc_transport_t *t) {
   pthread_cond_destroy(&b->to_server);
   pthread_cond_destroy(&b->to_parts);
   free(b->calls);
+  free(b->scratch);
   free(b);
 }
 

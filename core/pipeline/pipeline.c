@@ -288,6 +288,10 @@ HC_API hc_device_t *hc_pipeline_stage_device(const hc_pipeline_t *p, uint32_t st
   return p && stage < p->nstages ? p->stages[stage].dev : NULL;
 }
 
+HC_API struct hc_devset *hc_pipeline_stage_set(const hc_pipeline_t *p, uint32_t stage) {
+  return p && stage < p->nstages ? p->stages[stage].set : NULL;
+}
+
 HC_API hc_status_t hc_pipeline_stage_info(const hc_pipeline_t *p, uint32_t stage, hc_pipeline_stage_info_t *out) {
   if (!p || !out || stage >= p->nstages)
     return hc_error(HC_ERR_INVALID_ARG, "hc_pipeline_stage_info: no stage %u", stage + 1);

@@ -227,6 +227,22 @@ static hc_status_t open_npy(const char *path, FILE **fp, hc_dtype_t *dtype, uint
   return HC_OK;
 }
 
+/* Reads `bytes` bytes of f's data from `skip` bytes past where it stands. */
+static hc_status_t read_data(FILE *f, const char *path, size_t skip, size_t bytes, void **data) {
+  void *buf = malloc(bytes ? bytes : 1);
+  if (!buf) return hc_error(HC_ERR_NO_MEMORY, "%s: cannot allocate %zu bytes", path, bytes);
+  if (skip && fseeko(f, (off_t)skip, SEEK_CUR) != 0) {
+    free(buf);
+    return hc_error(HC_ERR_IO, "%s: seek failed", path);
+  }
+  if (fread(buf, 1, bytes, f) != bytes) {
+    free(buf);
+    return hc_error(HC_ERR_IO, "%s: short read", path);
+  }
+  *data = buf;
+  return HC_OK;
+}
+
 HC_API hc_status_t hc_npy_read(const char *path, hc_dtype_t *dtype, uint32_t *rank, int64_t *shape, void **data) {
   if (!path || !dtype || !rank || !shape || !data) return hc_error(HC_ERR_INVALID_ARG, "hc_npy_read: NULL argument");
   *data = NULL;
@@ -234,19 +250,30 @@ HC_API hc_status_t hc_npy_read(const char *path, hc_dtype_t *dtype, uint32_t *ra
   size_t bytes = 0;
   hc_status_t st = open_npy(path, &f, dtype, rank, shape, &bytes);
   if (st != HC_OK) return st;
-  void *buf = malloc(bytes ? bytes : 1);
-  if (!buf) {
-    fclose(f);
-    return hc_error(HC_ERR_NO_MEMORY, "%s: cannot allocate %zu bytes", path, bytes);
-  }
-  size_t got = fread(buf, 1, bytes, f);
+  st = read_data(f, path, 0, bytes, data);
   fclose(f);
-  if (got != bytes) {
-    free(buf);
-    return hc_error(HC_ERR_IO, "%s: short read", path);
+  return st;
+}
+
+HC_API hc_status_t hc_npy_read_rows(const char *path, int64_t lo, int64_t hi, hc_dtype_t *dtype, uint32_t *rank,
+                                    int64_t *shape, void **data) {
+  if (!path || !dtype || !rank || !shape || (hi > lo && !data))
+    return hc_error(HC_ERR_INVALID_ARG, "hc_npy_read_rows: NULL argument");
+  if (data) *data = NULL;
+  FILE *f;
+  size_t bytes = 0;
+  hc_status_t st = open_npy(path, &f, dtype, rank, shape, &bytes);
+  if (st != HC_OK) return st;
+  const int64_t rows = *rank ? shape[0] : 1;
+  if (lo < 0 || hi < lo || hi > rows)
+    st = hc_error(HC_ERR_INVALID_ARG, "%s: rows [%lld, %lld) of an array of %lld", path, (long long)lo, (long long)hi,
+                  (long long)rows);
+  else if (hi > lo) {
+    const size_t row_bytes = rows ? bytes / (size_t)rows : 0;
+    st = read_data(f, path, (size_t)lo * row_bytes, (size_t)(hi - lo) * row_bytes, data);
   }
-  *data = buf;
-  return HC_OK;
+  fclose(f);
+  return st;
 }
 
 /* Builds a v1 (or v2 when needed) header, padded to 64 bytes. */

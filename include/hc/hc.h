@@ -386,6 +386,14 @@ hc_status_t hc_fopen_regular(const char *path, FILE **out);
 /* Host-only .npy access. *data is malloc'd; caller frees. */
 hc_status_t hc_npy_read(const char *path, hc_dtype_t *dtype, uint32_t *rank,
                         int64_t *shape, void **data);
+/* Rows [lo, hi) along axis 0 of a .npy file, for a reader that needs a
+ * slab of it (a part of a split run): *shape is the whole array's; *data
+ * (malloc'd, caller frees) holds the rows. lo == hi reads the header only
+ * (data may be NULL then). HC_ERR_INVALID_ARG when the rows are not within
+ * the array (a 0-D array has one row). */
+hc_status_t hc_npy_read_rows(const char *path, int64_t lo, int64_t hi,
+                             hc_dtype_t *dtype, uint32_t *rank, int64_t *shape,
+                             void **data);
 hc_status_t hc_npy_write(const char *path, hc_dtype_t dtype, uint32_t rank,
                          const int64_t *shape, const void *data);
 /* The .npy header (*len bytes, padded to 64) of an array of that dtype and

@@ -58,9 +58,18 @@ typedef struct hc_split {
    * as a fraction of the configured run's (0 < calibrate_work <= 1). */
   char calibrate[96];
   double calibrate_work;
+  /* Appended (ABI 1.6); write it only when size covers it
+   * (HC_SPLIT_HAS_SLAB_INPUTS). 1 (slabs only): every input field reaches
+   * each part as its slab, laid out as the part's own fields ([below | own
+   * rows | above]), not whole; a run with an input field whose axis 0 does
+   * not have `rows` rows is refused before anything runs (HC_ERR_PARAM).
+   * Either way a part's inputs are on its device when its run() starts. */
+  uint32_t slab_inputs;
 } hc_split_t;
 #define HC_SPLIT_HAS_CALIBRATE(s) \
   ((s)->size >= offsetof(hc_split_t, calibrate_work) + sizeof(double))
+#define HC_SPLIT_HAS_SLAB_INPUTS(s) \
+  ((s)->size >= offsetof(hc_split_t, slab_inputs) + sizeof(uint32_t))
 
 /* --------------------------------------------------------- device sets */
 

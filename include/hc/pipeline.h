@@ -104,6 +104,11 @@ hc_status_t hc_pipeline_run(hc_pipeline_t *p, uint32_t flags);
 hc_job_t *hc_pipeline_stage_job(const hc_pipeline_t *p, uint32_t stage);
 /* The stage's device (owned by the pipeline). */
 hc_device_t *hc_pipeline_stage_device(const hc_pipeline_t *p, uint32_t stage);
+/* The device set of a stage on a set (@cuda:0,cpu:0; owned by the
+ * pipeline), NULL for a stage on one device: hc_devset_parts,
+ * hc_devset_part_stats and hc_devset_plan describe the stage's last run
+ * (hc/partition.h). */
+struct hc_devset *hc_pipeline_stage_set(const hc_pipeline_t *p, uint32_t stage);
 
 typedef enum hc_stage_state {
   HC_STAGE_PENDING = 0, /* not run yet */

@@ -58,6 +58,38 @@ static inline int hc_poisson_dim(const hc_job_t *job) {
   return 0;
 }
 
+/* The grid's extents, for a workload's split: from n= when given, else
+ * from the shape of the first field that sets the grid (the input field
+ * f, the file f=*.npy, the input field u0, the file init_param=*.npy;
+ * init_param NULL: none), else n's default. Returns how many extents it
+ * wrote to shape (HC_MAX_DIMS of room): 1 for n=N (every axis N), 0 when
+ * that file cannot be read (the run then says why). */
+static inline uint32_t
+hc_poisson_shape(const hc_job_t *job, const char *init_param, int64_t *shape) {
+  const char *files[2] = {hc_job_string(job, "f"),
+                          init_param ? hc_job_string(job, init_param) : NULL};
+  const char *ports[2] = {"f", "u0"};
+  for (int i = 0; i < 2 && !hc_job_given(job, "n"); i++) {
+    const hc_field_t *in = hc_job_input(job, ports[i]);
+    if (in) {
+      memcpy(shape, hc_field_shape(in), hc_field_rank(in) * sizeof *shape);
+      return hc_field_rank(in);
+    }
+    const char *path = files[i];
+    const size_t len = path ? strlen(path) : 0;
+    if (len > 4 && !strcmp(path + len - 4, ".npy")) {
+      hc_dtype_t dt;
+      uint32_t rank = 0;
+      return hc_npy_read_rows(path, 0, 0, &dt, &rank, shape, NULL) == HC_OK
+                 ? rank
+                 : 0;
+    }
+  }
+  hc_shape_t n = hc_job_shape(job, "n");
+  memcpy(shape, n.dims, n.rank * sizeof *shape);
+  return n.rank;
+}
+
 /* A describe_output op for the ports above (`workload` names it in the
  * message for another port). */
 static inline hc_status_t

@@ -299,6 +299,45 @@ def test_every_device_for_each_rank_is_refused_under_mpi():
     assert r.stderr.count('--device=all: under MPI each rank names the devices it drives') == 1, r.stderr
 
 
+@pytest.mark.parametrize('spec, reason', [
+    ('cpu:0,', 'an empty device name'),
+    ('auto,,cpu:1', 'an empty device name'),
+    ('cpu:0,' + 'x' * 80, 'a device name is too long'),
+    ('auto,cpu:0', 'cpu:0 is listed twice'),  # auto is cpu:0 on a node without a GPU
+])
+def test_bad_rank_sets_are_refused_as_without_mpi(spec, reason):
+    """A rank's set goes to the same checks as one process's: only a whole
+    "auto" is replaced, so the message names the set as given."""
+    r = mpirun(2, ['--device=' + spec, '--workload=jacobi', 'dim=2', 'n=17'], env=mpi_env(HC_CPU_DEVICES='2'),
+               timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.count(reason) == 1, r.stderr
+
+
+@pytest.mark.parametrize('ranks, device', [(1, None), (2, None), (3, None), (2, 'cpu:0,cpu:1')])
+def test_input_files_give_the_same_field(ranks, device, tmp_path):
+    """jacobi f=FILE init=FILE (each part reads its rows of the files) and
+    multigrid f=FILE (each part reads the whole): one process's field."""
+    rng = np.random.default_rng(ranks)
+    f, u0 = tmp_path / 'f.npy', tmp_path / 'u0.npy'
+    np.save(f, rng.standard_normal((37, 29)))
+    np.save(u0, rng.standard_normal((37, 29)).astype(np.float32))
+    g = tmp_path / 'g.npy'
+    np.save(g, rng.standard_normal((33, 33)).astype(np.float32))
+    runs = [(['--workload=jacobi', 'f=%s' % f, 'init=%s' % u0, 'iters=60', 'tol=0'], 'u'),
+            (['--workload=multigrid', 'f=%s' % g, 'cycles=3', 'tol=0'], 'u')]
+    dev = ['--device=' + device, '--split=equal'] if device else ['--backend=cpu']
+    for k, (args, port) in enumerate(runs):
+        one, many = tmp_path / ('one%d' % k), tmp_path / ('many%d' % k)
+        r = single(['--backend=cpu', '--output=%s' % one] + args)
+        assert r.returncode == 0, r.stderr
+        r = mpirun(ranks, dev + ['--output=%s' % many, '--json'] + args, env=mpi_env(**SET_ENV))
+        assert r.returncode == 0, r.stdout + r.stderr
+        if ranks * (2 if device else 1) > 1:
+            assert len(json.loads(r.stdout)['split']['parts']) == ranks * (2 if device else 1)
+        assert np.array_equal(np.load(many / (port + '.npy')), np.load(one / (port + '.npy'))), args[0]
+
+
 # Ranks that drive a device set each (--device=B:i,B:j): the cpu backend
 # shows the host as two devices here, so each rank splits its rows over
 # two cpu parts, and every part of every rank is a part of the whole split.
@@ -406,6 +445,10 @@ r = ctx.run('jacobi', dim=2, n=67, iters=300, tol=0, device='auto,cpu:1', split=
 if w.rank == 0:
     np.save(sys.argv[3] + '.set.npy', r.outputs['u'])
     print('set parts:', [p['device'] for p in r.split['parts']])
+try:                                     # every device for each rank: refused, each rank names its set
+    ctx.run('jacobi', dim=2, n=67, device='all')
+except hc.ParamError as e:
+    print('rank %d: all refused: %s' % (w.rank, e))
 try:                                     # a bad parameter on rank 1 only: every rank raises it
     ctx.run('jacobi', dim=2, n=65 if w.rank != 1 else -5)
 except hc.ParamError as e:
@@ -431,6 +474,8 @@ def test_python_context_splits_over_ranks(references, tmp_path):
     assert "set parts: ['rank 0 cpu:0', 'rank 0 cpu:1', 'rank 1 cpu:0', 'rank 1 cpu:1', 'rank 2 cpu:0', " \
         "'rank 2 cpu:1']" in r.stdout, r.stdout
     assert np.array_equal(np.load(str(out) + '.set.npy'), references['jacobi2d'])
+    for rank in range(3):
+        assert 'rank %d: all refused: ' % rank in r.stdout and 'under MPI each rank names the devices' in r.stdout
     assert 'rank 1: parameter n=-5' in r.stdout
     for rank in (0, 2):  # the others name rank 1
         assert ('rank %d: rank 1: parameter n=-5' % rank) in r.stdout

@@ -1050,20 +1050,6 @@ static void test_history_leaves_out_a_slow_device(void) {
   result_free(&whole);
 }
 
-/* Configures a new jacobi job of ctx from "k=v k=v". */
-static hc_job_t *job_of(hc_context_t *ctx, const char *workload, const char *params) {
-  hc_job_t *job = NULL;
-  if (hc_job_create(ctx, workload, &job) != HC_OK) return NULL;
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", params);
-  for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " "))
-    if (hc_job_set_kv(job, tok) != HC_OK) {
-      hc_job_destroy(job);
-      return NULL;
-    }
-  return job;
-}
-
 /* A calibrating run that fails (faulty:0's first launch) fails the split
  * run before any part starts, naming the device; nothing stays allocated,
  * and the same run then calibrates and runs. */
@@ -1076,7 +1062,7 @@ static void test_calibration_fails(void) {
   char params[96];
   snprintf(params, sizeof params, "dim=2 n=37 iters=%d", 4000 + (int)(getpid() % 4000));
   for (int armed = 1; armed >= 0; armed--) {
-    hc_job_t *job = job_of(ctx, "jacobi", params);
+    hc_job_t *job = th_job(ctx, "jacobi", params);
     hc_devset_t *set = NULL;
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,faulty:0", "jacobi", &set));
@@ -1118,7 +1104,7 @@ static void test_calibration_refused(void) {
   for (int i = 0; i < 2; i++) {
     char params[128];
     snprintf(params, sizeof params, "cols=%d calibrate=%s", 100 + (int)(getpid() % 4000), calibrations[i]);
-    hc_job_t *job = job_of(ctx, "parts", params);
+    hc_job_t *job = th_job(ctx, "parts", params);
     hc_devset_t *set = NULL;
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,cpu:1", "parts", &set));
@@ -1195,7 +1181,7 @@ static void test_driver_cores(void) {
   setenv("HC_CPU_THREADS", "4", 1);
   CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
   const char *params = "dim=2 n=67x45 iters=40 dtype=f64 f=gauss";
-  hc_job_t *alone = job_of(ctx, "jacobi", params);
+  hc_job_t *alone = th_job(ctx, "jacobi", params);
   CU_ASSERT_PTR_NOT_NULL_FATAL(alone);
   uint32_t idx = 0;
   hc_device_t *cpu = NULL;
@@ -1208,7 +1194,7 @@ static void test_driver_cores(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
   for (int leave = 1; leave >= 0; leave--) {
     if (!leave) setenv("HC_SPLIT_DRIVER_CORES", "0", 1);
-    hc_job_t *job = job_of(ctx, "jacobi", params);
+    hc_job_t *job = th_job(ctx, "jacobi", params);
     hc_devset_t *set = NULL;
     TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,faulty:0", "jacobi", &set));
     TH_ASSERT_OK(hc_devset_set_weights(set, (const double[]){3, 1}, 2));
@@ -1246,7 +1232,7 @@ static void test_auto_device_from_history(void) {
    * nothing in a run without tol, the grid stays small, so that cpu:0 is
    * faster than faulty:0's 5 ms a launch even under a sanitizer */
   snprintf(params, sizeof params, "dim=2 n=61x45 iters=30 dtype=f64 check=%d", 1000 + (int)getpid());
-  hc_job_t *job = job_of(ctx, "jacobi", params);
+  hc_job_t *job = th_job(ctx, "jacobi", params);
   CU_ASSERT_PTR_NOT_NULL_FATAL(job);
   uint32_t idx = 0, faulty0 = 0, cpu0 = 0;
   TH_ASSERT_OK(hc_device_find(ctx, "faulty:0", &faulty0));
@@ -1268,7 +1254,7 @@ static void test_auto_device_from_history(void) {
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "cpu:0: the fastest in the history"));
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "on faulty:0"));
     if (idx != cpu0) fprintf(stderr, "auto: %s\n", why);
-    hc_job_t *bpm = job_of(ctx, "bpm", "");
+    hc_job_t *bpm = th_job(ctx, "bpm", "");
     CU_ASSERT_PTR_NOT_NULL(bpm);
     if (bpm) {
       TH_ASSERT_OK(hc_job_find_device(bpm, &idx, why, sizeof why));
@@ -1299,7 +1285,7 @@ static void test_history_drops_unmeasurable_parts(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
   char params[96], why[256];
   snprintf(params, sizeof params, "dim=2 n=%dx33 iters=3 dtype=f64", 40 + (int)(getpid() % 4000));
-  hc_job_t *job = job_of(ctx, "jacobi", params);
+  hc_job_t *job = th_job(ctx, "jacobi", params);
   hc_devset_t *set = NULL;
   CU_ASSERT_PTR_NOT_NULL_FATAL(job);
   TH_ASSERT_OK(hc_devset_parse(ctx, "faulty:0,cpu:0", "jacobi", &set));

@@ -31,25 +31,22 @@ typedef struct {
   char notes[2048];
 } proc_t;
 
-static hc_job_t *job_of(hc_context_t *ctx, const char *workload, const char *params) {
-  hc_job_t *job = NULL;
-  if (hc_job_create(ctx, workload, &job) != HC_OK) return NULL;
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", params);
-  for (char *save = NULL, *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
-    if (hc_job_set_kv(job, tok) != HC_OK) {
-      hc_job_destroy(job);
-      return NULL;
-    }
-  return job;
+/* Input fields f and u0 of every process's job (and of alone's), when a
+ * test sets them. */
+static hc_field_t *input_f, *input_u0;
+
+static hc_status_t set_inputs(hc_job_t *job) {
+  hc_status_t st = input_f ? hc_job_set_input(job, "f", input_f) : HC_OK;
+  return st == HC_OK && input_u0 ? hc_job_set_input(job, "u0", input_u0) : st;
 }
 
 static void *proc_main(void *arg) {
   proc_t *p = arg;
   hc_context_t *ctx = th_context();
-  hc_job_t *job = job_of(ctx, p->workload, p->params);
+  hc_job_t *job = th_job(ctx, p->workload, p->params);
   hc_devset_t *set = NULL;
-  p->st = job ? hc_devset_parse(ctx, p->spec, p->workload, &set) : HC_ERR_PARAM;
+  p->st = job ? set_inputs(job) : HC_ERR_PARAM;
+  if (p->st == HC_OK) p->st = hc_devset_parse(ctx, p->spec, p->workload, &set);
   if (p->st == HC_OK) p->st = hc_devset_set_transport(set, p->tr);
   if (p->st == HC_OK && p->auto_shares) p->st = hc_devset_parse_weights(set, "auto");
   if (p->st == HC_OK) p->st = hc_job_run_split(job, set, 0);
@@ -110,9 +107,10 @@ static void procs_free(proc_t *procs, uint32_t n) {
 static hc_status_t alone(const char *workload, const char *params, const char *port, void **out, size_t *bytes,
                          double *metric) {
   hc_context_t *ctx = th_context();
-  hc_job_t *job = job_of(ctx, workload, params);
+  hc_job_t *job = th_job(ctx, workload, params);
   hc_device_t *dev = th_device("cpu:0");
-  hc_status_t st = job && dev ? hc_job_run(job, dev, 0) : HC_ERR_PARAM;
+  hc_status_t st = job && dev ? set_inputs(job) : HC_ERR_PARAM;
+  if (st == HC_OK) st = hc_job_run(job, dev, 0);
   hc_field_t *f = st == HC_OK && port ? hc_job_output(job, port) : NULL;
   *out = NULL;
   if (f) {
@@ -180,7 +178,7 @@ static void test_reduction_in_part_order(void) {
   CU_ASSERT_EQUAL(procs[1].st, HC_OK);
   CU_ASSERT_EQUAL(procs[0].metric, procs[1].metric);
   hc_context_t *ctx = th_context();
-  hc_job_t *job = job_of(ctx, "simpson", params);
+  hc_job_t *job = th_job(ctx, "simpson", params);
   hc_devset_t *set = NULL;
   TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,cpu:1,cpu:2,cpu:3", "simpson", &set));
   double w[4];
@@ -276,6 +274,52 @@ static void test_shares_from_the_history(void) {
   free(want);
 }
 
+/* Input fields: each process's parts take their rows of jacobi's f and u0
+ * (a process with one device too), multigrid's whole; the one-device
+ * field bit for bit. */
+static void test_input_fields(void) {
+  static const char *const one_each[] = {"cpu:0", "cpu:1"}, *const two_each[] = {"cpu:0,cpu:1", "cpu:2,cpu:3"},
+                           *const uneven[] = {"cpu:3", "cpu:0,cpu:1,cpu:2"};
+  static const char *const *layouts[] = {one_each, two_each, uneven};
+  static const uint32_t parts[] = {2, 4, 4};
+  static const struct {
+    const char *workload, *params;
+    int64_t shape[2];
+  } runs[] = {{"jacobi", "iters=50 tol=0 dtype=f64", {41, 37}}, {"multigrid", "cycles=2 tol=0", {33, 33}}};
+  hc_device_t *cpu0 = th_device("cpu:0");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(cpu0);
+  for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+    TH_ASSERT_OK(hc_field_create(cpu0, HC_F32, 2, runs[r].shape, &input_f));
+    TH_ASSERT_OK(hc_field_create(cpu0, HC_F32, 2, runs[r].shape, &input_u0));
+    const size_t n = hc_field_count(input_f);
+    float *host = malloc(n * sizeof *host);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(host);
+    for (size_t i = 0; i < n; i++) host[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
+    TH_ASSERT_OK(hc_field_write(input_f, host));
+    for (size_t i = 0; i < n; i++) host[i] = (float)((i * 104729) % 997) / 997.0f;
+    TH_ASSERT_OK(hc_field_write(input_u0, host));
+    free(host);
+    void *want = NULL;
+    size_t bytes = 0;
+    TH_ASSERT_OK(alone(runs[r].workload, runs[r].params, "u", &want, &bytes, NULL));
+    for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++) {
+      proc_t procs[2];
+      run_procs(2, layouts[l], runs[r].workload, runs[r].params, "u", procs);
+      for (int k = 0; k < 2; k++) {
+        if (procs[k].st != HC_OK) fprintf(stderr, "%s, process %d: %s\n", runs[r].workload, k, procs[k].error);
+        CU_ASSERT_EQUAL(procs[k].st, HC_OK);
+        CU_ASSERT_EQUAL(procs[k].parts, parts[l]);
+      }
+      CU_ASSERT(procs[0].out && procs[0].bytes == bytes && !memcmp(procs[0].out, want, bytes));
+      procs_free(procs, 2);
+    }
+    free(want);
+    hc_field_destroy(input_f);
+    hc_field_destroy(input_u0);
+    input_f = input_u0 = NULL;
+  }
+}
+
 static int setup(void) {
   setenv("HC_CPU_DEVICES", "4", 1);
   setenv("HC_CPU_THREADS", "4", 1);
@@ -288,6 +332,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_reduction_in_part_order);
   CU_ADD_TEST(s, test_device_failure_ends_every_process);
   CU_ADD_TEST(s, test_shares_from_the_history);
+  CU_ADD_TEST(s, test_input_fields);
 }
 
 TH_MAIN(register_tests)

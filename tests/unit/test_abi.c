@@ -8,7 +8,7 @@
 
 static void test_abi_version(void) {
   CU_ASSERT_EQUAL(HC_ABI_MAJOR, 1);
-  CU_ASSERT_EQUAL(HC_ABI_MINOR, 5);
+  CU_ASSERT_EQUAL(HC_ABI_MINOR, 6);
   CU_ASSERT_STRING_EQUAL(HC_PLUGIN_SYMBOL, "hc_plugin_descriptor");
 }
 
@@ -113,7 +113,7 @@ static void test_layouts(void) {
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, describe_output), 64);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, run), 72);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, split), 80); /* ABI 1.2 */
-  CU_ASSERT_EQUAL(sizeof(hc_split_t), 328);
+  CU_ASSERT_EQUAL(sizeof(hc_split_t), 336);
   CU_ASSERT_EQUAL(offsetof(hc_split_t, kind), 4);
   CU_ASSERT_EQUAL(offsetof(hc_split_t, rows), 8);
   CU_ASSERT_EQUAL(offsetof(hc_split_t, halo), 16);
@@ -121,6 +121,7 @@ static void test_layouts(void) {
   CU_ASSERT_EQUAL(offsetof(hc_split_t, why), 24);
   CU_ASSERT_EQUAL(offsetof(hc_split_t, calibrate), 224);
   CU_ASSERT_EQUAL(offsetof(hc_split_t, calibrate_work), 320);
+  CU_ASSERT_EQUAL(offsetof(hc_split_t, slab_inputs), 328); /* ABI 1.6 */
   CU_ASSERT_EQUAL(sizeof(hc_param_spec_t), 56);
   CU_ASSERT_EQUAL(offsetof(hc_param_spec_t, name), 0);
   CU_ASSERT_EQUAL(offsetof(hc_param_spec_t, type), 8);

@@ -70,6 +70,43 @@ static void test_roundtrip_all_dtypes(void) {
     }
 }
 
+/* hc_npy_read_rows: the header alone, any run of rows along axis 0 (the
+ * bytes of those rows), and rows outside the array refused. */
+static void test_read_rows(void) {
+  const int64_t shape[3] = {9, 5, 3};
+  double data[9 * 5 * 3];
+  for (size_t i = 0; i < sizeof data / sizeof *data; i++) data[i] = (double)i * 0.5;
+  const char *p = tmpfile_named("rows.npy");
+  TH_ASSERT_OK(hc_npy_write(p, HC_F64, 3, shape, data));
+  hc_dtype_t dt;
+  uint32_t rank = 0;
+  int64_t got[3] = {0};
+  TH_ASSERT_OK(hc_npy_read_rows(p, 0, 0, &dt, &rank, got, NULL));
+  CU_ASSERT(dt == HC_F64 && rank == 3 && got[0] == 9 && got[1] == 5 && got[2] == 3);
+  const int64_t runs[][2] = {{0, 9}, {0, 1}, {8, 9}, {2, 7}, {4, 4}};
+  for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+    void *rows = NULL;
+    TH_ASSERT_OK(hc_npy_read_rows(p, runs[r][0], runs[r][1], &dt, &rank, got, &rows));
+    CU_ASSERT_EQUAL(got[0], 9); /* the whole array's shape */
+    if (runs[r][1] > runs[r][0]) {
+      CU_ASSERT_PTR_NOT_NULL_FATAL(rows);
+      CU_ASSERT_EQUAL(memcmp(rows, data + runs[r][0] * 15, (size_t)(runs[r][1] - runs[r][0]) * 15 * sizeof *data), 0);
+    }
+    free(rows);
+  }
+  const int64_t bad[][2] = {{-1, 2}, {3, 2}, {0, 10}, {9, 10}};
+  for (size_t r = 0; r < sizeof bad / sizeof *bad; r++) {
+    void *rows = (void *)1;
+    CU_ASSERT_EQUAL(hc_npy_read_rows(p, bad[r][0], bad[r][1], &dt, &rank, got, &rows), HC_ERR_INVALID_ARG);
+    CU_ASSERT_PTR_NULL(rows);
+    CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "rows.npy: rows ["));
+  }
+  CU_ASSERT_EQUAL(hc_npy_read_rows(p, 0, 1, &dt, &rank, got, NULL), HC_ERR_INVALID_ARG); /* rows, no data */
+  /* a file's errors are hc_npy_read's */
+  CU_ASSERT_EQUAL(hc_npy_read_rows(tmpfile_named("missing.npy"), 0, 0, &dt, &rank, got, NULL), HC_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "cannot open"));
+}
+
 static void test_header_is_numpy_compatible(void) {
   int64_t shape[2] = {3, 4};
   float data[12] = {0};
@@ -277,6 +314,7 @@ static void register_tests(void) {
   CU_pSuite s = CU_add_suite("npy", NULL, NULL);
   CU_ADD_TEST(s, test_roundtrip_all_dtypes);
   CU_ADD_TEST(s, test_status_exit_codes);
+  CU_ADD_TEST(s, test_read_rows);
   CU_ADD_TEST(s, test_header_is_numpy_compatible);
   CU_ADD_TEST(s, test_versions_and_layouts);
   CU_ADD_TEST(s, test_malformed);

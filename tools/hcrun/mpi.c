@@ -77,25 +77,28 @@ hc_status_t hcrun_mpi_rank_device(hc_context_t *ctx, const char *workload, uint3
 }
 
 hc_status_t hcrun_mpi_rank_set(hc_context_t *ctx, const char *workload, const char *spec, char *out, size_t n) {
+  /* Only whole "auto" names change; everything else (empty names, a
+   * trailing comma, unknown devices) is left for hc_devset_parse to
+   * report as it does without MPI. */
   size_t len = 0;
   out[0] = '\0';
-  for (const char *p = spec; *p;) {
-    size_t w = strcspn(p, ",");
-    char dev[64];
+  for (const char *p = spec;; p++) {
+    const size_t w = strcspn(p, ",");
+    const char *name = p;
+    int name_len = (int)w;
     if (w == 4 && !strncmp(p, "auto", 4)) {
       uint32_t idx = 0;
       hc_status_t st = hc_device_find_auto(ctx, workload, &idx);
       if (st == HC_OK) st = hcrun_mpi_rank_device(ctx, workload, &idx);
       if (st != HC_OK) return st;
-      snprintf(dev, sizeof dev, "%s", hc_device_id(ctx, idx));
-    } else {
-      snprintf(dev, sizeof dev, "%.*s", (int)(w < 63 ? w : 63), p);
+      name = hc_device_id(ctx, idx);
+      name_len = (int)strlen(name);
     }
-    len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%s", len ? "," : "", dev);
+    len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%.*s%s", name_len, name, p[w] ? "," : "");
     if (len >= n) return hc_error(HC_ERR_PARAM, "--device=%s: too long", spec);
-    p += w + (p[w] == ',');
+    p += w;
+    if (!*p) return HC_OK;
   }
-  return HC_OK;
 }
 
 hc_status_t hcrun_mpi_agree(hc_status_t st) { return m.active ? m.agree(m.world.transport, st) : st; }

@@ -118,6 +118,8 @@ static json_t *stage_json(const hc_pipeline_t *p, uint32_t k) {
     json_array_append_new(ins, jb);
   }
   json_object_set_new(o, "inputs", ins);
+  hc_devset_t *set = hc_pipeline_stage_set(p, k);
+  if (set && hc_devset_parts(set) > 1) json_object_set_new(o, "split", hcrun_split_json(set, si.times.compute_s));
   json_object_set_new(o, "handover_s", hcrun_json_real(si.handover_s));
   json_object_set_new(o, "transfers_during_run", stats_json(&si.run));
   return o;
@@ -214,6 +216,12 @@ static void print_stage(const hc_pipeline_t *p, uint32_t k) {
   const char *msg;
   int ver = hc_job_verified(job, &msg);
   if (ver >= 0) printf("%-14s  verification %s%s%s\n", "", ver ? "PASSED" : "FAILED", *msg ? ": " : "", msg);
+  hc_devset_t *set = hc_pipeline_stage_set(p, k);
+  if (set && hc_devset_parts(set) > 1) {
+    json_t *split = hcrun_split_json(set, si.times.compute_s);
+    hcrun_print_split(split);
+    json_decref(split);
+  }
 }
 
 static void print_report(const hc_pipeline_t *p) {

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hc/workload_util.h>
+
 #include "jacobi.h"
 
 /* A field given as a .npy file, read to the host before the grid is known. */
@@ -30,8 +32,11 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && !strcmp(s + a - b, suffix);
 }
 
-static hc_status_t read_host_field(host_field_t *hf) {
-  hc_status_t st = hc_npy_read(hf->path, &hf->dtype, &hf->rank, hf->shape, &hf->data);
+/* The file's header, and its data unless header_only (a part of a split
+ * run reads its rows once the grid is known: read_part_rows). */
+static hc_status_t read_host_field(host_field_t *hf, int header_only) {
+  hc_status_t st = header_only ? hc_npy_read_rows(hf->path, 0, 0, &hf->dtype, &hf->rank, hf->shape, NULL)
+                               : hc_npy_read(hf->path, &hf->dtype, &hf->rank, hf->shape, &hf->data);
   if (st != HC_OK) return hc_error_prefix(HC_ERR_PARAM, "%s=%s: ", hf->param, hf->path);
   if (hc_dtype_is_complex(hf->dtype))
     return hc_error(HC_ERR_PARAM, "%s=%s: dtype %s; a real field (<f4 or <f8) is needed", hf->param, hf->path,
@@ -109,17 +114,14 @@ static void count_points(jacobi_problem_t *p) {
 }
 
 hc_status_t jacobi_split(const hc_job_t *job, hc_split_t *split) {
-  jacobi_rhs_t rhs;
-  const char *init = hc_job_string(job, "init");
-  if (hc_job_input(job, "f") || !jacobi_rhs_from_name(hc_job_string(job, "f"), &rhs) || hc_job_input(job, "u0") ||
-      (strcmp(init, "zero") && strcmp(init, "eigen"))) {
-    snprintf(split->why, sizeof split->why, "a split run takes a built-in f and init=zero or eigen, not fields");
-    return HC_OK;
-  }
-  hc_shape_t n = hc_job_shape(job, "n");
-  if (n.rank < 1 || n.rank > 3) return HC_OK; /* the run reports the bad n */
+  int64_t shape[HC_MAX_DIMS];
+  const int64_t rows = hc_poisson_shape(job, "init", shape) ? shape[0] : 0;
+  if (rows < 3) return HC_OK; /* the run reports the bad n or file */
   split->kind = HC_SPLIT_SLABS;
-  split->rows = n.dims[0];
+  split->rows = rows;
+  /* Input fields f and u0 come as the part's rows (a core that takes this
+   * plugin's ABI has the member). */
+  if (HC_SPLIT_HAS_SLAB_INPUTS(split)) split->slab_inputs = 1;
   /* Two ghost rows: a part sweeps twice between exchanges (the second
    * sweep's own rows read the first sweep's inner ghost rows), so it can
    * sweep twice per pass over memory like one device, and exchanges half
@@ -134,6 +136,14 @@ hc_status_t jacobi_split(const hc_job_t *job, hc_split_t *split) {
   return HC_OK;
 }
 
+/* A part's rows of a file (with its ghost rows), once localize has
+ * narrowed the problem. */
+static hc_status_t read_part_rows(host_field_t *hf, const jacobi_problem_t *p) {
+  int64_t shape[HC_MAX_DIMS];
+  hc_status_t st = hc_npy_read_rows(hf->path, p->off, p->off + p->n[p->ax], &hf->dtype, &hf->rank, shape, &hf->data);
+  return st == HC_OK ? HC_OK : hc_error_prefix(HC_ERR_PARAM, "%s=%s: ", hf->param, hf->path);
+}
+
 /* Narrows the problem to the part's rows plus its ghost rows. */
 static void localize(jacobi_problem_t *p) {
   int64_t lo, hi;
@@ -146,6 +156,14 @@ static void localize(jacobi_problem_t *p) {
    * grid's edges, the boundary. */
   p->own_lo = below ? (int)below : 1;
   p->own_hi = (int)p->n[p->ax] - (above ? (int)above : 1);
+}
+
+/* A port field's shape as the whole grid's: a part's field holds its rows
+ * (and ghost rows), the whole has the split's rows. */
+static const int64_t *whole_shape(const hc_field_t *f, const hc_part_t *part, int64_t *out) {
+  memcpy(out, hc_field_shape(f), hc_field_rank(f) * sizeof *out);
+  if (part && hc_field_rank(f) >= 1) out[0] = hc_part_global_rows(part);
+  return out;
 }
 
 /* Grid from n (and dim), or from the shape of a field when n is not given. */
@@ -247,6 +265,9 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
   host_field_t hf = {"f", NULL, HC_DTYPE_NONE, 0, {0}, NULL};
   host_field_t hu = {"init", NULL, HC_DTYPE_NONE, 0, {0}, NULL};
   hc_status_t st = HC_OK;
+  /* A part of a split run: its input fields hold its rows with their ghost
+   * rows (hc_split_t.slab_inputs), and it reads only those rows of files. */
+  hc_part_t *part = hc_job_part(job);
   p->dtype = !strcmp(hc_job_string(job, "dtype"), "f64") ? HC_F64 : HC_F32;
   p->es = hc_dtype_size(p->dtype);
 
@@ -265,7 +286,7 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
                       fname);
     p->rhs = RHS_FIELD;
     hf.path = fname;
-    if ((st = read_host_field(&hf)) != HC_OK) goto out;
+    if ((st = read_host_field(&hf, part != NULL)) != HC_OK) goto out;
   }
 
   /* Start: the input port, zero, eigen, or a file. */
@@ -284,34 +305,38 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
   else if (ends_with(init, ".npy")) {
     p->init = INIT_FIELD;
     hu.path = init;
-    if ((st = read_host_field(&hu)) != HC_OK) goto out;
+    if ((st = read_host_field(&hu, part != NULL)) != HC_OK) goto out;
   } else {
     st = hc_error(HC_ERR_PARAM, "init=%s: not zero, eigen or a .npy file", init);
     goto out;
   }
 
-  /* The grid: n, or the shape of the first field given. */
+  /* The grid: n, or the shape of the first field given. A part's input
+   * fields are checked in the whole's terms: their axis 0 is the split's
+   * rows (the core refuses input fields with other rows). */
   {
+    int64_t whole_f[HC_MAX_DIMS], whole_u[HC_MAX_DIMS];
+    const int64_t *fshape = fport ? whole_shape(fport, part, whole_f) : hf.shape;
+    const int64_t *ushape = uport ? whole_shape(uport, part, whole_u) : hu.shape;
     uint32_t frank = 0;
-    const int64_t *fshape = NULL;
+    const int64_t *gshape = NULL;
     char what[4200] = "";
     if (fport)
-      frank = hc_field_rank(fport), fshape = hc_field_shape(fport), snprintf(what, sizeof what, "input f");
+      frank = hc_field_rank(fport), gshape = fshape, snprintf(what, sizeof what, "input f");
     else if (hf.path)
-      frank = hf.rank, fshape = hf.shape, snprintf(what, sizeof what, "f=%s", hf.path);
+      frank = hf.rank, gshape = fshape, snprintf(what, sizeof what, "f=%s", hf.path);
     else if (uport)
-      frank = hc_field_rank(uport), fshape = hc_field_shape(uport), snprintf(what, sizeof what, "input u0");
+      frank = hc_field_rank(uport), gshape = ushape, snprintf(what, sizeof what, "input u0");
     else if (hu.path)
-      frank = hu.rank, fshape = hu.shape, snprintf(what, sizeof what, "init=%s", hu.path);
-    if ((st = settle_grid(job, p, frank, fshape, what)) != HC_OK) goto out;
+      frank = hu.rank, gshape = ushape, snprintf(what, sizeof what, "init=%s", hu.path);
+    if ((st = settle_grid(job, p, frank, gshape, what)) != HC_OK) goto out;
+    if (fport && (st = check_shape(p, "input f", hc_field_rank(fport), fshape)) != HC_OK) goto out;
+    snprintf(what, sizeof what, "f=%s", hf.path ? hf.path : "");
+    if (hf.path && (st = check_shape(p, what, hf.rank, hf.shape)) != HC_OK) goto out;
+    if (uport && (st = check_shape(p, "input u0", hc_field_rank(uport), ushape)) != HC_OK) goto out;
+    snprintf(what, sizeof what, "init=%s", hu.path ? hu.path : "");
+    if (hu.path && (st = check_shape(p, what, hu.rank, hu.shape)) != HC_OK) goto out;
   }
-  char what[4200];
-  if (fport && (st = check_shape(p, "input f", hc_field_rank(fport), hc_field_shape(fport))) != HC_OK) goto out;
-  snprintf(what, sizeof what, "f=%s", hf.path ? hf.path : "");
-  if (hf.path && (st = check_shape(p, what, hf.rank, hf.shape)) != HC_OK) goto out;
-  if (uport && (st = check_shape(p, "input u0", hc_field_rank(uport), hc_field_shape(uport))) != HC_OK) goto out;
-  snprintf(what, sizeof what, "init=%s", hu.path ? hu.path : "");
-  if (hu.path && (st = check_shape(p, what, hu.rank, hu.shape)) != HC_OK) goto out;
   if (p->init == INIT_EIGEN && (st = parse_mode(job, p)) != HC_OK) goto out;
 
   /* Stopping. */
@@ -338,13 +363,11 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
   p->sweeps_per_pass = (int)hc_job_int(job, "sweeps_per_pass");
   const char *stores = hc_job_string(job, "stores");
   p->stores = !strcmp(stores, "plain") ? 1 : !strcmp(stores, "streaming") ? 2 : 0;
-  p->part = hc_job_part(job);
+  p->part = part;
   if (p->part) {
-    if (p->rhs == RHS_FIELD || p->init == INIT_FIELD) {
-      st = hc_error(HC_ERR_UNSUPPORTED, "jacobi: a split run takes a built-in f and init=zero or eigen");
-      goto out;
-    }
     localize(p);
+    if (hf.path && (st = read_part_rows(&hf, p)) != HC_OK) goto out;
+    if (hu.path && (st = read_part_rows(&hu, p)) != HC_OK) goto out;
   }
 
   /* Memory: two solution buffers, f when stored, the residual field, and

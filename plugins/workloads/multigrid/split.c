@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <hc/partition.h>
+#include <hc/workload_util.h>
 
 #include "mg.h"
 
@@ -26,21 +27,17 @@
 #define MG_HALO 2
 
 hc_status_t mg_split(const hc_job_t *job, hc_split_t *split) {
-  if (hc_job_input(job, "f") || hc_job_input(job, "u0") || !strcmp(hc_job_string(job, "f"), "field") ||
-      strstr(hc_job_string(job, "f"), ".npy")) {
-    snprintf(split->why, sizeof split->why, "a split run takes a built-in f (sin, gauss, point, zero), not fields");
-    return HC_OK;
-  }
-  hc_shape_t n = hc_job_shape(job, "n");
-  if (n.rank < 1 || n.rank > 3) return HC_OK; /* the run reports the bad n */
-  for (uint32_t d = 1; d < n.rank; d++)
-    if (n.dims[d] != n.dims[0]) {
+  int64_t n[HC_MAX_DIMS];
+  const uint32_t rank = hc_poisson_shape(job, NULL, n);
+  if (rank < 1 || rank > 3 || n[0] < 3) return HC_OK; /* the run reports the bad n or file */
+  for (uint32_t d = 1; d < rank; d++)
+    if (n[d] != n[0]) {
       snprintf(split->why, sizeof split->why,
                "grids whose axes differ (semi-coarsened levels) do not split yet: give one n for every axis");
       return HC_OK;
     }
   split->kind = HC_SPLIT_REPLICATED;
-  split->rows = n.dims[0];
+  split->rows = n[0];
   split->halo = 0;
   split->min_rows = MG_SLAB_MIN;
   if (HC_SPLIT_HAS_CALIBRATE(split)) { /* one V-cycle (the most when tol stops it earlier) */
