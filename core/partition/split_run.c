@@ -156,6 +156,10 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_d
     double v;
     if (hc_job_metric(j0, i, &name, &v, &unit) == HC_OK) st = hc_job_add_metric(job, name, v, unit);
   }
+  for (uint32_t i = 0; i < hc_job_param_count(j0); i++) { /* (a stage fed by ports: its own sources unused) */
+    const char *name, *value;
+    if (!hc_job_param_applies(j0, i) && hc_job_param_get(j0, i, &name, &value) == HC_OK) hc_job_param_unused(job, name);
+  }
   const char *notes = hc_job_notes(j0);
   while (*notes) {
     size_t len = strcspn(notes, "\n");

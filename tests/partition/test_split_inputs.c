@@ -15,8 +15,7 @@
 #include "harness.h"
 
 /* A field of `shape` on dev with pseudo-random values in [-1, 1). */
-static hc_field_t *random_field(hc_device_t *dev, hc_dtype_t dt, uint32_t rank, const int64_t *shape,
-                                unsigned seed) {
+static hc_field_t *random_field(hc_device_t *dev, hc_dtype_t dt, uint32_t rank, const int64_t *shape, unsigned seed) {
   hc_field_t *f = NULL;
   if (hc_field_create(dev, dt, rank, shape, &f) != HC_OK) return NULL;
   const size_t n = hc_field_count(f);
@@ -107,14 +106,13 @@ static void test_input_fields_bit_identical(void) {
     CU_ASSERT_EQUAL(st, HC_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(want);
     for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
-      void *got = run_with_inputs(sets[s].spec, sets[s].weights, cases[c].workload, cases[c].params, f, u0,
-                                  &got_bytes, &parts, &st);
+      void *got = run_with_inputs(sets[s].spec, sets[s].weights, cases[c].workload, cases[c].params, f, u0, &got_bytes,
+                                  &parts, &st);
       CU_ASSERT_EQUAL(st, HC_OK);
       CU_ASSERT_EQUAL(parts, sets[s].parts);
       CU_ASSERT(got && got_bytes == bytes && !memcmp(got, want, bytes));
       if (!got || memcmp(got, want, bytes))
-        fprintf(stderr, "\n%s %s on %s: not the one-device field\n", cases[c].workload, cases[c].params,
-                sets[s].spec);
+        fprintf(stderr, "\n%s %s on %s: not the one-device field\n", cases[c].workload, cases[c].params, sets[s].spec);
       free(got);
     }
     free(want);
@@ -203,6 +201,13 @@ static void test_pipeline_hand_over_to_a_set(void) {
       if (set) TH_ASSERT_OK(hc_devset_parse_weights(set, "equal")); /* (not the history's: it may leave one out) */
       TH_ASSERT_OK(hc_pipeline_run(p, 0));
       if (set) CU_ASSERT_EQUAL(hc_devset_parts(set), hc_devset_count(set));
+      /* the grid came from the field: the stage's n does not apply, split or not */
+      hc_job_t *job = hc_pipeline_stage_job(p, 1);
+      for (uint32_t i = 0; i < hc_job_param_count(job); i++) {
+        const char *name, *value;
+        if (hc_job_param_get(job, i, &name, &value) == HC_OK && !strcmp(name, "n"))
+          CU_ASSERT_EQUAL(hc_job_param_applies(job, i), 0);
+      }
       hc_field_t *out = hc_job_output(hc_pipeline_stage_job(p, 1), "u");
       CU_ASSERT_PTR_NOT_NULL_FATAL(out);
       bytes[k] = hc_field_bytes(out);

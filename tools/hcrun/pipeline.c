@@ -197,7 +197,7 @@ static void print_stage(const hc_pipeline_t *p, uint32_t k) {
   printf("%-14s", "");
   for (uint32_t i = 0; i < hc_job_param_count(job); i++) {
     const char *n, *v;
-    if (hc_job_param_get(job, i, &n, &v) == HC_OK && *v) printf(" %s=%s", n, v);
+    if (hc_job_param_get(job, i, &n, &v) == HC_OK && *v && hc_job_param_applies(job, i)) printf(" %s=%s", n, v);
   }
   printf("\n");
   for (uint32_t i = 0; i < hc_pipeline_binding_count(p); i++) {

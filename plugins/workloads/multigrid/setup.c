@@ -29,6 +29,7 @@ static hc_status_t settle_grid(hc_job_t *job, mg_t *m, uint32_t frank, const int
   int dim = hc_job_given(job, "dim") ? (int)hc_job_int(job, "dim") : 0;
   if (!hc_job_given(job, "n") && frank) {
     if (dim && dim != (int)frank) return hc_error(HC_ERR_PARAM, "dim=%d, but %s is %u-D", dim, fwhat, frank);
+    hc_job_param_unused(job, "n"); /* the field's shape, not the default n */
     dim = (int)frank;
     for (int d = 0; d < dim; d++) pub[d] = fshape[d];
   } else if (n.rank == 1) {
@@ -125,6 +126,7 @@ static hc_status_t read_params(hc_job_t *job, mg_t *m, int64_t pub[3]) {
   const char *fwhat = "f";
   if (fport) {
     snprintf(m->rhs, sizeof m->rhs, "field");
+    hc_job_param_unused(job, "f"); /* the report shows no default f=sin */
     m->f_in = fport;
     frank = hc_field_rank(fport);
     memcpy(fshape, hc_field_shape(fport), frank * sizeof *fshape);
