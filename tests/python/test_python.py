@@ -245,5 +245,14 @@ def test_device_set_splits_the_run(hc, monkeypatch):
             c.run('jacobi', device='cpu:0,cpu:1', split=(1, 2, 3), dim=2, n=65)
         even = c.run('jacobi', device='cpu:0,cpu:1', split='equal', dim=2, n=65, iters=100)
         assert [p['rows'] for p in even.split['parts']] == [(0, 33), (33, 65)]
+        # arrays as input fields: each part takes its rows of f and u0
+        rng = np.random.default_rng(5)
+        f, u0 = rng.standard_normal((41, 37)), rng.standard_normal((41, 37)).astype(np.float32)
+        one = c.run('jacobi', device='cpu:0', f=f, u0=u0, iters=40, tol=0)
+        two = c.run('jacobi', device='cpu:0,cpu:1', split=(0.6, 0.4), f=f, u0=u0, iters=40, tol=0)
+        assert [p['rows'] for p in two.split['parts']] == [(0, 25), (25, 41)]
+        assert np.array_equal(one.outputs['u'], two.outputs['u'])
+        with pytest.raises(hc.ParamError, match='input field f: 40 rows along axis 0, but the split divides 41'):
+            c.run('jacobi', device='cpu:0,cpu:1', f=f[:40], n='41x37', iters=5)
     finally:
         c.close()
