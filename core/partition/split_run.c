@@ -52,7 +52,9 @@ static void *part_main(void *arg) {
     hc_device_lock(pr->dev);
     pr->limited = hc__device_set_workers(pr->dev, pr->workers) == HC_OK;
   }
+  const int bound = hc__device_bind_thread(pr->dev, 1) == HC_OK;
   pr->status = hc_job_run(pr->job, pr->dev, pr->run->flags);
+  if (bound) (void)hc__device_bind_thread(pr->dev, 0);
   if (pr->workers) {
     if (pr->limited) (void)hc__device_set_workers(pr->dev, 0);
     hc_device_unlock(pr->dev);

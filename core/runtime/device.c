@@ -229,6 +229,10 @@ HC_API hc_status_t hc_device_finish(hc_device_t *d) {
   return st;
 }
 
+hc_status_t hc__device_bind_thread(hc_device_t *d, int bind) {
+  return d->backend->ops.device_bind_thread ? d->backend->ops.device_bind_thread(d->handle, bind) : HC_ERR_UNSUPPORTED;
+}
+
 hc_status_t hc__device_set_workers(hc_device_t *d, uint32_t workers) {
   if (!d->backend->ops.device_set_workers) return HC_ERR_UNSUPPORTED;
   pthread_mutex_lock(&d->cmd_lock); /* between commands */

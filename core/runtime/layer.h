@@ -17,6 +17,10 @@
  * HC_ERR_UNSUPPORTED, with no message, when its backend has none. The
  * caller holds the device (hc_device_lock) from one change to the next. */
 hc_status_t hc__device_set_workers(hc_device_t *d, uint32_t workers);
+/* The backend's device_bind_thread (bind 1: the calling thread drives d
+ * for a while; 0: it is done); HC_ERR_UNSUPPORTED when there is nothing
+ * to do. */
+hc_status_t hc__device_bind_thread(hc_device_t *d, int bind);
 
 /* The ops table of a registered workload (zero-extended to the core's
  * size), NULL when the context has none of that name. */

@@ -209,6 +209,13 @@ typedef struct hc_backend_ops {
    * is idle, to leave a core to each thread that drives an accelerator's
    * part of a split run (HC_SPLIT_DRIVER_CORES), and restores it after. */
   hc_status_t (*device_set_workers)(void *dev, uint32_t workers);
+  /* ABI 1.6. The calling thread drives dev's commands for a while (a
+   * part's thread in a split run): keep it where dev wants its launching
+   * thread (bind 1: the cpu backend's pinned devices leave it a core of
+   * their own), and give it back what it had (bind 0, from the same
+   * thread). Optional; HC_ERR_UNSUPPORTED (no message) where there is
+   * nothing to do. */
+  hc_status_t (*device_bind_thread)(void *dev, int bind);
 } hc_backend_ops_t;
 
 /* ABI 1.0's sizes of the ops tables and spec entries: the smallest sizes

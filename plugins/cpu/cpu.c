@@ -4,6 +4,7 @@
  * 64-byte aligned host memory; kernels are host-language C functions run on
  * a persistent thread pool (pool.c), one pool per opened device. */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@ typedef struct {
   cpu_state_t *state;
   hc_cpu_pool_t *pool;
   double timer_start;
+  int caller_core; /* the core its workers leave to the launching thread; < 0: not pinned */
 } cpu_dev_t;
 
 static hc_status_t cpu_init(hc_context_t *ctx, void **out) {
@@ -66,11 +68,12 @@ static hc_status_t cpu_device_info(void *state, uint32_t index, hc_device_info_t
 }
 
 /* With several devices (and HC_CPU_PIN), the cores device `index`'s
- * workers stay on: its share, in order, of the cores this process may run
- * on, the first left to the launching thread (which is not pinned: it is
- * the caller's). 0 when they are not pinned: one device, HC_CPU_PIN=0, or
- * fewer cores than threads. */
-static int worker_cores(const cpu_state_t *s, uint32_t index, int *cores) {
+ * threads stay on: its share, in order, of the cores this process may run
+ * on, the first (*caller) for the launching thread, which is pinned only
+ * while it drives the device's part of a split run (cpu_bind_thread: it
+ * is the caller's), the others (cores) for the workers. 0 when they are
+ * not pinned: one device, HC_CPU_PIN=0, or fewer cores than threads. */
+static int worker_cores(const cpu_state_t *s, uint32_t index, int *cores, int *caller) {
   long long pin = 1;
   cpu_set_t allowed;
   if (s->ndevices < 2 || hc_config_int("HC_CPU_PIN", &pin) != HC_OK || !pin ||
@@ -79,8 +82,14 @@ static int worker_cores(const cpu_state_t *s, uint32_t index, int *cores) {
   unsigned first = 0, n = 0;
   for (uint32_t k = 0; k < index; k++) first += s->threads[k];
   if (first + s->threads[index] > (unsigned)CPU_COUNT(&allowed) || s->threads[index] > CPU_MAX_THREADS) return 0;
-  for (int c = 0, seen = 0; c < CPU_SETSIZE && n + 1 < s->threads[index]; c++)
-    if (CPU_ISSET(c, &allowed) && (unsigned)seen++ > first) cores[n++] = c;
+  for (unsigned c = 0, seen = 0; c < CPU_SETSIZE && seen < first + s->threads[index]; c++) {
+    if (!CPU_ISSET(c, &allowed)) continue;
+    if (seen == first)
+      *caller = (int)c;
+    else if (seen > first)
+      cores[n++] = (int)c;
+    seen++;
+  }
   return 1;
 }
 
@@ -90,7 +99,9 @@ static hc_status_t cpu_device_open(void *state, uint32_t index, void **out) {
   cpu_dev_t *d = calloc(1, sizeof *d);
   if (!d) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
   d->state = s;
-  int cores[CPU_MAX_THREADS], *pinned = worker_cores(s, index, cores) ? cores : NULL;
+  int cores[CPU_MAX_THREADS], *pinned = NULL;
+  d->caller_core = -1;
+  if (worker_cores(s, index, cores, &d->caller_core)) pinned = cores;
   d->pool = hc_cpu_pool_create(s->threads[index], pinned);
   if (!d->pool) {
     free(d);
@@ -256,6 +267,32 @@ static hc_status_t cpu_set_workers(void *dev, uint32_t workers) {
   return HC_OK;
 }
 
+/* The thread that drives a pinned device's part of a split run does a
+ * worker's share of every launch: on the core the workers leave it, not
+ * wherever the scheduler puts it among the other devices' workers. */
+static __thread cpu_set_t bound_from; /* the thread's cores before it was bound */
+static __thread int bound;
+
+static hc_status_t cpu_bind_thread(void *dev, int bind) {
+  const cpu_dev_t *d = dev;
+  if (d->caller_core < 0) return HC_ERR_UNSUPPORTED; /* nothing pinned: nothing to do */
+  if (!bind) {
+    if (bound && pthread_setaffinity_np(pthread_self(), sizeof bound_from, &bound_from) != 0)
+      return hc_error(HC_ERR_DEVICE, "cpu: cannot give the thread back its cores");
+    bound = 0;
+    return HC_OK;
+  }
+  if (!bound && pthread_getaffinity_np(pthread_self(), sizeof bound_from, &bound_from) != 0)
+    return hc_error(HC_ERR_DEVICE, "cpu: cannot read the thread's cores");
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(d->caller_core, &one);
+  if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0)
+    return hc_error(HC_ERR_DEVICE, "cpu: cannot keep the thread on core %d", d->caller_core);
+  bound = 1;
+  return HC_OK;
+}
+
 static const hc_backend_ops_t cpu_ops = {
     .size = sizeof(hc_backend_ops_t),
     .init = cpu_init,
@@ -282,6 +319,7 @@ static const hc_backend_ops_t cpu_ops = {
     .timer_begin = cpu_timer_begin,
     .timer_end = cpu_timer_end,
     .device_set_workers = cpu_set_workers,
+    .device_bind_thread = cpu_bind_thread,
 };
 
 HC_PLUGIN_DESCRIPTOR = {

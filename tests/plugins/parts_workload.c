@@ -9,11 +9,15 @@
  * u[r][c] = 1000 r + c over rows x cols (global row r); metrics (reduced
  * over the parts, 1 where every part saw what it should): refused (every
  * misuse refused), ghosts (the ghost rows hold the neighbours' rows after
- * the exchange). Output u: the parts' own rows, gathered. calibrate= is
+ * the exchange), cores (the most cores a part's thread may run on) and
+ * core_sum (the sum over the parts of the core each ran on: where the
+ * backend binds its thread, which core that is). Output u: the parts' own
+ * rows, gathered. calibrate= is
  * what its split declares as a short calibrating run (half the work), so
  * that a test can give it parameters it refuses. */
 #include <hc/partition.h>
 #include <hc/plugin.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -107,9 +111,15 @@ static hc_status_t parts_run(hc_job_t *job) {
   double v[2] = {1, 1};
   if (st == HC_OK && part) st = exercise(part, u, twin, other, &v[0], &v[1]);
   if (st == HC_OK && part) st = hc_part_allreduce(part, HC_REDUCE_MIN, v, 2);
+  cpu_set_t mine;
+  double cores = sched_getaffinity(0, sizeof mine, &mine) == 0 ? CPU_COUNT(&mine) : -1, core = sched_getcpu();
+  if (st == HC_OK && part) st = hc_part_allreduce(part, HC_REDUCE_MAX, &cores, 1);
+  if (st == HC_OK && part) st = hc_part_allreduce(part, HC_REDUCE_SUM, &core, 1);
   if (st == HC_OK) {
     hc_job_add_metric(job, "refused", v[0], "");
     hc_job_add_metric(job, "ghosts", v[1], "");
+    hc_job_add_metric(job, "cores", cores, "");
+    hc_job_add_metric(job, "core_sum", core, "");
     st = hc_part_own_rows(part, &u);
   }
   if (st == HC_OK) {

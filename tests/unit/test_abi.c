@@ -58,7 +58,7 @@ static void test_layouts(void) {
   CU_ASSERT_EQUAL(offsetof(hc_plugin_descriptor_t, version), 24);
   CU_ASSERT_EQUAL(offsetof(hc_plugin_descriptor_t, summary), 32);
   CU_ASSERT_EQUAL(offsetof(hc_plugin_descriptor_t, ops), 40);
-  CU_ASSERT_EQUAL(sizeof(hc_backend_ops_t), 312);
+  CU_ASSERT_EQUAL(sizeof(hc_backend_ops_t), 320);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, size), 0);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, init), 8);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, fini), 16);
@@ -98,6 +98,7 @@ static void test_layouts(void) {
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, host_free), 288);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, device_pci_bus_id), 296);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, device_set_workers), 304);
+  CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, device_bind_thread), 312); /* ABI 1.6 */
   CU_ASSERT_EQUAL(sizeof(hc_workload_ops_t), 88);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, size), 0);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, languages), 4);
