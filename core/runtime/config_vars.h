@@ -47,8 +47,8 @@
     "the cpu backend shows the host as this many devices, each with its share of the threads (docs/partition.md)")  \
   X(HC_CPU_PIN, BOOL, PUBLIC, "1", 0, 0, NULL,                                                                      \
     "with several cpu devices, each device's worker threads stay on its own cores (its share, in order, of the "    \
-    "cores the process may use; the first for the thread that drives its part of a split run) when there are "     \
-    "enough; 0: not pinned")                                                                                         \
+    "cores the process may use; the first for the thread that drives its part of a split run) when there are "      \
+    "enough; 0: not pinned")                                                                                        \
   X(HC_OPENCL_PLATFORM, STRING, PUBLIC, NULL, 0, 0, NULL,                                                           \
     "only OpenCL platforms whose name contains this text (case-insensitive)")                                       \
   X(HC_CUDA_DRIVER, STRING, PUBLIC, "libcuda.so.1", 0, 0, NULL, "the CUDA driver library the cuda backend loads")   \

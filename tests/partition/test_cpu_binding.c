@@ -48,7 +48,7 @@ static void test_part_threads_bound(void) {
   CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof before, &before), 0);
   double cores, core_sum;
   split_cores(th_context(), &cores, &core_sum);
-  CU_ASSERT_EQUAL(cores, 1);         /* each part's thread on one core */
+  CU_ASSERT_EQUAL(cores, 1);        /* each part's thread on one core */
   CU_ASSERT_EQUAL(core_sum, a + b); /* cpu:0's and cpu:1's own */
   CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof after, &after), 0);
   CU_ASSERT(CPU_EQUAL(&before, &after)); /* this thread drove no part: untouched */
