@@ -180,6 +180,7 @@ LIBHC = {
     'hc_pipeline_stage_count': (c_uint32, [P]),
     'hc_pipeline_stage_job': (P, [P, c_uint32]),
     'hc_pipeline_stage_device': (P, [P, c_uint32]),
+    'hc_pipeline_stage_set': (P, [P, c_uint32]),
     'hc_pipeline_stage_info': (S, [P, c_uint32, POINTER(StageInfo)]),
     'hc_pipeline_transfer_count': (c_uint32, [P]),
     'hc_pipeline_transfer_get': (S, [P, c_uint32, POINTER(PipelineTransfer)]),

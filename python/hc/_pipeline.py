@@ -16,8 +16,9 @@ Transfer = namedtuple('Transfer', 'stage input from_stage output from_device to_
 
 
 class StageResult(Result):
-    """A stage's Result, with .state ("done", "failed", "skipped") and
-    .handover_s (moving its inputs to its device)."""
+    """A stage's Result, with .state ("done", "failed", "skipped"),
+    .handover_s (moving its inputs to its device) and .split (a stage on a
+    device set that split: as Context.run's Result.split; else None)."""
 
 
 class PipelineResult:
@@ -128,6 +129,8 @@ class Pipeline:
             s = StageResult(workload, _text(info.device), job, fields)
             s.state = _STATES.get(info.state, str(info.state))
             s.handover_s = info.handover_s
+            devset = lib.hc_pipeline_stage_set(self._h, i)
+            s.split = self._ctx._split_report(devset) if devset and lib.hc_devset_parts(devset) > 1 else None
             out.append(s)
         return out
 

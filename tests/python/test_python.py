@@ -254,5 +254,14 @@ def test_device_set_splits_the_run(hc, monkeypatch):
         assert np.array_equal(one.outputs['u'], two.outputs['u'])
         with pytest.raises(hc.ParamError, match='input field f: 40 rows along axis 0, but the split divides 41'):
             c.run('jacobi', device='cpu:0,cpu:1', f=f[:40], n='41x37', iters=5)
+        # a pipeline stage on a set takes the previous stage's u as its f and
+        # u0; its StageResult.split says how it split (None: it did not)
+        chain = 'jacobi dim=2 n=41x37 iters=20 tol=0 @cpu:0 | jacobi iters=30 tol=0 u>u0 @'
+        alone, split = c.pipeline(chain + 'cpu:0').run(), c.pipeline(chain + 'cpu:0,cpu:1').run()
+        assert alone.stages[1].split is None and split.stages[0].split is None
+        assert np.array_equal(np.asarray(alone.stages[1].outputs['u']), np.asarray(split.stages[1].outputs['u']))
+        parts = split.stages[1].split['parts'] if split.stages[1].split else []
+        assert [p['device'] for p in parts] in ([], ['cpu:0', 'cpu:1'])
+        assert not parts or (parts[0]['rows'][0] == 0 and parts[-1]['rows'][1] == 41)
     finally:
         c.close()
