@@ -121,25 +121,33 @@ static hc_status_t gather_output(hc_job_t *job, run_t *r, const split_plan_t *pl
     }
     return st == HC_OK ? hc_job_set_output(job, port, mine) : st;
   }
-  int64_t shape[HC_MAX_DIMS];
+  int64_t shape[HC_MAX_DIMS], lo[HC_DEVSET_MAX];
   memcpy(shape, hc_field_shape(f0), rank * sizeof *shape);
   shape[0] = pl->hi[pl->nparts - 1] - pl->lo[0];
-  size_t rb = hc_dtype_size(dt);
-  for (uint32_t d = 1; d < rank; d++) rb *= (size_t)shape[d];
-  hc_field_t *g = NULL;
-  hc_status_t st = hc_field_create(dev0, dt, rank, shape, &g);
-  for (uint32_t i = 0; i < pl->nparts && st == HC_OK; i++) {
-    hc_field_t *f = hc_job_output(r->parts[i].job, port);
-    st = hc_buffer_copy(hc_field_buffer(g), (size_t)(pl->lo[i] - pl->lo[0]) * rb, hc_field_buffer(f), 0,
-                        (size_t)(pl->hi[i] - pl->lo[i]) * rb);
+  double spacing[HC_MAX_DIMS], origin[HC_MAX_DIMS];
+  char name[64];
+  memcpy(spacing, hc_field_spacing(f0), rank * sizeof *spacing);
+  memcpy(origin, hc_field_origin(f0), rank * sizeof *origin);
+  snprintf(name, sizeof name, "%s", hc_field_name(f0));
+  /* The parts' rows stay where they are until the field is used: a next
+   * split run over the same devices takes its parts' rows from them
+   * (part_inputs.c) without gathering them on dev0 first. */
+  hc_field_t *pieces[HC_DEVSET_MAX];
+  hc_status_t st = HC_OK;
+  uint32_t taken = 0;
+  for (; taken < pl->nparts && st == HC_OK; taken++) {
+    lo[taken] = pl->lo[taken] - pl->lo[0];
+    st = hc_job_take_output(r->parts[taken].job, port, &pieces[taken]);
   }
   if (st != HC_OK) {
-    hc_field_destroy(g);
+    for (uint32_t i = 0; i + 1 < taken; i++) hc_field_destroy(pieces[i]);
     return st;
   }
-  hc_field_set_spacing(g, hc_field_spacing(f0));
-  hc_field_set_origin(g, hc_field_origin(f0));
-  hc_field_set_name(g, hc_field_name(f0));
+  hc_field_t *g = NULL;
+  if ((st = hc__field_of_pieces(dev0, dt, rank, shape, pieces, lo, pl->nparts, &g)) != HC_OK) return st;
+  hc_field_set_spacing(g, spacing);
+  hc_field_set_origin(g, origin);
+  hc_field_set_name(g, name);
   return hc_job_set_output(job, port, g);
 }
 

@@ -61,8 +61,87 @@ HC_API hc_status_t hc_field_wrap(hc_device_t *d, hc_dtype_t dtype, uint32_t rank
   return st;
 }
 
+struct hc__field_pieces {
+  uint32_t n;
+  hc_field_t **f;
+  int64_t *lo;
+  /* A reference to each piece's device, held as long as the piece: the
+   * set that ran the parts may close its devices before the field is
+   * used. */
+  hc_device_t **dev;
+};
+
+static void free_pieces(struct hc__field_pieces *p) {
+  if (!p) return;
+  for (uint32_t i = 0; i < p->n; i++) {
+    hc_field_destroy(p->f[i]);
+    hc_device_close(p->dev[i]);
+  }
+  free(p->f);
+  free(p->lo);
+  free(p->dev);
+  free(p);
+}
+
+static void drop_pieces(hc_field_t *f) {
+  free_pieces(f->pieces);
+  f->pieces = NULL;
+}
+
+/* The pieces' rows into the field's buffer, once: then it is an ordinary
+ * field. On failure the pieces stay (a later use tries again). */
+static hc_status_t settle(const hc_field_t *cf) {
+  hc_field_t *f = (hc_field_t *)cf; /* its contents, not its value, change */
+  const struct hc__field_pieces *p = f->pieces;
+  if (!p) return HC_OK;
+  const size_t row = f->shape[0] ? hc_field_bytes(f) / (size_t)f->shape[0] : 0;
+  for (uint32_t i = 0; i < p->n; i++) {
+    hc_status_t st = hc_buffer_copy(f->buf, (size_t)p->lo[i] * row, p->f[i]->buf, 0, hc_field_bytes(p->f[i]));
+    if (st != HC_OK) return hc_error_prefix(st, "gathering the parts' rows of field '%s': ", f->name);
+  }
+  drop_pieces(f);
+  return HC_OK;
+}
+
+hc_status_t hc__field_of_pieces(hc_device_t *dev, hc_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                                hc_field_t **pieces, const int64_t *lo, uint32_t n, hc_field_t **out) {
+  *out = NULL;
+  struct hc__field_pieces *p = calloc(1, sizeof *p);
+  hc_status_t st = p ? HC_OK : hc_error(HC_ERR_NO_MEMORY, "out of memory for a field");
+  if (st == HC_OK) {
+    p->f = calloc(n + 1, sizeof *p->f);
+    p->lo = calloc(n + 1, sizeof *p->lo);
+    p->dev = calloc(n + 1, sizeof *p->dev);
+    if (!p->f || !p->lo || !p->dev) st = hc_error(HC_ERR_NO_MEMORY, "out of memory for a field");
+  }
+  /* Taken over from here on, whatever happens. */
+  for (uint32_t i = 0; i < n && p && p->f && p->lo && p->dev; i++, p->n++) {
+    p->f[i] = pieces[i];
+    p->lo[i] = lo[i];
+    if (st == HC_OK) st = hc_device_open(pieces[i]->dev->ctx, pieces[i]->dev->index, &p->dev[i]);
+  }
+  if (st == HC_OK) st = hc_field_create(dev, dtype, rank, shape, out);
+  if (st != HC_OK) {
+    if (!p || !p->f || !p->lo || !p->dev)
+      for (uint32_t i = 0; i < n; i++) hc_field_destroy(pieces[i]);
+    free_pieces(p);
+    return st;
+  }
+  (*out)->pieces = p;
+  return HC_OK;
+}
+
+uint32_t hc__field_piece_count(const hc_field_t *f) { return f && f->pieces ? f->pieces->n : 0; }
+
+const hc_field_t *hc__field_piece(const hc_field_t *f, uint32_t i, int64_t *lo) {
+  if (i >= hc__field_piece_count(f)) return NULL;
+  *lo = f->pieces->lo[i];
+  return f->pieces->f[i];
+}
+
 HC_API void hc_field_destroy(hc_field_t *f) {
   if (!f) return;
+  drop_pieces(f);
   hc_buffer_destroy(f->buf);
   free(f);
 }
@@ -77,7 +156,7 @@ HC_API size_t hc_field_count(const hc_field_t *f) {
   return n;
 }
 HC_API size_t hc_field_bytes(const hc_field_t *f) { return hc_field_count(f) * hc_dtype_size(hc_field_dtype(f)); }
-HC_API hc_buffer_t *hc_field_buffer(const hc_field_t *f) { return f ? f->buf : NULL; }
+HC_API hc_buffer_t *hc_field_buffer(const hc_field_t *f) { return f && settle(f) == HC_OK ? f->buf : NULL; }
 HC_API hc_device_t *hc_field_device(const hc_field_t *f) { return f ? f->dev : NULL; }
 HC_API const double *hc_field_spacing(const hc_field_t *f) { return f ? f->spacing : NULL; }
 HC_API const double *hc_field_origin(const hc_field_t *f) { return f ? f->origin : NULL; }
@@ -94,18 +173,22 @@ HC_API void hc_field_set_name(hc_field_t *f, const char *name) {
 
 HC_API hc_status_t hc_field_read(const hc_field_t *f, void *host) {
   if (!f) return hc_error(HC_ERR_INVALID_ARG, "hc_field_read: NULL field");
-  return hc_buffer_read(f->buf, 0, host, hc_field_bytes(f));
+  hc_status_t st = settle(f);
+  return st == HC_OK ? hc_buffer_read(f->buf, 0, host, hc_field_bytes(f)) : st;
 }
 
 HC_API hc_status_t hc_field_write(hc_field_t *f, const void *host) {
   if (!f) return hc_error(HC_ERR_INVALID_ARG, "hc_field_write: NULL field");
-  return hc_buffer_write(f->buf, 0, host, hc_field_bytes(f));
+  hc_status_t st = hc_buffer_write(f->buf, 0, host, hc_field_bytes(f));
+  if (st == HC_OK) drop_pieces(f); /* every row written: the parts' are no longer its */
+  return st;
 }
 
 HC_API hc_status_t hc_field_copy_to(const hc_field_t *f, hc_device_t *d, hc_field_t **out) {
   if (!f || !d || !out) return hc_error(HC_ERR_INVALID_ARG, "hc_field_copy_to: NULL argument");
   hc_field_t *g = NULL;
-  hc_status_t st = hc_field_create(d, f->dtype, f->rank, f->shape, &g);
+  hc_status_t st = settle(f);
+  if (st == HC_OK) st = hc_field_create(d, f->dtype, f->rank, f->shape, &g);
   if (st != HC_OK) return st;
   st = hc_buffer_copy(g->buf, 0, f->buf, 0, hc_field_bytes(f));
   if (st != HC_OK) {
@@ -190,6 +273,8 @@ HC_API hc_status_t hc_field_save_npy(const hc_field_t *f, const char *path) {
 
 static hc_status_t save_npy(const hc_field_t *f, const char *path) {
   size_t bytes = hc_field_bytes(f);
+  hc_status_t settled = settle(f);
+  if (settled != HC_OK) return settled;
   void *host = hc_buffer_host_ptr(f->buf);
   void *tmp = NULL;
   if (!host) {

@@ -176,6 +176,11 @@ hc_language_t hc__source_language(uint32_t languages);
 struct hc_field {
   hc_device_t *dev;
   hc_buffer_t *buf;
+  /* A split run's gathered output whose rows are still with its parts
+   * (hc__field_of_pieces): buf is allocated, and takes the pieces' rows
+   * on first use (field.c settle), unless a split run's parts take theirs
+   * from the pieces first. */
+  struct hc__field_pieces *pieces;
   hc_dtype_t dtype;
   uint32_t rank;
   int64_t shape[HC_MAX_DIMS];

@@ -127,6 +127,20 @@ void hc__job_set_part(hc_job_t *job, hc_part_t *part);
 /* Writes (or removes, when trivial) "<path>.grid", f's spacing and origin,
  * as hc_field_save_npy does beside the data it writes. */
 hc_status_t hc__field_save_sidecar(const hc_field_t *f, const char *path);
+
+/* A field of `shape` on dev whose rows along axis 0 are, for now, n
+ * pieces: pieces[i] (taken over; fields of any devices, the same dtype and
+ * other axes) holds rows [lo[i], lo[i] + its rows), the pieces in order
+ * and covering every row. Its buffer is allocated here and filled from
+ * the pieces when something first uses the field (its buffer, a read, a
+ * copy); until then hc__field_piece gives them. On failure the pieces
+ * are destroyed. */
+hc_status_t hc__field_of_pieces(hc_device_t *dev, hc_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                                hc_field_t **pieces, const int64_t *lo, uint32_t n, hc_field_t **out);
+/* The field's pieces not yet gathered (0: none), and piece i with its
+ * first row. */
+uint32_t hc__field_piece_count(const hc_field_t *f);
+const hc_field_t *hc__field_piece(const hc_field_t *f, uint32_t i, int64_t *lo);
 void hc__job_clear(hc_job_t *job);
 void hc__job_set_wall(hc_job_t *job, double wall_s);
 /* A split run's build time (hc_job_build_time): its slowest part's. */
