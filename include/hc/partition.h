@@ -124,7 +124,12 @@ void hc_job_record_run(hc_job_t *job, hc_device_t *dev);
 hc_status_t hc_job_check_split(hc_job_t *job, hc_devset_t *set);
 
 /* Runs the job over the set: one part per device, at once. Outputs are
- * gathered on the set's first device; metrics, notes and verification are
+ * fields of the set's first device; a field of the parts' rows keeps them
+ * with the parts until it is first used (its buffer, a read, a copy),
+ * which gathers it there, and a split run that takes it as an input
+ * before that gives each of its parts its rows straight from the parts
+ * that computed them (a pipeline's stages on one set). Metrics, notes and
+ * verification are
  * the workload's global ones; times are the run's (wall) and the slowest
  * part's (compute, device). When a part fails, every part stops at its
  * next exchange, everything is freed, and the error names the device that
