@@ -22,8 +22,9 @@ static int split_by_rows(const split_plan_t *pl, const hc_field_t *f) {
  * from the device that computed them), else from f. */
 static hc_status_t copy_rows(hc_field_t *out, const hc_field_t *f, int64_t lo, int64_t hi, size_t row_bytes) {
   const uint32_t n = hc__field_piece_count(f);
-  if (!n) return hc_buffer_copy(hc_field_buffer(out), 0, hc_field_buffer(f), (size_t)lo * row_bytes,
-                                (size_t)(hi - lo) * row_bytes);
+  if (!n)
+    return hc_buffer_copy(hc_field_buffer(out), 0, hc_field_buffer(f), (size_t)lo * row_bytes,
+                          (size_t)(hi - lo) * row_bytes);
   hc_status_t st = HC_OK;
   for (uint32_t i = 0; i < n && st == HC_OK; i++) {
     int64_t plo = 0;
