@@ -142,8 +142,11 @@ void hc__history_record_part(hc_job_t *job, int64_t rows, hc_device_t *dev, cons
   for (uint32_t k = 0; k < p->nmarks && p->mark[k].t_end <= window; k++)
     in_ops0 = p->mark[k].in_ops_s, waits0 = p->mark[k].waits_s;
   const double in_ops = p->in_ops_s - in_ops0, waits = s->idle_s - waits0, busy = s->compute_s - in_ops;
-  if (busy > HISTORY_MIN_BUSY * s->compute_s)
-    hc__history_record(job, rows, dev, (double)(s->hi - s->lo) / busy, in_ops - waits > 0 ? in_ops - waits : 0);
+  /* Rows that moved while it ran (hc_part_rebalance): the rate its last
+   * window measured. */
+  const double rate = p->balance.moves ? p->balance.rate : busy > 0 ? (double)(s->hi - s->lo) / busy : 0;
+  if (busy > HISTORY_MIN_BUSY * s->compute_s && rate > 0)
+    hc__history_record(job, rows, dev, rate, in_ops - waits > 0 ? in_ops - waits : 0);
 }
 
 void hc__history_record_split(hc_job_t *job, int64_t rows, const hc_devset_t *set, const uint32_t *use, uint32_t n,

@@ -51,6 +51,8 @@ struct hc_part {
   uint32_t index, count;
   int64_t rows, lo, hi;
   uint32_t halo, below, above;
+  uint32_t min_rows;  /* the split's fewest rows per part */
+  uint8_t fixed_rows; /* its rows cannot move (a bridge's part: hc_part_rebalance) */
   hc_transport_t *tr;
   hc_part_stats_t stats;
   char *stage; /* host staging of halo rows: 4 areas of stage_area bytes */
@@ -79,6 +81,15 @@ struct hc_part {
     halo_sides_t h;
     size_t staged_lo, staged_hi;
   } x;
+  /* hc_part_rebalance: the window since its last call (started by the
+   * first), this part's rate in the last one (rows per second of its own
+   * work), the time its last move of rows took, and the moves made. */
+  struct {
+    int started, moved_last;
+    double t0, idle0, rate, move_s;
+    uint32_t moves;
+    int64_t rows_moved;
+  } balance;
 };
 /* Releases the part's staging memory. */
 void hc__part_free_stage(hc_part_t *part);
@@ -122,6 +133,9 @@ typedef struct part_inputs {
 hc_status_t hc__part_inputs_place(hc_job_t *job, const split_plan_t *pl, const hc_part_t *part, hc_device_t *dev,
                                   part_inputs_t *pi);
 void hc__part_inputs_restore(hc_job_t *job, part_inputs_t *pi);
+/* A note on the job saying how often the part's rows moved, if they did
+ * (every part knows the same moves). */
+void hc__part_note_moves(const hc_part_t *part, hc_job_t *job);
 /* The set's plan line after a split run. */
 void hc__devset_describe(hc_devset_t *set, const split_plan_t *pl, const hc_transport_t *tr);
 

@@ -178,6 +178,7 @@ void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, u
   part->halo = pl->split.kind == HC_SPLIT_SLABS ? pl->split.halo : 0;
   part->below = i > 0 ? part->halo : 0;
   part->above = i + 1 < pl->nparts ? part->halo : 0;
+  part->min_rows = pl->split.min_rows;
   part->tr = tr;
   part->stats.size = sizeof part->stats;
 }

@@ -240,6 +240,9 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
     if (st == HC_OK) st = hc_job_run(job, dev, flags);
     hc__job_set_part(job, NULL);
     hc__part_inputs_restore(job, &inputs);
+    set->lo = part.lo; /* where hc_part_rebalance left its rows */
+    set->hi = part.hi;
+    if (st == HC_OK || st == HC_ERR_VERIFY) hc__part_note_moves(&part, job);
   } else {
     st = hc__rank_run_devices(job, set, &local, first, total, flags, pl->share[me], &devices_stats);
   }

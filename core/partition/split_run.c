@@ -107,7 +107,7 @@ static hc_status_t gather_output(hc_job_t *job, run_t *r, const split_plan_t *pl
   for (uint32_t i = 0; i < pl->nparts && rows_of_parts; i++) {
     hc_field_t *f = hc_job_output(r->parts[i].job, port);
     rows_of_parts = f && hc_field_rank(f) == rank && hc_field_dtype(f) == dt &&
-                    hc_field_shape(f)[0] == pl->hi[i] - pl->lo[i] &&
+                    hc_field_shape(f)[0] == r->parts[i].part.hi - r->parts[i].part.lo &&
                     !memcmp(hc_field_shape(f) + 1, hc_field_shape(f0) + 1, (rank - 1) * sizeof(int64_t));
   }
   if (!rows_of_parts) {
@@ -123,7 +123,7 @@ static hc_status_t gather_output(hc_job_t *job, run_t *r, const split_plan_t *pl
   }
   int64_t shape[HC_MAX_DIMS], lo[HC_DEVSET_MAX];
   memcpy(shape, hc_field_shape(f0), rank * sizeof *shape);
-  shape[0] = pl->hi[pl->nparts - 1] - pl->lo[0];
+  shape[0] = pl->hi[pl->nparts - 1] - pl->lo[0]; /* the parts' rows may have moved, not their ends */
   double spacing[HC_MAX_DIMS], origin[HC_MAX_DIMS];
   char name[64];
   memcpy(spacing, hc_field_spacing(f0), rank * sizeof *spacing);
@@ -136,7 +136,7 @@ static hc_status_t gather_output(hc_job_t *job, run_t *r, const split_plan_t *pl
   hc_status_t st = HC_OK;
   uint32_t taken = 0;
   for (; taken < pl->nparts && st == HC_OK; taken++) {
-    lo[taken] = pl->lo[taken] - pl->lo[0];
+    lo[taken] = r->parts[taken].part.lo - pl->lo[0];
     st = hc_job_take_output(r->parts[taken].job, port, &pieces[taken]);
   }
   if (st != HC_OK) {
@@ -192,13 +192,14 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_d
     hc_part_stats_t *s = &set->stats[i];
     *s = r->parts[i].part.stats;
     s->size = sizeof *s;
-    s->lo = pl->lo[i];
-    s->hi = pl->hi[i];
+    s->lo = r->parts[i].part.lo; /* where hc_part_rebalance left them */
+    s->hi = r->parts[i].part.hi;
     s->weight = pl->share[i];
     s->compute_s = t.compute_s;
     s->device_s = t.device_s;
     snprintf(s->device, sizeof s->device, "%s", hc_device_name(set->dev[pl->dev[i]]));
   }
+  hc__part_note_moves(&r->parts[0].part, job);
   hc_job_set_times(job, compute, device);
   hc__job_set_build(job, build, first_launch);
   return st;
@@ -349,6 +350,7 @@ hc_status_t hc__split_threads(hc_job_t *job, hc_devset_t *set, const split_plan_
       pr->part.count = total;
       pr->part.below = pr->part.index > 0 ? pr->part.halo : 0;
       pr->part.above = pr->part.index + 1 < total ? pr->part.halo : 0;
+      pr->part.fixed_rows = 1; /* the process's rows are planned over its devices once */
     } else if (i > 0) {
       hc_part_t *below = &r->parts[i - 1].part;
       below->peer_above = pr->part.peer_below = (uint8_t)hc__peer_halos(r->parts[i - 1].dev, pr->dev);

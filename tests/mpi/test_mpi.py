@@ -127,6 +127,27 @@ def test_overlapped_exchanges_give_the_same_field(case, ranks, references, tmp_p
     assert np.array_equal(np.load(os.path.join(tmp_path, port + '.npy')), references[case])
 
 
+@pytest.mark.parametrize('gather_max', [None, '1k'])
+@pytest.mark.parametrize('ranks', [2, 3])
+def test_rows_move_between_ranks_to_follow_their_speed(ranks, gather_max, tmp_path):
+    """Shares far from the ranks' speeds (the last rank given 80-90 % of
+    the rows of alike ranks): rows move between neighbouring ranks while
+    they run (hc_part_rebalance), the report says so, and u, gathered or
+    written in place, is one process's bit for bit."""
+    args = ['--workload=jacobi', 'dim=3', 'n=81', 'dtype=f64', 'iters=160', 'tol=0']
+    one = tmp_path / 'one'
+    r1 = single(['--backend=cpu', '--output=%s' % one] + args)
+    assert r1.returncode == 0, r1.stderr
+    split = ','.join(['1'] * (ranks - 1) + [str(4 * ranks)])
+    env = mpi_env(HC_GATHER_MAX=gather_max) if gather_max else mpi_env()
+    r = mpirun(ranks, ['--backend=cpu', '--split=' + split, '--output=%s' % tmp_path] + args, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert 'rows moved between the parts' in r.stdout
+    assert np.array_equal(np.load(tmp_path / 'u.npy'), np.load(one / 'u.npy'))
+    rows = [l.split()[4] for l in r.stdout.splitlines() if l.strip().startswith('part ')]
+    assert len(rows) == ranks and rows[-1].split('..')[1] == '81'
+
+
 @pytest.mark.parametrize('ranks', [2, 4])
 @pytest.mark.parametrize('case', ['jacobi3d', 'nbody'])
 def test_outputs_too_large_to_gather_are_written_in_place(case, ranks, references, tmp_path):

@@ -94,6 +94,9 @@ typedef struct {
  * fields it names onto the device. jacobi_problem_free releases them. */
 hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p);
 void jacobi_problem_free(jacobi_problem_t *p);
+/* Narrows the problem to the part's rows plus its ghost rows (again after
+ * they moved: hc_part_rebalance). */
+void jacobi_localize(jacobi_problem_t *p);
 /* The workload's split (ops->split): slabs along public axis 0, two ghost
  * rows, for built-in right-hand sides and starts. */
 hc_status_t jacobi_split(const hc_job_t *job, hc_split_t *split);
@@ -131,6 +134,9 @@ typedef struct {
 } jacobi_kernels_t;
 
 hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_kernels_t *k);
+/* The launch geometry for the part's new rows (hc_part_rebalance): the
+ * kernels are made again only where their build options changed. */
+hc_status_t jacobi_kernels_resize(hc_device_t *dev, jacobi_problem_t *p, jacobi_kernels_t *k);
 void jacobi_kernels_destroy(jacobi_kernels_t *k);
 /* The rows [r0, r1) of the slowest axis (internal axis ax) that a sweep
  * updates; jacobi_all_rows gives all of them, [1, n[ax] - 1). */

@@ -286,13 +286,10 @@ static hc_status_t sweep2_create(hc_device_t *dev, const jacobi_problem_t *p, ja
   return st;
 }
 
-hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_kernels_t *k) {
-  memset(k, 0, sizeof *k);
+/* The block, the launch geometry and the build options for the part's
+ * rows (the whole grid in a whole run). */
+static hc_status_t plan_geometry(hc_device_t *dev, jacobi_problem_t *p, jacobi_kernels_t *k) {
   const hc_device_info_t *in = hc_device_info(dev);
-  /* The core runs host functions where the device takes them. */
-  k->lang = (in->languages & HC_LANG_BIT(HC_LANG_HOST))     ? HC_LANG_HOST
-            : (in->languages & HC_LANG_BIT(HC_LANG_CUDA_C)) ? HC_LANG_CUDA_C
-                                                            : HC_LANG_OPENCL_C;
   const int host = k->lang == HC_LANG_HOST;
   size_t row = 0;
   hc_status_t st = HC_TUNING_PICK(in, jacobi_tuning, &row);
@@ -307,6 +304,7 @@ hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_
   reduction_geometry(p, in, t, k);
   k->acc_f64 = host || in->fp64;
   /* Where the partial sums land on the host: allocated once, not per check. */
+  free(k->host_partials);
   k->host_partials = malloc(k->red_groups * 4 * sizeof(double));
   if (!k->host_partials) return hc_error(HC_ERR_NO_MEMORY, "jacobi: out of host memory");
 
@@ -319,10 +317,17 @@ hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_
            "-DJACOBI_BZ=%d -DJACOBI_DEPTH=%d -DJACOBI_ROWS=%d",
            p->dtype == HC_F64 ? "double" : "float", p->dim, p->f_stored, (int)p->sweep + 1, tb[0], tb[1], tb[2],
            p->sweep == SWEEP_MARCH ? p->depth : 2, p->sweep == SWEEP_MARCH ? p->rows : 1);
+  return HC_OK;
+}
+
+/* The kernels the options name, and sweep2's scratch for the geometry. */
+static hc_status_t make_kernels(hc_device_t *dev, const jacobi_problem_t *p, jacobi_kernels_t *k) {
+  const int host = k->lang == HC_LANG_HOST;
   const jacobi_host_fns_t *fns = &jacobi_host_fns[p->dtype == HC_F64][p->f_stored];
   const char *sweep_name = p->sweep == SWEEP_NAIVE   ? "jacobi_naive"
                            : p->sweep == SWEEP_MARCH ? "jacobi_march"
                                                      : "jacobi_tiled";
+  hc_status_t st;
   if ((st = make(dev, sweep_name, k->options, fns->sweep, &k->sweep)) != HC_OK ||
       (st = make(dev, "residual_norms", k->options, fns->residual, &k->residual)) != HC_OK ||
       (st = make(dev, "compare_norms", k->options, fns->compare, &k->compare)) != HC_OK ||
@@ -345,6 +350,38 @@ hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_
                       JACOBI_RED_X * JACOBI_RED_Y, hc_device_name(dev));
   }
   return HC_OK;
+}
+
+hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_kernels_t *k) {
+  memset(k, 0, sizeof *k);
+  const hc_device_info_t *in = hc_device_info(dev);
+  /* The core runs host functions where the device takes them. */
+  k->lang = (in->languages & HC_LANG_BIT(HC_LANG_HOST))     ? HC_LANG_HOST
+            : (in->languages & HC_LANG_BIT(HC_LANG_CUDA_C)) ? HC_LANG_CUDA_C
+                                                            : HC_LANG_OPENCL_C;
+  hc_status_t st = plan_geometry(dev, p, k);
+  return st == HC_OK ? make_kernels(dev, p, k) : st;
+}
+
+hc_status_t jacobi_kernels_resize(hc_device_t *dev, jacobi_problem_t *p, jacobi_kernels_t *k) {
+  char had[sizeof k->options];
+  memcpy(had, k->options, sizeof had);
+  hc_status_t st = plan_geometry(dev, p, k);
+  if (st != HC_OK) return st;
+  /* sweep2's scratch follows the geometry; the kernels only the options
+   * (the device's block does not depend on the rows along the split axis) */
+  hc_kernel_destroy(k->sweep2);
+  hc_buffer_destroy(k->scratch);
+  k->sweep2 = NULL;
+  k->scratch = NULL;
+  if (!strcmp(had, k->options))
+    return sweep2_create(dev, p, k, jacobi_host_fns[p->dtype == HC_F64][p->f_stored].sweep2);
+  hc_kernel_t **all[] = {&k->sweep, &k->residual, &k->compare, &k->fill, &k->rfield};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+    hc_kernel_destroy(*all[i]);
+    *all[i] = NULL;
+  }
+  return make_kernels(dev, p, k);
 }
 
 void jacobi_kernels_destroy(jacobi_kernels_t *k) {

@@ -144,8 +144,7 @@ static hc_status_t read_part_rows(host_field_t *hf, const jacobi_problem_t *p) {
   return st == HC_OK ? HC_OK : hc_error_prefix(HC_ERR_PARAM, "%s=%s: ", hf->param, hf->path);
 }
 
-/* Narrows the problem to the part's rows plus its ghost rows. */
-static void localize(jacobi_problem_t *p) {
+void jacobi_localize(jacobi_problem_t *p) {
   int64_t lo, hi;
   hc_part_range(p->part, &lo, &hi);
   uint32_t below = hc_part_halo_below(p->part), above = hc_part_halo_above(p->part);
@@ -365,7 +364,7 @@ hc_status_t jacobi_problem_init(hc_job_t *job, jacobi_problem_t *p) {
   p->stores = !strcmp(stores, "plain") ? 1 : !strcmp(stores, "streaming") ? 2 : 0;
   p->part = part;
   if (p->part) {
-    localize(p);
+    jacobi_localize(p);
     if (hf.path && (st = read_part_rows(&hf, p)) != HC_OK) goto out;
     if (hu.path && (st = read_part_rows(&hu, p)) != HC_OK) goto out;
   }

@@ -20,6 +20,7 @@ typedef struct {
   jacobi_kernels_t k;
   hc_field_t *u[2];     /* the two solution buffers */
   hc_field_t *f_built;  /* a built-in f stored as a field */
+  hc_field_t *f_moved;  /* an input f once the part's rows moved (its own copy) */
   hc_buffer_t *tab;     /* right-hand-side factors */
   hc_buffer_t *partial; /* reduction partials */
   hc_buffer_t *f;       /* what the kernels read as f (NULL: computed) */
@@ -80,19 +81,41 @@ static double sine_max(const jacobi_problem_t *p, const int *mode) {
   return m;
 }
 
+/* What follows the part's rows: the right-hand side's factor tables and
+ * the reduction partials (the kernels' geometry gives their count). */
+static hc_status_t make_tables(run_t *r) {
+  jacobi_problem_t *p = r->p;
+  hc_buffer_destroy(r->tab);
+  hc_buffer_destroy(r->partial);
+  free(r->htab);
+  r->tab = r->partial = NULL;
+  r->ntab = (size_t)(p->n[0] + p->n[1] + p->n[2]);
+  r->htab = malloc(r->ntab * sizeof *r->htab);
+  if (!r->htab) return hc_error(HC_ERR_NO_MEMORY, "jacobi: out of host memory");
+  jacobi_rhs_tables(p, r->htab, NULL);
+  hc_status_t st = jacobi_upload_table(r->dev, p, r->htab, r->ntab, &r->tab);
+  const size_t acc = r->k.acc_f64 ? sizeof(double) : sizeof(float);
+  return st == HC_OK ? hc_buffer_create(r->dev, r->k.red_groups * 4 * acc, &r->partial) : st;
+}
+
+/* A built-in f stored as a field of the part's rows. */
+static hc_status_t make_f(run_t *r, const int64_t *shape) {
+  jacobi_problem_t *p = r->p;
+  hc_field_destroy(r->f_built);
+  r->f_built = NULL;
+  hc_status_t st = hc_field_create(r->dev, p->dtype, (uint32_t)p->dim, shape, &r->f_built);
+  if (st == HC_OK) st = jacobi_fill(&r->k, p, hc_field_buffer(r->f_built), r->tab, 1.0);
+  r->f = st == HC_OK ? hc_field_buffer(r->f_built) : NULL;
+  return st;
+}
+
 static hc_status_t setup(run_t *r) {
   jacobi_problem_t *p = r->p;
   hc_status_t st;
   int64_t shape[3];
   double h[3] = {0, 0, 0}, origin[3] = {0, 0, 0};
   for (int d = 0; d < p->dim; d++) shape[d] = p->n[3 - p->dim + d], h[d] = p->h[3 - p->dim + d];
-  r->ntab = (size_t)(p->n[0] + p->n[1] + p->n[2]);
-  r->htab = malloc(r->ntab * sizeof *r->htab);
-  if (!r->htab) return hc_error(HC_ERR_NO_MEMORY, "jacobi: out of host memory");
-  jacobi_rhs_tables(p, r->htab, NULL);
-  if ((st = jacobi_upload_table(r->dev, p, r->htab, r->ntab, &r->tab)) != HC_OK) return st;
-  size_t acc = r->k.acc_f64 ? sizeof(double) : sizeof(float);
-  if ((st = hc_buffer_create(r->dev, r->k.red_groups * 4 * acc, &r->partial)) != HC_OK) return st;
+  if ((st = make_tables(r)) != HC_OK) return st;
   for (int b = 0; b < 2; b++) {
     if ((st = hc_field_create(r->dev, p->dtype, (uint32_t)p->dim, shape, &r->u[b])) != HC_OK) return st;
     hc_field_set_spacing(r->u[b], h);
@@ -102,12 +125,8 @@ static hc_status_t setup(run_t *r) {
   /* f: a field, a built-in stored as a field, or computed in the kernels. */
   if (p->f_field)
     r->f = hc_field_buffer(p->f_field);
-  else if (p->f_stored) {
-    if ((st = hc_field_create(r->dev, p->dtype, (uint32_t)p->dim, shape, &r->f_built)) != HC_OK ||
-        (st = jacobi_fill(&r->k, p, hc_field_buffer(r->f_built), r->tab, 1.0)) != HC_OK)
-      return st;
-    r->f = hc_field_buffer(r->f_built);
-  }
+  else if (p->f_stored && (st = make_f(r, shape)) != HC_OK)
+    return st;
   /* The start, in both buffers (the boundary is never written again). */
   size_t bytes = p->cells * p->es;
   hc_buffer_t *eig = NULL;
@@ -140,6 +159,34 @@ static hc_status_t setup(run_t *r) {
       st = hc_error(HC_ERR_NUMERIC, "jacobi: the start's residual is not finite (||f||^2 = %g, ||f + Lap u0||^2 = %g)",
                     r->f2, r->r2_start);
   }
+  return st;
+}
+
+/* Sweeps between the parts' comparisons of their speed (hc_part_rebalance). */
+#define JACOBI_BALANCE_SWEEPS 16
+
+/* Lets the parts' rows follow their measured speed: the solution buffers
+ * and an input f move with the rows; the kernels, tables and a built-in f
+ * are made again for the part's new rows (from global indices, so every
+ * point keeps its arithmetic). */
+static hc_status_t rebalance(run_t *r, int64_t sweeps_left) {
+  jacobi_problem_t *p = r->p;
+  hc_status_t st = HC_OK;
+  /* An input f is the job's: the part moves a copy of it. A part that
+   * fails here returns, and the core stops the others at this exchange. */
+  if (p->f_field && !r->f_moved && (st = hc_field_copy_to(p->f_field, r->dev, &r->f_moved)) != HC_OK) return st;
+  hc_field_t **fields[3] = {&r->u[0], &r->u[1], &r->f_moved};
+  int moved = 0;
+  const double windows_left = (double)sweeps_left / JACOBI_BALANCE_SWEEPS;
+  if ((st = hc_part_rebalance(p->part, fields, r->f_moved ? 3 : 2, windows_left, &moved)) != HC_OK || !moved) return st;
+  int64_t shape[3];
+  jacobi_localize(p);
+  for (int d = 0; d < p->dim; d++) shape[d] = p->n[3 - p->dim + d];
+  if ((st = jacobi_kernels_resize(r->dev, p, &r->k)) != HC_OK || (st = make_tables(r)) != HC_OK) return st;
+  if (r->f_moved)
+    r->f = hc_field_buffer(r->f_moved);
+  else if (r->f_built)
+    st = make_f(r, shape);
   return st;
 }
 
@@ -200,7 +247,9 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
   *res_at = -1;
   double t0 = hc_now(), last_res = t0;
   const int overlap = p->part && hc_job_split_overlap(r->job);
+  int64_t next_balance = JACOBI_BALANCE_SWEEPS;
   if ((st = hc_device_timer_begin(r->dev)) != HC_OK) return st;
+  if (p->part && (st = rebalance(r, p->iters)) != HC_OK) return st; /* starts the parts' clocks */
   while (s < p->iters) {
     /* Two sweeps per pass where no check or the end falls between them:
      * in one pass over memory where the kernel does that, and in a split
@@ -229,6 +278,10 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
       r->u[1] = t;
     }
     s += two ? 2 : 1;
+    if (p->part && s >= next_balance && s < p->iters) {
+      next_balance = s + JACOBI_BALANCE_SWEEPS;
+      if ((st = rebalance(r, p->iters - s)) != HC_OK) break;
+    }
     if (s % p->check != 0 || s == p->iters) continue;
     /* The residual at every check when there is a tolerance; otherwise for
      * the progress line, at most once a second (it costs about a sweep),
@@ -495,6 +548,7 @@ hc_status_t jacobi_solve(hc_job_t *job, jacobi_problem_t *p) {
   hc_field_destroy(r.u[0]);
   hc_field_destroy(r.u[1]);
   hc_field_destroy(r.f_built);
+  hc_field_destroy(r.f_moved);
   hc_buffer_destroy(r.tab);
   hc_buffer_destroy(r.partial);
   free(r.htab);

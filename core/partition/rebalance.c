@@ -1,0 +1,236 @@
+/* Rows that follow the parts' measured speed while a slab split runs
+ * (hc_part_rebalance): the planned shares are a guess (the history's, or
+ * equal), and a part whose device runs slower than planned, or slows down
+ * mid-run (a core shared with another process, a busier memory node),
+ * holds every other part back at each exchange. Every part gives its rows
+ * and its own work since the last call (the window less its waits for the
+ * others); every part computes the same new boundaries from the same
+ * figures, and rows move only between neighbours, through the transport's
+ * halo exchange, so that any transport (threads, MPI ranks) carries them. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition_internal.h"
+
+/* A move must promise at least this much less time for the slowest part
+ * in a window like the last (below it the figures' noise would move rows
+ * back and forth), and over the windows left at least twice what the
+ * parts' last move took. */
+#define REBALANCE_MIN_GAIN 0.10
+#define REBALANCE_COST_FACTOR 2.0
+/* Rows go half the way to the measured shares each time: one window's
+ * figures may be off, and the next call corrects the rest. */
+#define REBALANCE_STEP 0.5
+
+typedef struct {
+  double busy_s;
+  double move_s; /* its last move of rows (0 before one) */
+  int64_t rows;
+  int32_t can_move; /* 0: this part's rows are fixed (a bridge's part, HC_SPLIT_REBALANCE=off) */
+  int32_t mode;     /* HC_SPLIT_REBALANCE: 0 auto, 1 on */
+  uint32_t backend; /* a hash of its device's backend name */
+  uint32_t pad;
+} balance_fig_t;
+
+/* FNV-1a of the backend part of a device name ("cpu" of "cpu:1"). */
+static uint32_t backend_hash(const hc_device_t *dev) {
+  uint32_t h = 2166136261u;
+  for (const char *c = hc_device_name(dev); *c && *c != ':'; c++) h = (h ^ (uint8_t)*c) * 16777619u;
+  return h;
+}
+
+/* New boundaries b[1..n-1] (b[0] = 0, b[n] = rows) from the figures, or 0
+ * when nothing should move. old[] the current boundaries; every new one
+ * stays inside its two parts' current rows, min_rows from their ends, so
+ * that each row (and each ghost row) comes from a neighbour. */
+static int plan_moves(const balance_fig_t *fig, uint32_t n, const int64_t *old, int64_t min_rows, double windows_left,
+                      int64_t *b) {
+  double rate_sum = 0, slowest = 0, move_s = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    move_s = fmax(move_s, fig[i].move_s);
+    if (!fig[i].can_move || !(fig[i].busy_s > 0)) return 0;
+    /* Devices of two backends may round differently: by default the rows
+     * stay where they were planned, so that a run repeats bit for bit. */
+    if (fig[i].backend != fig[0].backend && !(fig[i].mode && fig[0].mode)) return 0;
+    rate_sum += (double)fig[i].rows / fig[i].busy_s;
+    slowest = fmax(slowest, fig[i].busy_s);
+  }
+  const double total = (double)old[n];
+  double acc = 0;
+  b[0] = 0;
+  b[n] = old[n];
+  for (uint32_t i = 0; i + 1 < n; i++) {
+    const double rate = (double)fig[i].rows / fig[i].busy_s;
+    const double want = (double)fig[i].rows + REBALANCE_STEP * (rate / rate_sum * total - (double)fig[i].rows);
+    acc += want;
+    int64_t v = (int64_t)llround(acc);
+    const int64_t lo = old[i] + min_rows, hi = old[i + 2] - min_rows;
+    b[i + 1] = v < lo ? lo : v > hi ? hi : v;
+  }
+  int changed = 0;
+  double predicted = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (b[i + 1] - b[i] < min_rows) return 0;
+    changed |= b[i + 1] != old[i + 1];
+    predicted = fmax(predicted, (double)(b[i + 1] - b[i]) * fig[i].busy_s / (double)fig[i].rows);
+  }
+  const double saving = slowest - predicted;
+  return changed && saving > REBALANCE_MIN_GAIN * slowest &&
+         saving * (windows_left > 1 ? windows_left : 1) > REBALANCE_COST_FACTOR * move_s;
+}
+
+/* Rows [a, b) ∩ [c, d) as [*lo, *hi) (empty: *hi <= *lo). */
+static void overlap(int64_t a, int64_t b, int64_t c, int64_t d, int64_t *lo, int64_t *hi) {
+  *lo = a > c ? a : c;
+  *hi = b < d ? b : d;
+  if (*hi < *lo) *hi = *lo;
+}
+
+/* One field from the old layout (rows [olo - below, ohi + above)) to the
+ * new one ([nlo - below, nhi + above)): the rows this part owned stay on
+ * the device, the neighbours send the rows they owned. */
+static hc_status_t move_field(hc_part_t *p, hc_field_t **f, const int64_t *old, const int64_t *b) {
+  const uint32_t i = p->index, rank = hc_field_rank(*f);
+  const int64_t *shape = hc_field_shape(*f);
+  if (rank < 1 || shape[0] != old[i + 1] - old[i] + p->below + p->above)
+    return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: field '%s' is not laid out as part %u's rows",
+                    hc_field_name(*f), i);
+  const size_t rb = hc_field_bytes(*f) / (size_t)shape[0];
+  const int64_t first = b[i] - p->below, last = b[i + 1] + p->above; /* the new layout's rows */
+  const int64_t ofirst = old[i] - p->below;
+  int64_t new_shape[HC_MAX_DIMS];
+  memcpy(new_shape, shape, rank * sizeof *shape);
+  new_shape[0] = last - first;
+  hc_field_t *g = NULL;
+  hc_status_t st = hc_field_create(hc_field_device(*f), hc_field_dtype(*f), rank, new_shape, &g);
+  int64_t lo, hi;
+  overlap(first, last, old[i], old[i + 1], &lo, &hi); /* kept */
+  if (st == HC_OK && hi > lo)
+    st = hc_buffer_copy(hc_field_buffer(g), (size_t)(lo - first) * rb, hc_field_buffer(*f),
+                        (size_t)(lo - ofirst) * rb, (size_t)(hi - lo) * rb);
+  /* To each neighbour: my rows in its new layout; from it: its rows in mine. */
+  int64_t s_lo[2] = {0, 0}, s_hi[2] = {0, 0}, r_lo[2] = {0, 0}, r_hi[2] = {0, 0};
+  if (i > 0) {
+    overlap(b[i - 1] - p->halo, b[i] + p->halo, old[i], old[i + 1], &s_lo[0], &s_hi[0]);
+    overlap(first, last, old[i - 1], old[i], &r_lo[0], &r_hi[0]);
+  }
+  if (i + 1 < p->count) {
+    overlap(b[i + 1] - p->halo, b[i + 2] + p->halo, old[i], old[i + 1], &s_lo[1], &s_hi[1]);
+    overlap(first, last, old[i + 1], old[i + 2], &r_lo[1], &r_hi[1]);
+  }
+  /* The transports' exchange sends and receives as many bytes on a side:
+   * each side carries the larger of the two ways. */
+  size_t send_b[2], recv_b[2], side[2];
+  for (int k = 0; k < 2; k++) {
+    send_b[k] = (size_t)(s_hi[k] - s_lo[k]) * rb;
+    recv_b[k] = (size_t)(r_hi[k] - r_lo[k]) * rb;
+    side[k] = send_b[k] > recv_b[k] ? send_b[k] : recv_b[k];
+  }
+  char *host = st == HC_OK ? calloc(2 * (side[0] + side[1]) + 1, 1) : NULL;
+  if (st == HC_OK && !host)
+    st = hc_error(HC_ERR_NO_MEMORY, "hc_part_rebalance: cannot stage rows of '%s'", hc_field_name(*f));
+  char *send[2] = {host, host ? host + side[0] : NULL};
+  char *recv[2] = {host ? host + side[0] + side[1] : NULL, host ? host + 2 * side[0] + side[1] : NULL};
+  for (int k = 0; k < 2 && st == HC_OK; k++)
+    if (send_b[k]) st = hc_buffer_read(hc_field_buffer(*f), (size_t)(s_lo[k] - ofirst) * rb, send[k], send_b[k]);
+  /* every part exchanges, whatever failed here (the others wait for it) */
+  if (st != HC_OK) p->tr->ops->abort(p->tr, p->index);
+  hc_status_t ex = p->tr->ops->exchange(p->tr, p->index, send[0], st == HC_OK ? side[0] : 0, send[1],
+                                        st == HC_OK ? side[1] : 0, recv[0], recv[1], &p->stats.idle_s);
+  if (st == HC_OK) st = ex;
+  for (int k = 0; k < 2 && st == HC_OK; k++)
+    if (recv_b[k]) st = hc_buffer_write(hc_field_buffer(g), (size_t)(r_lo[k] - first) * rb, recv[k], recv_b[k]);
+  free(host);
+  if (st != HC_OK) {
+    hc_field_destroy(g);
+    return st;
+  }
+  hc_field_set_spacing(g, hc_field_spacing(*f));
+  hc_field_set_origin(g, hc_field_origin(*f));
+  hc_field_set_name(g, hc_field_name(*f));
+  hc_field_destroy(*f);
+  *f = g;
+  return HC_OK;
+}
+
+HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32_t nfields, double windows_left,
+                                     int *moved) {
+  if (moved) *moved = 0;
+  if (!p || !moved || (nfields && !fields))
+    return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: NULL argument");
+  for (uint32_t k = 0; k < nfields; k++)
+    if (!fields[k] || !*fields[k]) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: field %u is NULL", k);
+  /* The first call only starts the window, and so does the first after a
+   * move: the window since holds the part's remaking of what follows its
+   * rows (every part knows the same moves, so every part skips alike). */
+  const double now = hc_now();
+  if (!p->balance.started || p->balance.moved_last) {
+    p->balance.started = 1;
+    p->balance.moved_last = 0;
+    p->balance.t0 = now;
+    p->balance.idle0 = p->stats.idle_s;
+    return HC_OK;
+  }
+  const double t0 = now;
+  long long mode = 0; /* auto, on, off */
+  if (hc_config_int("HC_SPLIT_REBALANCE", &mode) != HC_OK) mode = 0; /* checked when the context was made */
+  balance_fig_t mine = {now - p->balance.t0 - (p->stats.idle_s - p->balance.idle0),
+                        p->balance.move_s,
+                        p->hi - p->lo,
+                        mode != 2 && !p->fixed_rows && p->halo > 0,
+                        mode == 1,
+                        nfields ? backend_hash(hc_field_device(*fields[0])) : 0,
+                        0};
+  if (mine.busy_s > 0) p->balance.rate = (double)mine.rows / mine.busy_s;
+  balance_fig_t *fig = malloc(p->count * sizeof *fig);
+  int64_t *old = malloc((p->count + 1) * sizeof *old), *b = malloc((p->count + 1) * sizeof *b);
+  hc_status_t st = fig && old && b ? HC_OK : hc_error(HC_ERR_NO_MEMORY, "hc_part_rebalance: out of host memory");
+  if (st != HC_OK) p->tr->ops->abort(p->tr, p->index);
+  size_t total = 0;
+  hc_status_t ag = p->tr->ops->allgather(p->tr, p->index, &mine, st == HC_OK ? sizeof mine : 0, fig,
+                                         st == HC_OK ? p->count * sizeof *fig : 0, &total, &p->stats.idle_s);
+  if (st == HC_OK) st = ag;
+  if (st == HC_OK && total != p->count * sizeof *fig)
+    st = hc_error(HC_ERR_INTERNAL, "hc_part_rebalance: the parts gave %zu bytes of figures, not %zu", total,
+                  p->count * sizeof *fig);
+  int go = 0;
+  if (st == HC_OK) {
+    old[0] = 0;
+    for (uint32_t i = 0; i < p->count; i++) old[i + 1] = old[i] + fig[i].rows;
+    const int64_t min_rows = p->min_rows > p->halo ? p->min_rows : p->halo;
+    go = old[p->count] == p->rows && plan_moves(fig, p->count, old, min_rows > 0 ? min_rows : 1, windows_left, b);
+  }
+  const double move0 = hc_now();
+  for (uint32_t k = 0; k < nfields && st == HC_OK && go; k++) st = move_field(p, fields[k], old, b);
+  if (st == HC_OK && go) {
+    p->balance.move_s = hc_now() - move0;
+    p->balance.moved_last = 1;
+    int64_t rows_moved = 0;
+    for (uint32_t i = 1; i < p->count; i++) rows_moved += llabs(b[i] - old[i]);
+    p->lo = b[p->index];
+    p->hi = b[p->index + 1];
+    p->balance.moves++;
+    p->balance.rows_moved += rows_moved;
+    *moved = 1;
+  }
+  free(fig);
+  free(old);
+  free(b);
+  /* Its own time is the exchange's, not the part's work. */
+  p->stats.collective_s += hc_now() - t0;
+  p->stats.collectives++;
+  p->in_ops_s += hc_now() - t0;
+  p->balance.t0 = hc_now();
+  p->balance.idle0 = p->stats.idle_s;
+  return st;
+}
+
+void hc__part_note_moves(const hc_part_t *p, hc_job_t *job) {
+  if (p->balance.moves)
+    hc_job_note(job,
+                "rows moved between the parts while they ran, to follow their measured speed: %u time%s, %lld rows "
+                "in all (HC_SPLIT_REBALANCE=off keeps the planned rows)",
+                p->balance.moves, p->balance.moves == 1 ? "" : "s", (long long)p->balance.rows_moved);
+}

@@ -1,0 +1,144 @@
+/* Rows that follow the parts' speed (hc_part_rebalance, docs/partition.md):
+ * jacobi over cpu devices with shares far from their speeds (one part
+ * given nine tenths of the rows of two alike devices) moves rows while it
+ * runs, and its field stays bit for bit the one-device run's, with a
+ * built-in f, a stored one and f and u0 given as fields;
+ * HC_SPLIT_REBALANCE=off keeps the planned rows. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hc/partition.h>
+
+#include "harness.h"
+
+typedef struct {
+  void *u;
+  size_t bytes;
+  int64_t rows[4]; /* each part's rows at the end */
+  int moved;       /* the run's note says rows moved */
+} outcome_t;
+
+/* jacobi with params on spec at weights, its inputs f and u0 (NULL: none). */
+static outcome_t run_jacobi(const char *spec, const char *weights, const char *params, hc_field_t *f,
+                            hc_field_t *u0) {
+  hc_context_t *ctx = th_context();
+  outcome_t o;
+  memset(&o, 0, sizeof o);
+  hc_job_t *job = th_job(ctx, "jacobi", params);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  if (f) TH_ASSERT_OK(hc_job_set_input(job, "f", f));
+  if (u0) TH_ASSERT_OK(hc_job_set_input(job, "u0", u0));
+  hc_devset_t *set = NULL;
+  TH_ASSERT_OK(hc_devset_parse(ctx, spec, "jacobi", &set));
+  if (weights) TH_ASSERT_OK(hc_devset_parse_weights(set, weights));
+  TH_ASSERT_OK(hc_job_run_split(job, set, 0));
+  for (uint32_t i = 0; i < hc_devset_parts(set) && i < 4; i++) {
+    hc_part_stats_t s = {.size = sizeof s};
+    TH_ASSERT_OK(hc_devset_part_stats(set, i, &s));
+    o.rows[i] = s.hi - s.lo;
+  }
+  o.moved = strstr(hc_job_notes(job), "rows moved between the parts") != NULL;
+  hc_field_t *u = hc_job_output(job, "u");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(u);
+  o.bytes = hc_field_bytes(u);
+  o.u = malloc(o.bytes);
+  TH_ASSERT_OK(hc_field_read(u, o.u));
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+  return o;
+}
+
+static int same_field(const outcome_t *a, const outcome_t *b) {
+  return a->u && b->u && a->bytes == b->bytes && !memcmp(a->u, b->u, a->bytes);
+}
+
+/* Two alike devices, nine tenths of the rows on the second: rows move to
+ * the first while the run lasts, and every point keeps its arithmetic. */
+static void test_rows_follow_speed(void) {
+  static const char *params[] = {
+      "dim=2 n=301x257 iters=96 tol=0 dtype=f64",
+      "dim=2 n=301x257 iters=97 tol=0 dtype=f32 f_mode=stored",
+      "dim=3 n=61x47x45 iters=64 tol=0 dtype=f64 init=eigen",
+  };
+  for (size_t k = 0; k < sizeof params / sizeof *params; k++) {
+    outcome_t whole = run_jacobi("cpu:0", NULL, params[k], NULL, NULL);
+    outcome_t split = run_jacobi("cpu:0,cpu:1", "1,9", params[k], NULL, NULL);
+    CU_ASSERT(same_field(&whole, &split));
+    if (!same_field(&whole, &split)) fprintf(stderr, "\njacobi %s: the split's u differs\n", params[k]);
+    const int64_t planned0 = params[k][4] == '2' ? 30 : 6; /* a tenth of 301 or 61 rows */
+    CU_ASSERT_EQUAL(split.rows[0] + split.rows[1], params[k][4] == '2' ? 301 : 61);
+    /* Moves follow measured time: under a slowing tool every part's
+     * measure may be the tool's, and the rows may stay. */
+    if (!th_slow_tool()) {
+      CU_ASSERT(split.moved);
+      CU_ASSERT(split.rows[0] > planned0);
+    }
+    if (split.moved) CU_ASSERT(split.rows[0] != planned0);
+    /* HC_SPLIT_REBALANCE=off: the planned rows, no note */
+    setenv("HC_SPLIT_REBALANCE", "off", 1);
+    outcome_t fixed = run_jacobi("cpu:0,cpu:1", "1,9", params[k], NULL, NULL);
+    unsetenv("HC_SPLIT_REBALANCE");
+    CU_ASSERT(same_field(&whole, &fixed));
+    CU_ASSERT_FALSE(fixed.moved);
+    CU_ASSERT_EQUAL(fixed.rows[0], planned0);
+    free(whole.u);
+    free(split.u);
+    free(fixed.u);
+  }
+}
+
+/* A field of rank 2, rows x cols, of v(i, j). */
+static hc_field_t *make_field(int64_t rows, int64_t cols, double (*v)(int64_t, int64_t)) {
+  hc_field_t *f = NULL;
+  const int64_t shape[2] = {rows, cols};
+  TH_ASSERT_OK(hc_field_create(th_device("cpu:0"), HC_F64, 2, shape, &f));
+  double *h = malloc((size_t)(rows * cols) * sizeof *h);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++) h[i * cols + j] = v(i, j);
+  TH_ASSERT_OK(hc_field_write(f, h));
+  free(h);
+  return f;
+}
+
+static double wavy(int64_t i, int64_t j) { return (double)((i * 37 + j * 11) % 23) - 11.0; }
+static double ramp(int64_t i, int64_t j) { return 1e-3 * (double)(i - j); }
+
+/* f and u0 as fields over three parts: the moved rows of f are the
+ * part's own copy, and the field is still the one-device run's. */
+static void test_input_fields_move(void) {
+  hc_field_t *f = make_field(241, 199, wavy), *u0 = make_field(241, 199, ramp);
+  const char *params = "iters=80 tol=0 dtype=f64";
+  outcome_t whole = run_jacobi("cpu:0", NULL, params, f, u0);
+  outcome_t split = run_jacobi("cpu:0,cpu:1,cpu:2", "1,1,8", params, f, u0);
+  CU_ASSERT(same_field(&whole, &split));
+  CU_ASSERT_EQUAL(split.rows[0] + split.rows[1] + split.rows[2], 241);
+  if (!th_slow_tool()) CU_ASSERT(split.moved);
+  free(whole.u);
+  free(split.u);
+  hc_field_destroy(f);
+  hc_field_destroy(u0);
+}
+
+static void test_rebalance_misuse(void) {
+  int moved = 1;
+  CU_ASSERT_EQUAL(hc_part_rebalance(NULL, NULL, 0, 1, &moved), HC_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(moved, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "hc_part_rebalance"));
+}
+
+static int setup(void) {
+  setenv("HC_CPU_DEVICES", "3", 1);
+  setenv("HC_CPU_THREADS", "3", 1);
+  return 0;
+}
+
+static void register_tests(void) {
+  CU_pSuite s = CU_add_suite("rows that follow the parts' speed", setup, NULL);
+  CU_ADD_TEST(s, test_rows_follow_speed);
+  CU_ADD_TEST(s, test_input_fields_move);
+  CU_ADD_TEST(s, test_rebalance_misuse);
+}
+
+TH_MAIN(register_tests)
