@@ -22,6 +22,12 @@ Tables:
      with every cpu thread working (HC_SPLIT_DRIVER_CORES=0) against the
      default, which leaves a core to the thread that drives cuda:0.
      Skipped with a line where there is no CUDA device.
+  3. Rows that move (hc_part_rebalance): jacobi (500 sweeps: a move must
+     win back its cost within the run) and multigrid over 4 cpu parts
+     planned with a share five times too large for the last part
+     (--split=1,1,1,5), with HC_SPLIT_REBALANCE=auto (rows follow the
+     parts' measured speed) and off (the planned rows), against equal
+     shares: how much of the wrong plan's loss the moves win back.
 Figures: the cpu ratio per part count and workload; the GPU fractions.
 The overlap of halo exchanges with computation has its own module
 (overlap.py).
@@ -165,7 +171,45 @@ def _gpu(b, repeat):
                    'runs on one thread fewer, leaving a core to the thread that drives cuda:0)'])
 
 
+def _moving_rows(b, repeat):
+    cores = os.cpu_count() or 1
+    if cores < 4:
+        b.peer('split: rows that move', 'skipped: fewer than 4 cores')
+        return
+    rows = []
+    env = {'HC_CPU_DEVICES': '4', 'HC_CPU_THREADS': str(cores)}
+    spec = '--device=cpu:0,cpu:1,cpu:2,cpu:3'
+    for name, args in _cases(b.quick):
+        if name not in ('jacobi', 'multigrid'):
+            continue
+        if name == 'jacobi':  # long enough for a move of its slabs to pay
+            args = [a for a in args if not a.startswith('iters=')] + ['iters=%d' % (100 if b.quick else 500)]
+        try:
+            n = min(repeat, 3)
+            equal = compute_s(b.hcrun([spec, '--split=equal'] + args, n, env=dict(env, HC_SPLIT_REBALANCE='off')))
+            t = {}
+            for mode in ('off', 'auto'):
+                doc = b.hcrun([spec, '--split=1,1,1,5'] + args, n, env=dict(env, HC_SPLIT_REBALANCE=mode))
+                t[mode] = compute_s(doc)
+            moved = [n for n in doc.get('notes', []) if 'rows moved' in n]
+            ends = [p['hi'] - p['lo'] for p in (doc.get('split') or {}).get('parts', [])]
+        except BenchError as e:
+            b.log('split: %s with rows that move: %s' % (name, e))
+            continue
+        won = (t['off'] - t['auto']) / (t['off'] - equal) if t['off'] > equal else None
+        rows.append([name, equal * 1e3, t['off'] * 1e3, t['auto'] * 1e3, won,
+                     '/'.join(str(r) for r in ends) + ('; ' + moved[0].split(': ')[1].split(' (')[0] if moved else
+                                                      '; no move')])
+        b.figure(workload=name, device='4 cpu parts', name='rebalance_over_equal', value=equal / t['auto'], unit='')
+    b.table('split: rows that move, 4 cpu parts planned 1:1:1:5 (compute time, best of %d)' % min(repeat, 3),
+            ['workload', 'equal shares, ms', '1:1:1:5 fixed, ms', '1:1:1:5 moving, ms', 'loss won back',
+             'rows at the end; moves'], rows,
+            notes=['fixed: HC_SPLIT_REBALANCE=off; moving: auto (every part on the cpu backend)',
+                   'loss won back: (fixed - moving) / (fixed - equal shares)'])
+
+
 def run(b):
     repeat = 3 if b.quick else 5
     _cpu_parts(b, repeat)
+    _moving_rows(b, repeat)
     _gpu(b, repeat)

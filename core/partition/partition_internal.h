@@ -81,12 +81,15 @@ struct hc_part {
     halo_sides_t h;
     size_t staged_lo, staged_hi;
   } x;
-  /* hc_part_rebalance: the window since its last call (started by the
-   * first), this part's rate in the last one (rows per second of its own
-   * work), the time its last move of rows took, and the moves made. */
+  /* hc_part_rebalance: what it measures since it started (or rows last
+   * moved): from t0, with the waits from idle0 and its own calls'
+   * time (excluded) left out, over `windows` calls; this part's rate
+   * (rows per second of its own work), the time its last move of rows
+   * took, and the moves made. */
   struct {
     int started, moved_last;
-    double t0, idle0, rate, move_s;
+    uint32_t windows;
+    double t0, idle0, excluded, rate, move_s;
     uint32_t moves;
     int64_t rows_moved;
   } balance;

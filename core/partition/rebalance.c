@@ -20,6 +20,11 @@
  * parts' last move took. */
 #define REBALANCE_MIN_GAIN 0.10
 #define REBALANCE_COST_FACTOR 2.0
+/* What a move costs at least, per byte of the fields laid out as slabs:
+ * each is made again at its new size (its pages touched anew) and its kept
+ * rows copied, and the part then remakes what follows its rows (the bench
+ * report's "rows that move" table shows what that costs a short run). */
+#define REBALANCE_SLAB_BYTES_PER_S 1.0e9
 /* Rows go half the way to the measured shares each time: one window's
  * figures may be off, and the next call corrects the rest. */
 #define REBALANCE_STEP 0.5
@@ -41,12 +46,13 @@ static uint32_t backend_hash(const hc_device_t *dev) {
   return h;
 }
 
-/* New boundaries b[1..n-1] (b[0] = 0, b[n] = rows) from the figures, or 0
- * when nothing should move. old[] the current boundaries; every new one
+/* New boundaries b[1..n-1] (b[0] = 0, b[n] = rows) from the figures (of
+ * `windows` calls' work since the last move), or 0 when nothing should
+ * move. old[] the current boundaries; every new one
  * stays inside its two parts' current rows, min_rows from their ends, so
  * that each row (and each ghost row) comes from a neighbour. */
-static int plan_moves(const balance_fig_t *fig, uint32_t n, const int64_t *old, int64_t min_rows, double windows_left,
-                      int64_t *b) {
+static int plan_moves(const balance_fig_t *fig, uint32_t n, const int64_t *old, int64_t min_rows, double windows,
+                      double windows_left, int64_t *b) {
   double rate_sum = 0, slowest = 0, move_s = 0;
   for (uint32_t i = 0; i < n; i++) {
     move_s = fmax(move_s, fig[i].move_s);
@@ -78,7 +84,7 @@ static int plan_moves(const balance_fig_t *fig, uint32_t n, const int64_t *old, 
   }
   const double saving = slowest - predicted;
   return changed && saving > REBALANCE_MIN_GAIN * slowest &&
-         saving * (windows_left > 1 ? windows_left : 1) > REBALANCE_COST_FACTOR * move_s;
+         saving / windows * (windows_left > 1 ? windows_left : 1) > REBALANCE_COST_FACTOR * move_s;
 }
 
 /* Rows [a, b) ∩ [c, d) as [*lo, *hi) (empty: *hi <= *lo). */
@@ -88,36 +94,23 @@ static void overlap(int64_t a, int64_t b, int64_t c, int64_t d, int64_t *lo, int
   if (*hi < *lo) *hi = *lo;
 }
 
-/* One field from the old layout (rows [olo - below, ohi + above)) to the
- * new one ([nlo - below, nhi + above)): the rows this part owned stay on
- * the device, the neighbours send the rows they owned. */
-static hc_status_t move_field(hc_part_t *p, hc_field_t **f, const int64_t *old, const int64_t *b) {
-  const uint32_t i = p->index, rank = hc_field_rank(*f);
-  const int64_t *shape = hc_field_shape(*f);
-  if (rank < 1 || shape[0] != old[i + 1] - old[i] + p->below + p->above)
-    return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: field '%s' is not laid out as part %u's rows",
-                    hc_field_name(*f), i);
-  const size_t rb = hc_field_bytes(*f) / (size_t)shape[0];
-  const int64_t first = b[i] - p->below, last = b[i + 1] + p->above; /* the new layout's rows */
-  const int64_t ofirst = old[i] - p->below;
-  int64_t new_shape[HC_MAX_DIMS];
-  memcpy(new_shape, shape, rank * sizeof *shape);
-  new_shape[0] = last - first;
-  hc_field_t *g = NULL;
-  hc_status_t st = hc_field_create(hc_field_device(*f), hc_field_dtype(*f), rank, new_shape, &g);
-  int64_t lo, hi;
-  overlap(first, last, old[i], old[i + 1], &lo, &hi); /* kept */
-  if (st == HC_OK && hi > lo)
-    st = hc_buffer_copy(hc_field_buffer(g), (size_t)(lo - first) * rb, hc_field_buffer(*f),
-                        (size_t)(lo - ofirst) * rb, (size_t)(hi - lo) * rb);
+/* The rows of this part's new layout that its neighbours owned come from
+ * them, and they take theirs from the rows it owned: src holds global rows
+ * from src_first on, dst from dst_first on (the same buffer and first for
+ * a field held whole), rb bytes a row; a new layout spans the own rows and
+ * w rows on each side that has a neighbour. */
+static hc_status_t trade_rows(hc_part_t *p, hc_buffer_t *src, int64_t src_first, hc_buffer_t *dst, int64_t dst_first,
+                              size_t rb, const int64_t *old, const int64_t *b, uint32_t w, const char *name) {
+  const uint32_t i = p->index;
+  const int64_t first = b[i] - (i > 0 ? w : 0), last = b[i + 1] + (i + 1 < p->count ? w : 0);
   /* To each neighbour: my rows in its new layout; from it: its rows in mine. */
   int64_t s_lo[2] = {0, 0}, s_hi[2] = {0, 0}, r_lo[2] = {0, 0}, r_hi[2] = {0, 0};
   if (i > 0) {
-    overlap(b[i - 1] - p->halo, b[i] + p->halo, old[i], old[i + 1], &s_lo[0], &s_hi[0]);
+    overlap(b[i - 1] - w, b[i] + w, old[i], old[i + 1], &s_lo[0], &s_hi[0]);
     overlap(first, last, old[i - 1], old[i], &r_lo[0], &r_hi[0]);
   }
   if (i + 1 < p->count) {
-    overlap(b[i + 1] - p->halo, b[i + 2] + p->halo, old[i], old[i + 1], &s_lo[1], &s_hi[1]);
+    overlap(b[i + 1] - w, b[i + 2] + w, old[i], old[i + 1], &s_lo[1], &s_hi[1]);
     overlap(first, last, old[i + 1], old[i + 2], &r_lo[1], &r_hi[1]);
   }
   /* The transports' exchange sends and receives as many bytes on a side:
@@ -128,21 +121,56 @@ static hc_status_t move_field(hc_part_t *p, hc_field_t **f, const int64_t *old, 
     recv_b[k] = (size_t)(r_hi[k] - r_lo[k]) * rb;
     side[k] = send_b[k] > recv_b[k] ? send_b[k] : recv_b[k];
   }
-  char *host = st == HC_OK ? calloc(2 * (side[0] + side[1]) + 1, 1) : NULL;
-  if (st == HC_OK && !host)
-    st = hc_error(HC_ERR_NO_MEMORY, "hc_part_rebalance: cannot stage rows of '%s'", hc_field_name(*f));
+  char *host = calloc(2 * (side[0] + side[1]) + 1, 1);
+  hc_status_t st = host ? HC_OK : hc_error(HC_ERR_NO_MEMORY, "hc_part_rebalance: cannot stage rows of '%s'", name);
   char *send[2] = {host, host ? host + side[0] : NULL};
   char *recv[2] = {host ? host + side[0] + side[1] : NULL, host ? host + 2 * side[0] + side[1] : NULL};
   for (int k = 0; k < 2 && st == HC_OK; k++)
-    if (send_b[k]) st = hc_buffer_read(hc_field_buffer(*f), (size_t)(s_lo[k] - ofirst) * rb, send[k], send_b[k]);
+    if (send_b[k]) st = hc_buffer_read(src, (size_t)(s_lo[k] - src_first) * rb, send[k], send_b[k]);
   /* every part exchanges, whatever failed here (the others wait for it) */
   if (st != HC_OK) p->tr->ops->abort(p->tr, p->index);
   hc_status_t ex = p->tr->ops->exchange(p->tr, p->index, send[0], st == HC_OK ? side[0] : 0, send[1],
                                         st == HC_OK ? side[1] : 0, recv[0], recv[1], &p->stats.idle_s);
   if (st == HC_OK) st = ex;
   for (int k = 0; k < 2 && st == HC_OK; k++)
-    if (recv_b[k]) st = hc_buffer_write(hc_field_buffer(g), (size_t)(r_lo[k] - first) * rb, recv[k], recv_b[k]);
+    if (recv_b[k]) st = hc_buffer_write(dst, (size_t)(r_lo[k] - dst_first) * rb, recv[k], recv_b[k]);
   free(host);
+  return st;
+}
+
+/* One field to the new rows. Held whole (a replicated split), it keeps its
+ * buffer and takes the rows that change hands, and `width` rows around
+ * the new own rows. Laid out as [below | own rows | above] (a slab split),
+ * it is replaced by a field of the new layout: the rows this part owned
+ * are copied on the device, the neighbours send the rows they owned. */
+static hc_status_t move_field(hc_part_t *p, hc_field_t **f, const int64_t *old, const int64_t *b, uint32_t width) {
+  const uint32_t i = p->index, rank = hc_field_rank(*f);
+  const int64_t *shape = hc_field_shape(*f);
+  const int whole = p->halo == 0;
+  if (rank < 1 || shape[0] != (whole ? p->rows : old[i + 1] - old[i] + p->below + p->above)) {
+    p->tr->ops->abort(p->tr, p->index); /* the others wait in this move's exchange */
+    return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: field '%s' has %lld rows along axis 0, part %u's %s %lld",
+                    hc_field_name(*f), rank ? (long long)shape[0] : 0LL, i,
+                    whole ? "replicated split holds every row:" : "slab with its ghost rows has",
+                    (long long)(whole ? p->rows : old[i + 1] - old[i] + p->below + p->above));
+  }
+  const size_t rb = hc_field_bytes(*f) / (size_t)shape[0];
+  if (whole) return trade_rows(p, hc_field_buffer(*f), 0, hc_field_buffer(*f), 0, rb, old, b, width, hc_field_name(*f));
+  const int64_t first = b[i] - p->below, last = b[i + 1] + p->above, ofirst = old[i] - p->below;
+  int64_t new_shape[HC_MAX_DIMS];
+  memcpy(new_shape, shape, rank * sizeof *shape);
+  new_shape[0] = last - first;
+  hc_field_t *g = NULL;
+  hc_status_t st = hc_field_create(hc_field_device(*f), hc_field_dtype(*f), rank, new_shape, &g);
+  int64_t lo, hi;
+  overlap(first, last, old[i], old[i + 1], &lo, &hi); /* kept */
+  if (st == HC_OK && hi > lo)
+    st = hc_buffer_copy(hc_field_buffer(g), (size_t)(lo - first) * rb, hc_field_buffer(*f), (size_t)(lo - ofirst) * rb,
+                        (size_t)(hi - lo) * rb);
+  if (st != HC_OK) p->tr->ops->abort(p->tr, p->index); /* before the exchange the others wait in */
+  hc_status_t tr = trade_rows(p, hc_field_buffer(*f), ofirst, g ? hc_field_buffer(g) : NULL, first, rb, old, b, p->halo,
+                              hc_field_name(*f));
+  if (st == HC_OK) st = tr;
   if (st != HC_OK) {
     hc_field_destroy(g);
     return st;
@@ -155,31 +183,41 @@ static hc_status_t move_field(hc_part_t *p, hc_field_t **f, const int64_t *old, 
   return HC_OK;
 }
 
-HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32_t nfields, double windows_left,
-                                     int *moved) {
+HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32_t nfields, uint32_t width,
+                                     double windows_left, int *moved) {
   if (moved) *moved = 0;
-  if (!p || !moved || (nfields && !fields))
-    return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: NULL argument");
+  if (!p || !moved || (nfields && !fields)) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: NULL argument");
   for (uint32_t k = 0; k < nfields; k++)
     if (!fields[k] || !*fields[k]) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: field %u is NULL", k);
-  /* The first call only starts the window, and so does the first after a
-   * move: the window since holds the part's remaking of what follows its
-   * rows (every part knows the same moves, so every part skips alike). */
-  const double now = hc_now();
+  /* The first call only starts measuring, and so does the first after a
+   * move: the time since holds the part's remaking of what follows its
+   * rows (every part knows the same moves, so every part skips alike).
+   * Until rows move, the figures add up over the calls: a straggler that
+   * stays one shows through the noise of single windows. */
+  const double now = hc_now(), idle_now = p->stats.idle_s;
   if (!p->balance.started || p->balance.moved_last) {
     p->balance.started = 1;
     p->balance.moved_last = 0;
     p->balance.t0 = now;
-    p->balance.idle0 = p->stats.idle_s;
+    p->balance.idle0 = idle_now;
+    p->balance.excluded = 0;
+    p->balance.windows = 0;
     return HC_OK;
   }
+  p->balance.windows++;
   const double t0 = now;
-  long long mode = 0; /* auto, on, off */
+  long long mode = 0;                                                /* auto, on, off */
   if (hc_config_int("HC_SPLIT_REBALANCE", &mode) != HC_OK) mode = 0; /* checked when the context was made */
-  balance_fig_t mine = {now - p->balance.t0 - (p->stats.idle_s - p->balance.idle0),
-                        p->balance.move_s,
+  /* what moving would cost this part: the last move's time, and at least
+   * what remaking its slab fields takes */
+  double slab_bytes = 0;
+  for (uint32_t k = 0; k < nfields; k++)
+    if (hc_field_rank(*fields[k]) >= 1 && hc_field_shape(*fields[k])[0] != p->rows)
+      slab_bytes += (double)hc_field_bytes(*fields[k]);
+  balance_fig_t mine = {now - p->balance.t0 - (idle_now - p->balance.idle0) - p->balance.excluded,
+                        fmax(p->balance.move_s, slab_bytes / REBALANCE_SLAB_BYTES_PER_S),
                         p->hi - p->lo,
-                        mode != 2 && !p->fixed_rows && p->halo > 0,
+                        mode != 2 && !p->fixed_rows,
                         mode == 1,
                         nfields ? backend_hash(hc_field_device(*fields[0])) : 0,
                         0};
@@ -199,11 +237,15 @@ HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32
   if (st == HC_OK) {
     old[0] = 0;
     for (uint32_t i = 0; i < p->count; i++) old[i + 1] = old[i] + fig[i].rows;
-    const int64_t min_rows = p->min_rows > p->halo ? p->min_rows : p->halo;
-    go = old[p->count] == p->rows && plan_moves(fig, p->count, old, min_rows > 0 ? min_rows : 1, windows_left, b);
+    /* a new boundary stays min_rows inside the old rows of both its parts,
+     * so that every row a part needs, ghost rows too, is a neighbour's */
+    int64_t min_rows = p->min_rows > p->halo ? p->min_rows : p->halo;
+    if (min_rows < (int64_t)width) min_rows = width;
+    go = old[p->count] == p->rows &&
+         plan_moves(fig, p->count, old, min_rows > 0 ? min_rows : 1, p->balance.windows, windows_left, b);
   }
   const double move0 = hc_now();
-  for (uint32_t k = 0; k < nfields && st == HC_OK && go; k++) st = move_field(p, fields[k], old, b);
+  for (uint32_t k = 0; k < nfields && st == HC_OK && go; k++) st = move_field(p, fields[k], old, b, width);
   if (st == HC_OK && go) {
     p->balance.move_s = hc_now() - move0;
     p->balance.moved_last = 1;
@@ -218,12 +260,13 @@ HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32
   free(fig);
   free(old);
   free(b);
-  /* Its own time is the exchange's, not the part's work. */
-  p->stats.collective_s += hc_now() - t0;
+  /* Its own time is the exchange's, not the part's work (its waits are
+   * already idle). */
+  const double spent = hc_now() - t0;
+  p->stats.collective_s += spent;
   p->stats.collectives++;
-  p->in_ops_s += hc_now() - t0;
-  p->balance.t0 = hc_now();
-  p->balance.idle0 = p->stats.idle_s;
+  p->in_ops_s += spent;
+  p->balance.excluded += spent - (p->stats.idle_s - idle_now);
   return st;
 }
 

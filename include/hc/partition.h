@@ -216,27 +216,32 @@ int hc_job_split_overlap(const hc_job_t *job);
 hc_status_t hc_part_halo_exchange_rows(hc_part_t *part, hc_field_t *f,
                                        int64_t lo, int64_t hi, uint32_t width);
 
-/* Moves rows between neighbouring parts of a slab split so that each
- * part's rows follow its measured speed (docs/partition.md, "Rows that
- * move while the parts run"). Every part calls it at the same points of
- * its run (a collective), with the same number of fields, each laid out
- * as the part's [below | own rows | above], ghost rows current, and the
- * same windows_left: how many more stretches of work like the one since
- * the last call the run has at most (1 when it cannot tell). The first
- * call, and the first after a move, start measuring; each other takes
- * every part's rows and own work since the previous call (its time less
- * its waits for the others) and moves rows when that promises the slowest
- * part at least 10 % less time and, over the windows left, twice what the
- * last move cost. Then *moved is 1 on every part, hc_part_range gives the
- * new rows, and each *fields[k] is replaced by a field of the new layout
- * (own and ghost rows current, from the rows' previous owners). Parts keep
- * at least the split's min_rows, and rows go only to a neighbour, half the
- * way to the measured shares each time. Nothing moves with
- * HC_SPLIT_REBALANCE=off, across backends unless it is on, or inside a
- * process that drives several devices of a split over processes. */
+/* Moves rows between neighbouring parts so that each part's rows follow
+ * its measured speed (docs/partition.md, "Rows that move while the parts
+ * run"). Every part calls it at the same points of its run (a
+ * collective), with its fields in the same order and the same
+ * windows_left: how many more stretches of work like the one since the
+ * last call the run has at most (1 when it cannot tell). In a slab split
+ * each field is laid out as the part's [below | own rows | above], ghost
+ * rows current; in a replicated split each is held whole (every row of
+ * axis 0), its own rows and `width` rows on each side that has a
+ * neighbour current.
+ * The first call, and the first after a move, start measuring; each other
+ * takes every part's rows and own work since then (its time less its
+ * waits for the others and these calls) and moves rows when that promises
+ * the slowest part at least 10 % less time and, over the windows left,
+ * twice what the last move cost. Then *moved is 1 on every part, hc_part_range
+ * gives the new rows, a field held whole has its new own rows and the
+ * `width` rows around them current, and a slab field has been replaced
+ * by one of the new layout (own and ghost rows current). Every row comes
+ * from its previous owner; parts keep at least the split's min_rows, and
+ * rows go only to a neighbour, half the way to the measured shares each
+ * time. Nothing moves with HC_SPLIT_REBALANCE=off, across backends
+ * unless it is on, or inside a process that drives several devices of a
+ * split over processes. */
 hc_status_t hc_part_rebalance(hc_part_t *part, hc_field_t **fields[],
-                              uint32_t nfields, double windows_left,
-                              int *moved);
+                              uint32_t nfields, uint32_t width,
+                              double windows_left, int *moved);
 
 /* Replaces *f, a field of this part holding either every row of axis 0
  * (a replicated split) or its rows laid out as [below | own rows | above]

@@ -129,12 +129,14 @@ def test_overlapped_exchanges_give_the_same_field(case, ranks, references, tmp_p
 
 @pytest.mark.parametrize('gather_max', [None, '1k'])
 @pytest.mark.parametrize('ranks', [2, 3])
-def test_rows_move_between_ranks_to_follow_their_speed(ranks, gather_max, tmp_path):
+@pytest.mark.parametrize('workload', ['jacobi', 'multigrid'])
+def test_rows_move_between_ranks_to_follow_their_speed(workload, ranks, gather_max, tmp_path):
     """Shares far from the ranks' speeds (the last rank given 80-90 % of
     the rows of alike ranks): rows move between neighbouring ranks while
     they run (hc_part_rebalance), the report says so, and u, gathered or
     written in place, is one process's bit for bit."""
-    args = ['--workload=jacobi', 'dim=3', 'n=81', 'dtype=f64', 'iters=160', 'tol=0']
+    args = {'jacobi': ['--workload=jacobi', 'dim=3', 'n=81', 'dtype=f64', 'iters=480', 'tol=0'],
+            'multigrid': ['--workload=multigrid', 'dim=3', 'n=129', 'dtype=f64', 'tol=0', 'cycles=8']}[workload]
     one = tmp_path / 'one'
     r1 = single(['--backend=cpu', '--output=%s' % one] + args)
     assert r1.returncode == 0, r1.stderr
@@ -145,7 +147,8 @@ def test_rows_move_between_ranks_to_follow_their_speed(ranks, gather_max, tmp_pa
     assert 'rows moved between the parts' in r.stdout
     assert np.array_equal(np.load(tmp_path / 'u.npy'), np.load(one / 'u.npy'))
     rows = [l.split()[4] for l in r.stdout.splitlines() if l.strip().startswith('part ')]
-    assert len(rows) == ranks and rows[-1].split('..')[1] == '81'
+    n = int(args[2].split('=')[1])
+    assert len(rows) == ranks and rows[-1].split('..')[1] == str(n)
 
 
 @pytest.mark.parametrize('ranks', [2, 4])

@@ -178,7 +178,8 @@ static hc_status_t rebalance(run_t *r, int64_t sweeps_left) {
   hc_field_t **fields[3] = {&r->u[0], &r->u[1], &r->f_moved};
   int moved = 0;
   const double windows_left = (double)sweeps_left / JACOBI_BALANCE_SWEEPS;
-  if ((st = hc_part_rebalance(p->part, fields, r->f_moved ? 3 : 2, windows_left, &moved)) != HC_OK || !moved) return st;
+  if ((st = hc_part_rebalance(p->part, fields, r->f_moved ? 3 : 2, 0, windows_left, &moved)) != HC_OK || !moved)
+    return st;
   int64_t shape[3];
   jacobi_localize(p);
   for (int d = 0; d < p->dim; d++) shape[d] = p->n[3 - p->dim + d];

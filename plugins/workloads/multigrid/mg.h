@@ -105,6 +105,10 @@ hc_status_t mg_semi_correct(mg_t *m, int l);  /* u_l += P u_{l+1} */
 hc_status_t mg_split(const hc_job_t *job, hc_split_t *split);
 hc_status_t mg_split_setup(mg_t *m);
 int mg_slab_level(const mg_t *m, int l);
+/* Between V-cycles (and once before the first, which starts measuring):
+ * the parts' rows follow their measured speed (hc_part_rebalance), and
+ * the slabs of every level with them. */
+hc_status_t mg_rebalance(mg_t *m);
 hc_status_t mg_assign(mg_t *m, int l, hc_field_t *dst, hc_gexpr_t *e, const hc_grid_range_t *range);
 hc_status_t mg_restrict_to(mg_t *m, int l);
 hc_status_t mg_reduce(mg_t *m, hc_grid_reduce_op_t op, hc_field_t *like, hc_gexpr_t *e, double *out);

@@ -127,7 +127,7 @@ hc_status_t mg_solve(mg_t *m) {
   }
   double dev_s = 0, t0 = hc_now(), floor_res = 0;
   int stagnated = 0, failed = 0; /* failed: 1 diverged, 2 stalled above the rounding floor */
-  if ((st = hc_device_timer_begin(m->dev)) != HC_OK) return st;
+  if ((st = hc_device_timer_begin(m->dev)) != HC_OK || (st = mg_rebalance(m)) != HC_OK) return st;
   for (m->done = 0; m->done < m->cycles;) {
     if ((st = mg_vcycle(m, 0)) != HC_OK) break;
     m->done++;
@@ -156,6 +156,7 @@ hc_status_t mg_solve(mg_t *m) {
         break;
       }
     }
+    if (m->done < m->cycles && (st = mg_rebalance(m)) != HC_OK) break;
   }
   hc_status_t st2 = hc_device_timer_end(m->dev, &dev_s);
   double t = hc_now() - t0;

@@ -10,7 +10,8 @@
  * MG_SLAB_MIN rows, the parts all-gather its right-hand side and run that
  * level and the coarser ones whole, each the same (the coarsest levels
  * cost little next to an exchange). Reductions (the residual, the errors)
- * are summed over the slabs and combined in part order. */
+ * are summed over the slabs and combined in part order. Between cycles
+ * the parts' rows may move to follow their speed (mg_rebalance). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,16 @@ hc_status_t mg_split_setup(mg_t *m) {
 }
 
 int mg_slab_level(const mg_t *m, int l) { return m->part && l < m->split_levels; }
+
+hc_status_t mg_rebalance(mg_t *m) {
+  if (!m->part) return HC_OK;
+  /* Between cycles only the finest u carries over (f is every part's
+   * whole, the coarser levels start again): it is all that moves. */
+  hc_field_t **fields[1] = {&m->lv[0].u};
+  int moved = 0;
+  hc_status_t st = hc_part_rebalance(m->part, fields, 1, MG_HALO, (double)(m->cycles - m->done), &moved);
+  return st == HC_OK && moved ? mg_split_setup(m) : st;
+}
 
 /* range (NULL: the whole field) narrowed to the part's rows of level l. */
 static hc_grid_range_t slab_range(const mg_t *m, int l, const hc_field_t *f, const hc_grid_range_t *range) {
