@@ -34,7 +34,7 @@ typedef struct {
   double move_s; /* its last move of rows (0 before one) */
   int64_t rows;
   int32_t can_move; /* 0: this part's rows are fixed (a bridge's part, HC_SPLIT_REBALANCE=off) */
-  int32_t mode;     /* HC_SPLIT_REBALANCE: 0 auto, 1 on */
+  int32_t mode;     /* HC_SPLIT_REBALANCE: 0 auto, 1 on, 3 always */
   uint32_t backend; /* a hash of its device's backend name */
   uint32_t pad;
 } balance_fig_t;
@@ -54,12 +54,14 @@ static uint32_t backend_hash(const hc_device_t *dev) {
 static int plan_moves(const balance_fig_t *fig, uint32_t n, const int64_t *old, int64_t min_rows, double windows,
                       double windows_left, int64_t *b) {
   double rate_sum = 0, slowest = 0, move_s = 0;
+  int every_time = 1; /* HC_SPLIT_REBALANCE=always on every part: no gain or cost asked */
   for (uint32_t i = 0; i < n; i++) {
     move_s = fmax(move_s, fig[i].move_s);
     if (!fig[i].can_move || !(fig[i].busy_s > 0)) return 0;
     /* Devices of two backends may round differently: by default the rows
      * stay where they were planned, so that a run repeats bit for bit. */
     if (fig[i].backend != fig[0].backend && !(fig[i].mode && fig[0].mode)) return 0;
+    every_time &= fig[i].mode == 3;
     rate_sum += (double)fig[i].rows / fig[i].busy_s;
     slowest = fmax(slowest, fig[i].busy_s);
   }
@@ -83,7 +85,8 @@ static int plan_moves(const balance_fig_t *fig, uint32_t n, const int64_t *old, 
     predicted = fmax(predicted, (double)(b[i + 1] - b[i]) * fig[i].busy_s / (double)fig[i].rows);
   }
   const double saving = slowest - predicted;
-  return changed && saving > REBALANCE_MIN_GAIN * slowest &&
+  if (!changed || every_time) return changed;
+  return saving > REBALANCE_MIN_GAIN * slowest &&
          saving / windows * (windows_left > 1 ? windows_left : 1) > REBALANCE_COST_FACTOR * move_s;
 }
 
@@ -206,7 +209,7 @@ HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32
   }
   p->balance.windows++;
   const double t0 = now;
-  long long mode = 0;                                                /* auto, on, off */
+  long long mode = 0;                                                /* auto, on, off, always */
   if (hc_config_int("HC_SPLIT_REBALANCE", &mode) != HC_OK) mode = 0; /* checked when the context was made */
   /* what moving would cost this part: the last move's time, and at least
    * what remaking its slab fields takes */
@@ -218,7 +221,7 @@ HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32
                         fmax(p->balance.move_s, slab_bytes / REBALANCE_SLAB_BYTES_PER_S),
                         p->hi - p->lo,
                         mode != 2 && !p->fixed_rows,
-                        mode == 1,
+                        mode == 1 || mode == 3 ? (int32_t)mode : 0,
                         nfields ? backend_hash(hc_field_device(*fields[0])) : 0,
                         0};
   if (mine.busy_s > 0) p->balance.rate = (double)mine.rows / mine.busy_s;

@@ -38,10 +38,11 @@
   X(HC_SPLIT_OVERLAP, CHOICE, TUNING, "auto", 0, 0, "auto|on|off",                                                  \
     "whether a split run's parts overlap their halo exchanges with computation (jacobi): auto on GPUs and "         \
     "accelerators whose halos go through host memory, not on cpu devices or between peers")                         \
-  X(HC_SPLIT_REBALANCE, CHOICE, TUNING, "auto", 0, 0, "auto|on|off",                                                \
-    "whether rows move between neighbouring parts of a slab split while they run, to follow the parts' measured "   \
-    "speed (jacobi): auto when every part's device is of one backend (the result stays bit for bit the same), on "  \
-    "also across backends, off keeps the planned rows")                                                             \
+  X(HC_SPLIT_REBALANCE, CHOICE, TUNING, "auto", 0, 0, "auto|on|off|always",                                         \
+    "whether rows move between neighbouring parts of a split while they run, to follow the parts' measured speed "  \
+    "(jacobi, multigrid): auto when every part's device is of one backend (the result stays bit for bit the "       \
+    "same) and a move promises 10 % and pays for itself, on also across backends, always at every comparison the "  \
+    "measured shares differ (across backends too, whatever the gain), off keeps the planned rows")                  \
   X(HC_SPLIT_DRIVER_CORES, INT, TUNING, "1", 0, 64, NULL,                                                           \
     "cores a split run in one process leaves to the thread that drives each of its parts on a GPU or accelerator: " \
     "the cpu backend's part runs on that many fewer of its threads (0: none)")                                      \
