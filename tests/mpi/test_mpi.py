@@ -277,20 +277,27 @@ def faulty_dir(tmp_path):
     return str(d)
 
 
-def test_a_failing_rank_ends_every_rank(tmp_path):
-    env = mpi_env(HC_PLUGIN_PATH=faulty_dir(tmp_path))
-    r = mpirun(3, ['--device=faulty:1', '--workload=jacobi', 'dim=2', 'n=65', 'iters=3000', 'tol=0',
-                   '--output=%s' % (tmp_path / 'out')], env=env,
+def run_with_rank_one_failing(ranks, device, tmp_path, **extra_env):
+    """jacobi over `ranks` ranks on `device` whose faulty device fails its
+    50th launch on rank 1 only: what every rank then exits with."""
+    env = mpi_env(HC_PLUGIN_PATH=faulty_dir(tmp_path), **extra_env)
+    r = mpirun(ranks, ['--device=' + device, '--workload=jacobi', 'dim=2', 'n=65', 'iters=3000', 'tol=0',
+                       '--output=%s' % (tmp_path / 'out')], env=env,
                shell_prefix='if [ "${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" = 1 ]; then export HC_FAULTY_ARM=launch:50; fi',
                timeout=60)
     # HC_ERR_LAUNCH: a runtime error, on every rank (Hydra may report 9 for
     # a rank it killed once another had ended: docs/mpi.md)
     assert r.returncode == 4 or (r.returncode == 9 and _is_hydra()), r.stdout + r.stderr
-    # rank 0 prints the failing rank's message, once
+    # rank 0 prints the failing rank's message, once, and writes nothing
     assert r.stderr.count('injected failure of launch call 50') == 1, r.stderr
+    assert not os.path.exists(tmp_path / 'out' / 'u.npy')
+    return r
+
+
+def test_a_failing_rank_ends_every_rank(tmp_path):
+    r = run_with_rank_one_failing(3, 'faulty:1', tmp_path)
     assert 'part 1 of 3' in r.stderr
     assert 'another part' not in r.stderr
-    assert not os.path.exists(tmp_path / 'out' / 'u.npy')
 
 
 def test_a_rank_that_cannot_start_ends_every_rank(tmp_path):
@@ -428,15 +435,8 @@ def test_auto_in_a_rank_set_is_the_ranks_device(references, tmp_path):
 
 
 def test_a_failing_device_of_a_rank_set_ends_every_rank(tmp_path):
-    env = mpi_env(HC_PLUGIN_PATH=faulty_dir(tmp_path), **SET_ENV)
-    r = mpirun(2, ['--device=cpu:0,faulty:1', '--workload=jacobi', 'dim=2', 'n=65', 'iters=3000', 'tol=0',
-                   '--output=%s' % (tmp_path / 'out')], env=env,
-               shell_prefix='if [ "${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" = 1 ]; then export HC_FAULTY_ARM=launch:50; fi',
-               timeout=60)
-    assert r.returncode == 4 or (r.returncode == 9 and _is_hydra()), r.stdout + r.stderr
-    assert r.stderr.count('injected failure of launch call 50') == 1, r.stderr
+    r = run_with_rank_one_failing(2, 'cpu:0,faulty:1', tmp_path, **SET_ENV)
     assert 'part 3 of 4' in r.stderr, r.stderr  # rank 1's second device
-    assert not os.path.exists(tmp_path / 'out' / 'u.npy')
 
 
 def test_hc_mpi_off_runs_each_rank_alone(tmp_path):

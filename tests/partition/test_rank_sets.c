@@ -16,9 +16,15 @@
 #include "harness.h"
 #include "thread_transport.h"
 
+/* Input fields f and u0 of a test's jobs (NULL: none). */
+typedef struct {
+  hc_field_t *f, *u0;
+} inputs_t;
+
 typedef struct {
   hc_transport_t *tr;
   const char *spec, *workload, *params, *port;
+  inputs_t in;
   int auto_shares; /* shares from the history (else: equal over the processes, the peaks within) */
   hc_status_t st;
   char error[1024];
@@ -31,13 +37,9 @@ typedef struct {
   char notes[2048];
 } proc_t;
 
-/* Input fields f and u0 of every process's job (and of alone's), when a
- * test sets them. */
-static hc_field_t *input_f, *input_u0;
-
-static hc_status_t set_inputs(hc_job_t *job) {
-  hc_status_t st = input_f ? hc_job_set_input(job, "f", input_f) : HC_OK;
-  return st == HC_OK && input_u0 ? hc_job_set_input(job, "u0", input_u0) : st;
+static hc_status_t set_inputs(hc_job_t *job, const inputs_t *in) {
+  hc_status_t st = in->f ? hc_job_set_input(job, "f", in->f) : HC_OK;
+  return st == HC_OK && in->u0 ? hc_job_set_input(job, "u0", in->u0) : st;
 }
 
 static void *proc_main(void *arg) {
@@ -45,7 +47,7 @@ static void *proc_main(void *arg) {
   hc_context_t *ctx = th_context();
   hc_job_t *job = th_job(ctx, p->workload, p->params);
   hc_devset_t *set = NULL;
-  p->st = job ? set_inputs(job) : HC_ERR_PARAM;
+  p->st = job ? set_inputs(job, &p->in) : HC_ERR_PARAM;
   if (p->st == HC_OK) p->st = hc_devset_parse(ctx, p->spec, p->workload, &set);
   if (p->st == HC_OK) p->st = hc_devset_set_transport(set, p->tr);
   if (p->st == HC_OK && p->auto_shares) p->st = hc_devset_parse_weights(set, "auto");
@@ -69,9 +71,10 @@ static void *proc_main(void *arg) {
   return NULL;
 }
 
-/* Runs workload over n processes, the k-th driving specs[k]. */
+/* Runs workload over n processes, the k-th driving specs[k], with inputs
+ * in (NULL: none). */
 static void run_procs_with(uint32_t n, const char *const *specs, const char *workload, const char *params,
-                           const char *port, int auto_shares, proc_t *procs) {
+                           const char *port, int auto_shares, const inputs_t *in, proc_t *procs) {
   tt_t *tt = tt_create(n);
   pthread_t th[TT_MAX];
   for (uint32_t k = 0; k < n; k++) {
@@ -81,6 +84,7 @@ static void run_procs_with(uint32_t n, const char *const *specs, const char *wor
                         .workload = workload,
                         .params = params,
                         .port = port,
+                        .in = in ? *in : (inputs_t){NULL, NULL},
                         .auto_shares = auto_shares};
     if (!strcmp(workload, "simpson")) procs[k].metric_name = "integral";
     pthread_create(&th[k], NULL, proc_main, &procs[k]);
@@ -91,25 +95,27 @@ static void run_procs_with(uint32_t n, const char *const *specs, const char *wor
 
 static void run_procs(uint32_t n, const char *const *specs, const char *workload, const char *params, const char *port,
                       proc_t *procs) {
-  run_procs_with(n, specs, workload, params, port, 0, procs);
+  run_procs_with(n, specs, workload, params, port, 0, NULL, procs);
 }
 
 static void run_procs_auto(uint32_t n, const char *const *specs, const char *workload, const char *params,
                            const char *port, proc_t *procs) {
-  run_procs_with(n, specs, workload, params, port, 1, procs);
+  run_procs_with(n, specs, workload, params, port, 1, NULL, procs);
 }
 
 static void procs_free(proc_t *procs, uint32_t n) {
   for (uint32_t k = 0; k < n; k++) free(procs[k].out);
 }
 
-/* The one-device run's output port (or metric) on cpu:0. */
-static hc_status_t alone(const char *workload, const char *params, const char *port, void **out, size_t *bytes,
-                         double *metric) {
+/* The one-device run's output port (or metric) on cpu:0, with inputs in
+ * (NULL: none). */
+static hc_status_t alone(const char *workload, const char *params, const inputs_t *in, const char *port, void **out,
+                         size_t *bytes, double *metric) {
   hc_context_t *ctx = th_context();
   hc_job_t *job = th_job(ctx, workload, params);
   hc_device_t *dev = th_device("cpu:0");
-  hc_status_t st = job && dev ? set_inputs(job) : HC_ERR_PARAM;
+  const inputs_t none = {NULL, NULL};
+  hc_status_t st = job && dev ? set_inputs(job, in ? in : &none) : HC_ERR_PARAM;
   if (st == HC_OK) st = hc_job_run(job, dev, 0);
   hc_field_t *f = st == HC_OK && port ? hc_job_output(job, port) : NULL;
   *out = NULL;
@@ -143,7 +149,7 @@ static void test_fields_bit_identical(void) {
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     void *want = NULL;
     size_t bytes = 0;
-    TH_ASSERT_OK(alone(cases[c].workload, cases[c].params, cases[c].port, &want, &bytes, NULL));
+    TH_ASSERT_OK(alone(cases[c].workload, cases[c].params, NULL, cases[c].port, &want, &bytes, NULL));
     for (int l = 0; l < 2; l++) {
       proc_t procs[2];
       run_procs(2, layouts[l], cases[c].workload, cases[c].params, cases[c].port, procs);
@@ -190,7 +196,7 @@ static void test_reduction_in_part_order(void) {
   CU_ASSERT_EQUAL(in_process, procs[0].metric);
   void *none = NULL;
   size_t bytes = 0;
-  TH_ASSERT_OK(alone("simpson", params, NULL, &none, &bytes, &one));
+  TH_ASSERT_OK(alone("simpson", params, NULL, NULL, &none, &bytes, &one));
   CU_ASSERT(th_rel(procs[0].metric, one) <= 1e-15);
   hc_job_destroy(job);
   hc_devset_destroy(set);
@@ -239,7 +245,7 @@ static void test_shares_from_the_history(void) {
            1000 + (long)((unsigned long)time(NULL) * 7919u + (unsigned long)getpid()) % 1000000000L);
   void *want = NULL;
   size_t bytes = 0;
-  TH_ASSERT_OK(alone("jacobi", params, "u", &want, &bytes, NULL));
+  TH_ASSERT_OK(alone("jacobi", params, NULL, "u", &want, &bytes, NULL));
   faulty_slow(0.003);
   for (int run = 0; run < 2; run++) {
     proc_t procs[2];
@@ -289,22 +295,23 @@ static void test_input_fields(void) {
   hc_device_t *cpu0 = th_device("cpu:0");
   CU_ASSERT_PTR_NOT_NULL_FATAL(cpu0);
   for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
-    TH_ASSERT_OK(hc_field_create(cpu0, HC_F32, 2, runs[r].shape, &input_f));
-    TH_ASSERT_OK(hc_field_create(cpu0, HC_F32, 2, runs[r].shape, &input_u0));
-    const size_t n = hc_field_count(input_f);
+    inputs_t in = {NULL, NULL};
+    TH_ASSERT_OK(hc_field_create(cpu0, HC_F32, 2, runs[r].shape, &in.f));
+    TH_ASSERT_OK(hc_field_create(cpu0, HC_F32, 2, runs[r].shape, &in.u0));
+    const size_t n = hc_field_count(in.f);
     float *host = malloc(n * sizeof *host);
     CU_ASSERT_PTR_NOT_NULL_FATAL(host);
     for (size_t i = 0; i < n; i++) host[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
-    TH_ASSERT_OK(hc_field_write(input_f, host));
+    TH_ASSERT_OK(hc_field_write(in.f, host));
     for (size_t i = 0; i < n; i++) host[i] = (float)((i * 104729) % 997) / 997.0f;
-    TH_ASSERT_OK(hc_field_write(input_u0, host));
+    TH_ASSERT_OK(hc_field_write(in.u0, host));
     free(host);
     void *want = NULL;
     size_t bytes = 0;
-    TH_ASSERT_OK(alone(runs[r].workload, runs[r].params, "u", &want, &bytes, NULL));
+    TH_ASSERT_OK(alone(runs[r].workload, runs[r].params, &in, "u", &want, &bytes, NULL));
     for (size_t l = 0; l < sizeof layouts / sizeof *layouts; l++) {
       proc_t procs[2];
-      run_procs(2, layouts[l], runs[r].workload, runs[r].params, "u", procs);
+      run_procs_with(2, layouts[l], runs[r].workload, runs[r].params, "u", 0, &in, procs);
       for (int k = 0; k < 2; k++) {
         if (procs[k].st != HC_OK) fprintf(stderr, "%s, process %d: %s\n", runs[r].workload, k, procs[k].error);
         CU_ASSERT_EQUAL(procs[k].st, HC_OK);
@@ -314,9 +321,8 @@ static void test_input_fields(void) {
       procs_free(procs, 2);
     }
     free(want);
-    hc_field_destroy(input_f);
-    hc_field_destroy(input_u0);
-    input_f = input_u0 = NULL;
+    hc_field_destroy(in.f);
+    hc_field_destroy(in.u0);
   }
 }
 

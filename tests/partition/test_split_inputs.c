@@ -198,6 +198,8 @@ static void test_pipeline_hand_over_to_a_set(void) {
       TH_ASSERT_OK(hc_pipeline_parse(ctx, chains[c][k], &p));
       hc_devset_t *set = hc_pipeline_stage_set(p, 1);
       CU_ASSERT_EQUAL(set != NULL, k == 1);
+      CU_ASSERT_PTR_NULL(hc_pipeline_stage_set(p, 2)); /* no such stage */
+      CU_ASSERT_PTR_NULL(hc_pipeline_stage_set(NULL, 0));
       if (set) TH_ASSERT_OK(hc_devset_parse_weights(set, "equal")); /* (not the history's: it may leave one out) */
       TH_ASSERT_OK(hc_pipeline_run(p, 0));
       if (set) CU_ASSERT_EQUAL(hc_devset_parts(set), hc_devset_count(set));
