@@ -202,6 +202,27 @@ int th_main(int argc, char **argv, void (*register_tests)(void)) {
   return fails ? 1 : 0;
 }
 
+hc_field_t *th_random_field(hc_device_t *dev, hc_dtype_t dt, uint32_t rank, const int64_t *shape, unsigned seed) {
+  hc_field_t *f = NULL;
+  if (hc_field_create(dev, dt, rank, shape, &f) != HC_OK) return NULL;
+  const size_t n = hc_field_count(f);
+  void *host = malloc(hc_field_bytes(f));
+  for (size_t i = 0; host && i < n; i++) {
+    seed = seed * 1103515245u + 12345u;
+    const double v = (double)(seed >> 8 & 0xffff) / 32768.0 - 1.0;
+    if (dt == HC_F64)
+      ((double *)host)[i] = v;
+    else
+      ((float *)host)[i] = (float)v;
+  }
+  if (!host || hc_field_write(f, host) != HC_OK) {
+    hc_field_destroy(f);
+    f = NULL;
+  }
+  free(host);
+  return f;
+}
+
 hc_job_t *th_job(hc_context_t *in, const char *workload, const char *params) {
   hc_job_t *job = NULL;
   if (hc_job_create(in, workload, &job) != HC_OK) return NULL;

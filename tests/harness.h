@@ -38,6 +38,10 @@ void th_expect_usage_error(const char *workload, const char *device, const char 
  * "" for none); NULL when the workload or a parameter is refused. */
 hc_job_t *th_job(hc_context_t *in, const char *workload, const char *params);
 
+/* A field of `shape` on dev (f32 or f64) with pseudo-random values in
+ * [-1, 1) from seed; NULL when it cannot be made. */
+hc_field_t *th_random_field(hc_device_t *dev, hc_dtype_t dt, uint32_t rank, const int64_t *shape, unsigned seed);
+
 /* 1 under a tool that makes the program many times slower (valgrind, or a
  * sanitizer build: HC_SANITIZED, set by tests/run.py): tests scale their
  * work down and drop wall-time bounds then. */

@@ -295,17 +295,9 @@ static void test_input_fields(void) {
   hc_device_t *cpu0 = th_device("cpu:0");
   CU_ASSERT_PTR_NOT_NULL_FATAL(cpu0);
   for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
-    inputs_t in = {NULL, NULL};
-    TH_ASSERT_OK(hc_field_create(cpu0, HC_F32, 2, runs[r].shape, &in.f));
-    TH_ASSERT_OK(hc_field_create(cpu0, HC_F32, 2, runs[r].shape, &in.u0));
-    const size_t n = hc_field_count(in.f);
-    float *host = malloc(n * sizeof *host);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(host);
-    for (size_t i = 0; i < n; i++) host[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
-    TH_ASSERT_OK(hc_field_write(in.f, host));
-    for (size_t i = 0; i < n; i++) host[i] = (float)((i * 104729) % 997) / 997.0f;
-    TH_ASSERT_OK(hc_field_write(in.u0, host));
-    free(host);
+    inputs_t in = {th_random_field(cpu0, HC_F32, 2, runs[r].shape, 11 + (unsigned)r),
+                   th_random_field(cpu0, HC_F32, 2, runs[r].shape, 110 + (unsigned)r)};
+    CU_ASSERT_FATAL(in.f && in.u0);
     void *want = NULL;
     size_t bytes = 0;
     TH_ASSERT_OK(alone(runs[r].workload, runs[r].params, &in, "u", &want, &bytes, NULL));

@@ -110,27 +110,13 @@ static void test_rows_follow_speed(void) {
   }
 }
 
-/* A field of rank 2, rows x cols, of v(i, j). */
-static hc_field_t *make_field(int64_t rows, int64_t cols, double (*v)(int64_t, int64_t)) {
-  hc_field_t *f = NULL;
-  const int64_t shape[2] = {rows, cols};
-  TH_ASSERT_OK(hc_field_create(th_device("cpu:0"), HC_F64, 2, shape, &f));
-  double *h = malloc((size_t)(rows * cols) * sizeof *h);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-  for (int64_t i = 0; i < rows; i++)
-    for (int64_t j = 0; j < cols; j++) h[i * cols + j] = v(i, j);
-  TH_ASSERT_OK(hc_field_write(f, h));
-  free(h);
-  return f;
-}
-
-static double wavy(int64_t i, int64_t j) { return (double)((i * 37 + j * 11) % 23) - 11.0; }
-static double ramp(int64_t i, int64_t j) { return 1e-3 * (double)(i - j); }
-
 /* f and u0 as fields over three parts: the moved rows of f are the
  * part's own copy, and the field is still the one-device run's. */
 static void test_input_fields_move(void) {
-  hc_field_t *f = make_field(241, 199, wavy), *u0 = make_field(241, 199, ramp);
+  const int64_t shape[2] = {241, 199};
+  hc_field_t *f = th_random_field(th_device("cpu:0"), HC_F64, 2, shape, 3),
+             *u0 = th_random_field(th_device("cpu:0"), HC_F64, 2, shape, 4);
+  CU_ASSERT_FATAL(f && u0);
   const char *params = th_slow_tool() ? "iters=48 tol=0 dtype=f64" : "iters=160 tol=0 dtype=f64";
   outcome_t whole = run_split("jacobi", "cpu:0", NULL, params, f, u0);
   setenv("HC_SPLIT_REBALANCE", "always", 1);

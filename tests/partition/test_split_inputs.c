@@ -14,28 +14,6 @@
 
 #include "harness.h"
 
-/* A field of `shape` on dev with pseudo-random values in [-1, 1). */
-static hc_field_t *random_field(hc_device_t *dev, hc_dtype_t dt, uint32_t rank, const int64_t *shape, unsigned seed) {
-  hc_field_t *f = NULL;
-  if (hc_field_create(dev, dt, rank, shape, &f) != HC_OK) return NULL;
-  const size_t n = hc_field_count(f);
-  void *host = malloc(hc_field_bytes(f));
-  for (size_t i = 0; host && i < n; i++) {
-    seed = seed * 1103515245u + 12345u;
-    const double v = (double)(seed >> 8 & 0xffff) / 32768.0 - 1.0;
-    if (dt == HC_F64)
-      ((double *)host)[i] = v;
-    else
-      ((float *)host)[i] = (float)v;
-  }
-  if (!host || hc_field_write(f, host) != HC_OK) {
-    hc_field_destroy(f);
-    f = NULL;
-  }
-  free(host);
-  return f;
-}
-
 /* Runs workload with params and the input fields over the set (weights
  * NULL: equal); returns u on the host (NULL on failure, with *st) and the
  * parts it ran in *parts. The job's inputs are the caller's afterwards. */
@@ -96,8 +74,8 @@ static void test_input_fields_bit_identical(void) {
   hc_device_t *cpu0 = th_device("cpu:0");
   CU_ASSERT_PTR_NOT_NULL_FATAL(cpu0);
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-    hc_field_t *f = random_field(cpu0, cases[c].dt, cases[c].rank, cases[c].shape, 7 + (unsigned)c);
-    hc_field_t *u0 = random_field(cpu0, cases[c].dt, cases[c].rank, cases[c].shape, 70 + (unsigned)c);
+    hc_field_t *f = th_random_field(cpu0, cases[c].dt, cases[c].rank, cases[c].shape, 7 + (unsigned)c);
+    hc_field_t *u0 = th_random_field(cpu0, cases[c].dt, cases[c].rank, cases[c].shape, 70 + (unsigned)c);
     CU_ASSERT_FATAL(f && u0);
     size_t bytes = 0, got_bytes = 0;
     uint32_t parts = 0;
@@ -126,7 +104,7 @@ static void test_input_files_bit_identical(void) {
   hc_device_t *cpu0 = th_device("cpu:0");
   CU_ASSERT_PTR_NOT_NULL_FATAL(cpu0);
   const int64_t shape[3] = {23, 17, 19};
-  hc_field_t *f = random_field(cpu0, HC_F64, 3, shape, 3), *u0 = random_field(cpu0, HC_F32, 3, shape, 4);
+  hc_field_t *f = th_random_field(cpu0, HC_F64, 3, shape, 3), *u0 = th_random_field(cpu0, HC_F32, 3, shape, 4);
   CU_ASSERT_FATAL(f && u0);
   char fpath[512], upath[512], params[1200];
   snprintf(fpath, sizeof fpath, "%s/f.npy", th_tmpdir());
@@ -161,7 +139,7 @@ static void test_input_rows_refused(void) {
   hc_device_t *cpu0 = th_device("cpu:0");
   CU_ASSERT_PTR_NOT_NULL_FATAL(cpu0);
   const int64_t shape[2] = {40, 37};
-  hc_field_t *f = random_field(cpu0, HC_F32, 2, shape, 5);
+  hc_field_t *f = th_random_field(cpu0, HC_F32, 2, shape, 5);
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
   hc_context_t *ctx = th_context();
   hc_job_t *job = th_job(ctx, "jacobi", "n=41x37 iters=5");
