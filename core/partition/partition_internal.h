@@ -85,11 +85,14 @@ struct hc_part {
    * moved): from t0, with the waits from idle0 and its own calls'
    * time (excluded) left out, over `windows` calls; this part's rate
    * (rows per second of its own work), the time its last move of rows
-   * took, and the moves made. */
+   * took, and the moves made. Its work per row (row_s, 0 until known)
+   * comes from its window before a move (fit_rows rows, fit_window
+   * seconds; fit_point: not yet used) and the one after. */
   struct {
-    int started, moved_last;
+    int started, moved_last, fit_point;
     uint32_t windows;
-    double t0, idle0, excluded, rate, move_s;
+    int64_t fit_rows;
+    double t0, idle0, excluded, rate, move_s, row_s, fit_window;
     uint32_t moves;
     int64_t rows_moved;
   } balance;

@@ -28,16 +28,34 @@
 /* Rows go half the way to the measured shares each time: one window's
  * figures may be off, and the next call corrects the rest. */
 #define REBALANCE_STEP 0.5
+/* Parts whose windows differ by this factor move rows once even when the
+ * rows-proportional model promises little (see plan_moves). */
+#define REBALANCE_PROBE 1.25
 
 typedef struct {
-  double busy_s;
-  double move_s; /* its last move of rows (0 before one) */
+  double busy_s;  /* its own work over the windows since rows last moved */
+  double row_s;   /* a window's work per row, from its last two row counts (0: not known) */
+  double fixed_s; /* a window's work that does not grow with its rows (with row_s) */
+  double move_s;  /* what moving would cost it */
   int64_t rows;
   int32_t can_move; /* 0: this part's rows are fixed (a bridge's part, HC_SPLIT_REBALANCE=off) */
   int32_t mode;     /* HC_SPLIT_REBALANCE: 0 auto, 1 on, 3 always */
   uint32_t backend; /* a hash of its device's backend name */
   uint32_t pad;
 } balance_fig_t;
+
+/* A part's model of one window's work: fixed + rows * per_row. Until its
+ * rows have moved once it is taken as proportional to its rows. */
+static void window_model(const balance_fig_t *f, double windows, double *fixed, double *per_row) {
+  const double window = f->busy_s / windows;
+  if (f->row_s > 0) {
+    *per_row = f->row_s;
+    *fixed = f->fixed_s;
+  } else {
+    *per_row = window / (double)f->rows;
+    *fixed = 0;
+  }
+}
 
 /* FNV-1a of the backend part of a device name ("cpu" of "cpu:1"). */
 static uint32_t backend_hash(const hc_device_t *dev) {
@@ -48,33 +66,41 @@ static uint32_t backend_hash(const hc_device_t *dev) {
 
 /* New boundaries b[1..n-1] (b[0] = 0, b[n] = rows) from the figures (of
  * `windows` calls' work since the last move), or 0 when nothing should
- * move. old[] the current boundaries; every new one
- * stays inside its two parts' current rows, min_rows from their ends, so
- * that each row (and each ghost row) comes from a neighbour. */
+ * move. old[] the current boundaries; every new one stays inside its two
+ * parts' current rows, min_rows from their ends, so that each row (and
+ * each ghost row) comes from a neighbour. The targets give every part the
+ * same time per window under its model (fixed + rows * per_row). */
 static int plan_moves(const balance_fig_t *fig, uint32_t n, const int64_t *old, int64_t min_rows, double windows,
                       double windows_left, int64_t *b) {
-  double rate_sum = 0, slowest = 0, move_s = 0;
+  double slowest = 0, fastest = INFINITY, move_s = 0, inv_sum = 0, fixed_sum = 0;
   int every_time = 1; /* HC_SPLIT_REBALANCE=always on every part: no gain or cost asked */
+  int modelled = 0;   /* parts whose rows have moved once: a fixed cost is known */
   for (uint32_t i = 0; i < n; i++) {
     move_s = fmax(move_s, fig[i].move_s);
-    if (!fig[i].can_move || !(fig[i].busy_s > 0)) return 0;
+    if (!fig[i].can_move || !(fig[i].busy_s > 0) || fig[i].rows < 1) return 0;
     /* Devices of two backends may round differently: by default the rows
      * stay where they were planned, so that a run repeats bit for bit. */
     if (fig[i].backend != fig[0].backend && !(fig[i].mode && fig[0].mode)) return 0;
     every_time &= fig[i].mode == 3;
-    rate_sum += (double)fig[i].rows / fig[i].busy_s;
-    slowest = fmax(slowest, fig[i].busy_s);
+    modelled += fig[i].row_s > 0;
+    double fixed, per_row;
+    window_model(&fig[i], windows, &fixed, &per_row);
+    inv_sum += 1 / per_row;
+    fixed_sum += fixed / per_row;
+    slowest = fmax(slowest, fig[i].busy_s / windows);
+    fastest = fmin(fastest, fig[i].busy_s / windows);
   }
-  const double total = (double)old[n];
+  /* the common time T with sum_i (T - fixed_i) / per_row_i = all rows */
+  const double total = (double)old[n], common = (total + fixed_sum) / inv_sum;
   double acc = 0;
   b[0] = 0;
   b[n] = old[n];
   for (uint32_t i = 0; i + 1 < n; i++) {
-    const double rate = (double)fig[i].rows / fig[i].busy_s;
-    const double want = (double)fig[i].rows + REBALANCE_STEP * (rate / rate_sum * total - (double)fig[i].rows);
-    acc += want;
-    int64_t v = (int64_t)llround(acc);
-    const int64_t lo = old[i] + min_rows, hi = old[i + 2] - min_rows;
+    double fixed, per_row;
+    window_model(&fig[i], windows, &fixed, &per_row);
+    const double target = (common - fixed) / per_row;
+    acc += (double)fig[i].rows + REBALANCE_STEP * (target - (double)fig[i].rows);
+    const int64_t v = (int64_t)llround(acc), lo = old[i] + min_rows, hi = old[i + 2] - min_rows;
     b[i + 1] = v < lo ? lo : v > hi ? hi : v;
   }
   int changed = 0;
@@ -82,12 +108,18 @@ static int plan_moves(const balance_fig_t *fig, uint32_t n, const int64_t *old, 
   for (uint32_t i = 0; i < n; i++) {
     if (b[i + 1] - b[i] < min_rows) return 0;
     changed |= b[i + 1] != old[i + 1];
-    predicted = fmax(predicted, (double)(b[i + 1] - b[i]) * fig[i].busy_s / (double)fig[i].rows);
+    double fixed, per_row;
+    window_model(&fig[i], windows, &fixed, &per_row);
+    predicted = fmax(predicted, fixed + (double)(b[i + 1] - b[i]) * per_row);
   }
-  const double saving = slowest - predicted;
+  const double saving = slowest - predicted; /* a window's */
   if (!changed || every_time) return changed;
-  return saving > REBALANCE_MIN_GAIN * slowest &&
-         saving / windows * (windows_left > 1 ? windows_left : 1) > REBALANCE_COST_FACTOR * move_s;
+  /* Before any part knows its fixed cost the model may call a part with
+   * few rows slow per row: a clear imbalance moves rows once anyway (the
+   * direction is right), so that every part learns its own. */
+  const int probe = !modelled && slowest > REBALANCE_PROBE * fastest;
+  return saving > 0 && (saving > REBALANCE_MIN_GAIN * slowest || probe) &&
+         saving * (windows_left > 1 ? windows_left : 1) > REBALANCE_COST_FACTOR * move_s;
 }
 
 /* Rows [a, b) ∩ [c, d) as [*lo, *hi) (empty: *hi <= *lo). */
@@ -211,15 +243,26 @@ HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32
   const double t0 = now;
   long long mode = 0;                                                /* auto, on, off, always */
   if (hc_config_int("HC_SPLIT_REBALANCE", &mode) != HC_OK) mode = 0; /* checked when the context was made */
-  /* what moving would cost this part: the last move's time, and at least
-   * what remaking its slab fields takes */
+  /* What moving would cost this part: the last move's time, and on a
+   * device whose memory is the host's at least what remaking its slab
+   * fields takes (fresh pages, a copy on the part's own cores). */
   double slab_bytes = 0;
-  for (uint32_t k = 0; k < nfields; k++)
-    if (hc_field_rank(*fields[k]) >= 1 && hc_field_shape(*fields[k])[0] != p->rows)
-      slab_bytes += (double)hc_field_bytes(*fields[k]);
-  balance_fig_t mine = {now - p->balance.t0 - (idle_now - p->balance.idle0) - p->balance.excluded,
-                        fmax(p->balance.move_s, slab_bytes / REBALANCE_SLAB_BYTES_PER_S),
-                        p->hi - p->lo,
+  for (uint32_t k = 0; k < nfields && p->halo > 0; k++) slab_bytes += (double)hc_field_bytes(*fields[k]);
+  const int host_memory = nfields && hc_device_info(hc_field_device(*fields[0]))->type == HC_DEVICE_CPU;
+  const double busy = now - p->balance.t0 - (idle_now - p->balance.idle0) - p->balance.excluded;
+  const int64_t rows = p->hi - p->lo;
+  /* The work per row from this part's rows before and after its last move. */
+  if (p->balance.fit_point && rows != p->balance.fit_rows) {
+    const double per_row = (busy / p->balance.windows - p->balance.fit_window) / (double)(rows - p->balance.fit_rows);
+    if (per_row > 0 && isfinite(per_row)) p->balance.row_s = per_row;
+  }
+  p->balance.fit_point = 0;
+  const double window = busy / p->balance.windows;
+  balance_fig_t mine = {busy,
+                        p->balance.row_s,
+                        p->balance.row_s > 0 ? fmax(0, window - (double)rows * p->balance.row_s) : 0,
+                        fmax(p->balance.move_s, host_memory ? slab_bytes / REBALANCE_SLAB_BYTES_PER_S : 0),
+                        rows,
                         mode != 2 && !p->fixed_rows,
                         mode == 1 || mode == 3 ? (int32_t)mode : 0,
                         nfields ? backend_hash(hc_field_device(*fields[0])) : 0,
@@ -252,6 +295,9 @@ HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32
   if (st == HC_OK && go) {
     p->balance.move_s = hc_now() - move0;
     p->balance.moved_last = 1;
+    p->balance.fit_point = 1; /* this window against the next, for the work per row */
+    p->balance.fit_rows = rows;
+    p->balance.fit_window = window;
     int64_t rows_moved = 0;
     for (uint32_t i = 1; i < p->count; i++) rows_moved += llabs(b[i] - old[i]);
     p->lo = b[p->index];
