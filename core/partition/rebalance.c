@@ -1,10 +1,10 @@
-/* Rows that follow the parts' measured speed while a slab split runs
+/* Rows that follow the parts' measured speed while a split runs
  * (hc_part_rebalance): the planned shares are a guess (the history's, or
  * equal), and a part whose device runs slower than planned, or slows down
  * mid-run (a core shared with another process, a busier memory node),
  * holds every other part back at each exchange. Every part gives its rows
- * and its own work since the last call (the window less its waits for the
- * others); every part computes the same new boundaries from the same
+ * and its own work since its rows last moved (the time less its waits for
+ * the others); every part computes the same new boundaries from the same
  * figures, and rows move only between neighbours, through the transport's
  * halo exchange, so that any transport (threads, MPI ranks) carries them. */
 #include <math.h>
