@@ -28,8 +28,9 @@
 /* Rows go half the way to the measured shares each time: one window's
  * figures may be off, and the next call corrects the rest. */
 #define REBALANCE_STEP 0.5
-/* Parts whose windows differ by this factor move rows once even when the
- * rows-proportional model promises little (see plan_moves). */
+/* Parts whose windows (two or more added up) differ by this factor move
+ * rows once even when the rows-proportional model promises little (see
+ * plan_moves). */
 #define REBALANCE_PROBE 1.25
 
 typedef struct {
@@ -115,9 +116,10 @@ static int plan_moves(const balance_fig_t *fig, uint32_t n, const int64_t *old, 
   const double saving = slowest - predicted; /* a window's */
   if (!changed || every_time) return changed;
   /* Before any part knows its fixed cost the model may call a part with
-   * few rows slow per row: a clear imbalance moves rows once anyway (the
-   * direction is right), so that every part learns its own. */
-  const int probe = !modelled && slowest > REBALANCE_PROBE * fastest;
+   * few rows slow per row: a clear imbalance, over two windows at least
+   * (one may be noise), moves rows once anyway (the direction is right),
+   * so that every part learns its own. */
+  const int probe = !modelled && windows >= 2 && slowest > REBALANCE_PROBE * fastest;
   return saving > 0 && (saving > REBALANCE_MIN_GAIN * slowest || probe) &&
          saving * (windows_left > 1 ? windows_left : 1) > REBALANCE_COST_FACTOR * move_s;
 }
@@ -322,7 +324,8 @@ HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32
 void hc__part_note_moves(const hc_part_t *p, hc_job_t *job) {
   if (p->balance.moves)
     hc_job_note(job,
-                "rows moved between the parts while they ran, to follow their measured speed: %u time%s, %lld rows "
-                "in all (HC_SPLIT_REBALANCE=off keeps the planned rows)",
-                p->balance.moves, p->balance.moves == 1 ? "" : "s", (long long)p->balance.rows_moved);
+                "rows moved between the parts while they ran, to follow their measured speed: %u time%s, %lld "
+                "row%s in all (HC_SPLIT_REBALANCE=off keeps the planned rows)",
+                p->balance.moves, p->balance.moves == 1 ? "" : "s", (long long)p->balance.rows_moved,
+                p->balance.rows_moved == 1 ? "" : "s");
 }

@@ -136,7 +136,7 @@ def test_rows_move_between_ranks_to_follow_their_speed(workload, ranks, gather_m
     they run (hc_part_rebalance), the report says so, and u, gathered or
     written in place, is one process's bit for bit."""
     args = {'jacobi': ['--workload=jacobi', 'dim=3', 'n=81', 'dtype=f64', 'iters=160', 'tol=0'],
-            'multigrid': ['--workload=multigrid', 'dim=3', 'n=65', 'dtype=f64', 'tol=0', 'cycles=8']}[workload]
+            'multigrid': ['--workload=multigrid', 'dim=3', 'n=129', 'dtype=f64', 'tol=0', 'cycles=8']}[workload]
     one = tmp_path / 'one'
     r1 = single(['--backend=cpu', '--output=%s' % one] + args)
     assert r1.returncode == 0, r1.stderr
