@@ -332,7 +332,6 @@ HC_API hc_status_t hc_part_barrier(hc_part_t *p) {
 HC_API hc_status_t hc_part_own_rows(const hc_part_t *p, hc_field_t **f) {
   if (!f || !*f || hc_field_rank(*f) < 1) return hc_error(HC_ERR_INVALID_ARG, "hc_part_own_rows: no field");
   if (!p) return HC_OK;
-  const uint32_t rank = hc_field_rank(*f);
   const int64_t *shape = hc_field_shape(*f);
   /* Where row lo is: a whole field holds every row, a slab field starts
    * `below` ghost rows before it (the two agree where a slab is whole). */
@@ -347,23 +346,34 @@ HC_API hc_status_t hc_part_own_rows(const hc_part_t *p, hc_field_t **f) {
                     "its ghost rows",
                     hc_field_name(*f), (long long)shape[0], (long long)p->rows,
                     (long long)(p->hi - p->lo + p->below + p->above));
-  int64_t own_shape[HC_MAX_DIMS];
-  memcpy(own_shape, shape, rank * sizeof *shape);
-  own_shape[0] = p->hi - p->lo;
-  const size_t row = hc_field_bytes(*f) / (size_t)shape[0];
   hc_field_t *own = NULL;
-  hc_status_t st = hc_field_create(hc_field_device(*f), hc_field_dtype(*f), rank, own_shape, &own);
-  if (st == HC_OK)
-    st = hc_buffer_copy(hc_field_buffer(own), 0, hc_field_buffer(*f), first * row, (size_t)own_shape[0] * row);
-  if (st != HC_OK) {
-    hc_field_destroy(own);
-    return st;
-  }
-  hc_field_set_spacing(own, hc_field_spacing(*f));
-  hc_field_set_origin(own, hc_field_origin(*f));
-  hc_field_set_name(own, hc_field_name(*f));
+  hc_status_t st = hc__field_rows_copy(*f, p->hi - p->lo, 0, (int64_t)first, p->hi - p->lo, &own);
+  if (st != HC_OK) return st;
   hc_field_destroy(*f);
   *f = own;
+  return HC_OK;
+}
+
+hc_status_t hc__field_rows_copy(const hc_field_t *f, int64_t rows, int64_t at, int64_t from, int64_t n,
+                                hc_field_t **out) {
+  const uint32_t rank = hc_field_rank(f);
+  const int64_t *shape = hc_field_shape(f);
+  int64_t new_shape[HC_MAX_DIMS];
+  memcpy(new_shape, shape, rank * sizeof *shape);
+  new_shape[0] = rows;
+  const size_t row = hc_field_bytes(f) / (size_t)shape[0];
+  hc_field_t *g = NULL;
+  hc_status_t st = hc_field_create(hc_field_device(f), hc_field_dtype(f), rank, new_shape, &g);
+  if (st == HC_OK && n > 0)
+    st = hc_buffer_copy(hc_field_buffer(g), (size_t)at * row, hc_field_buffer(f), (size_t)from * row, (size_t)n * row);
+  if (st != HC_OK) {
+    hc_field_destroy(g);
+    return st;
+  }
+  hc_field_set_spacing(g, hc_field_spacing(f));
+  hc_field_set_origin(g, hc_field_origin(f));
+  hc_field_set_name(g, hc_field_name(f));
+  *out = g;
   return HC_OK;
 }
 

@@ -139,6 +139,11 @@ typedef struct part_inputs {
 hc_status_t hc__part_inputs_place(hc_job_t *job, const split_plan_t *pl, const hc_part_t *part, hc_device_t *dev,
                                   part_inputs_t *pi);
 void hc__part_inputs_restore(hc_job_t *job, part_inputs_t *pi);
+/* A new field on f's device like f (dtype, other axes, name, spacing,
+ * origin) with `rows` rows along axis 0, holding f's rows [from, from + n)
+ * at row `at`; its other rows are not written. */
+hc_status_t hc__field_rows_copy(const hc_field_t *f, int64_t rows, int64_t at, int64_t from, int64_t n,
+                                hc_field_t **out);
 /* A note on the job saying how often the part's rows moved, if they did
  * (every part knows the same moves). */
 void hc__part_note_moves(const hc_part_t *part, hc_job_t *job);

@@ -179,8 +179,11 @@ static hc_status_t trade_rows(hc_part_t *p, hc_buffer_t *src, int64_t src_first,
  * buffer and takes the rows that change hands, and `width` rows around
  * the new own rows. Laid out as [below | own rows | above] (a slab split),
  * it is replaced by a field of the new layout: the rows this part owned
- * are copied on the device, the neighbours send the rows they owned. */
-static hc_status_t move_field(hc_part_t *p, hc_field_t **f, const int64_t *old, const int64_t *b, uint32_t width) {
+ * are copied on the device, the neighbours send the rows they owned. A
+ * borrowed field is never written nor destroyed: a whole one is replaced
+ * by a copy that then takes the rows. */
+static hc_status_t move_field(hc_part_t *p, hc_field_t **f, int borrowed, const int64_t *old, const int64_t *b,
+                              uint32_t width) {
   const uint32_t i = p->index, rank = hc_field_rank(*f);
   const int64_t *shape = hc_field_shape(*f);
   const int whole = p->halo == 0;
@@ -192,38 +195,34 @@ static hc_status_t move_field(hc_part_t *p, hc_field_t **f, const int64_t *old, 
                     (long long)(whole ? p->rows : old[i + 1] - old[i] + p->below + p->above));
   }
   const size_t rb = hc_field_bytes(*f) / (size_t)shape[0];
-  if (whole) return trade_rows(p, hc_field_buffer(*f), 0, hc_field_buffer(*f), 0, rb, old, b, width, hc_field_name(*f));
-  const int64_t first = b[i] - p->below, last = b[i + 1] + p->above, ofirst = old[i] - p->below;
-  int64_t new_shape[HC_MAX_DIMS];
-  memcpy(new_shape, shape, rank * sizeof *shape);
-  new_shape[0] = last - first;
+  /* the new layout's rows [first, last) and the old one's first row */
+  const int64_t first = whole ? 0 : b[i] - p->below, last = whole ? p->rows : b[i + 1] + p->above;
+  const int64_t ofirst = whole ? 0 : old[i] - p->below;
+  const uint32_t w = whole ? width : p->halo;
+  if (whole && !borrowed)
+    return trade_rows(p, hc_field_buffer(*f), 0, hc_field_buffer(*f), 0, rb, old, b, w, hc_field_name(*f));
+  int64_t lo = first, hi = last; /* kept: a whole copy, or the own rows that stay */
+  if (!whole) overlap(first, last, old[i], old[i + 1], &lo, &hi);
   hc_field_t *g = NULL;
-  hc_status_t st = hc_field_create(hc_field_device(*f), hc_field_dtype(*f), rank, new_shape, &g);
-  int64_t lo, hi;
-  overlap(first, last, old[i], old[i + 1], &lo, &hi); /* kept */
-  if (st == HC_OK && hi > lo)
-    st = hc_buffer_copy(hc_field_buffer(g), (size_t)(lo - first) * rb, hc_field_buffer(*f), (size_t)(lo - ofirst) * rb,
-                        (size_t)(hi - lo) * rb);
+  hc_status_t st = hc__field_rows_copy(*f, last - first, lo - first, lo - ofirst, hi - lo, &g);
   if (st != HC_OK) p->tr->ops->abort(p->tr, p->index); /* before the exchange the others wait in */
-  hc_status_t tr = trade_rows(p, hc_field_buffer(*f), ofirst, g ? hc_field_buffer(g) : NULL, first, rb, old, b, p->halo,
+  hc_status_t tr = trade_rows(p, hc_field_buffer(*f), ofirst, g ? hc_field_buffer(g) : NULL, first, rb, old, b, w,
                               hc_field_name(*f));
   if (st == HC_OK) st = tr;
   if (st != HC_OK) {
     hc_field_destroy(g);
     return st;
   }
-  hc_field_set_spacing(g, hc_field_spacing(*f));
-  hc_field_set_origin(g, hc_field_origin(*f));
-  hc_field_set_name(g, hc_field_name(*f));
-  hc_field_destroy(*f);
+  if (!borrowed) hc_field_destroy(*f);
   *f = g;
   return HC_OK;
 }
 
-HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32_t nfields, uint32_t width,
-                                     double windows_left, int *moved) {
+HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32_t nfields, uint32_t borrowed,
+                                     uint32_t width, double windows_left, int *moved) {
   if (moved) *moved = 0;
   if (!p || !moved || (nfields && !fields)) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: NULL argument");
+  if (nfields > 32) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: %u fields, at most 32", nfields);
   for (uint32_t k = 0; k < nfields; k++)
     if (!fields[k] || !*fields[k]) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: field %u is NULL", k);
   /* The first call only starts measuring, and so does the first after a
@@ -293,7 +292,8 @@ HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32
          plan_moves(fig, p->count, old, min_rows > 0 ? min_rows : 1, p->balance.windows, windows_left, b);
   }
   const double move0 = hc_now();
-  for (uint32_t k = 0; k < nfields && st == HC_OK && go; k++) st = move_field(p, fields[k], old, b, width);
+  for (uint32_t k = 0; k < nfields && st == HC_OK && go; k++)
+    st = move_field(p, fields[k], (borrowed >> k) & 1u, old, b, width);
   if (st == HC_OK && go) {
     p->balance.move_s = hc_now() - move0;
     p->balance.moved_last = 1;

@@ -54,6 +54,9 @@
     "with several cpu devices, each device's worker threads stay on its own cores (its share, in order, of the "    \
     "cores the process may use; the first for the thread that drives its part of a split run) when there are "      \
     "enough; 0: not pinned")                                                                                        \
+  X(HC_CPU_HUGE_PAGES, BOOL, PUBLIC, "1", 0, 0, NULL,                                                               \
+    "cpu device buffers of 4 MiB and more are aligned to 2 MiB and asked to be backed by transparent huge pages "   \
+    "(fewer page faults when a new buffer is first written, fewer TLB misses in large grids); 0: ordinary pages")   \
   X(HC_OPENCL_PLATFORM, STRING, PUBLIC, NULL, 0, 0, NULL,                                                           \
     "only OpenCL platforms whose name contains this text (case-insensitive)")                                       \
   X(HC_CUDA_DRIVER, STRING, PUBLIC, "libcuda.so.1", 0, 0, NULL, "the CUDA driver library the cuda backend loads")   \

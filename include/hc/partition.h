@@ -238,10 +238,15 @@ hc_status_t hc_part_halo_exchange_rows(hc_part_t *part, hc_field_t *f,
  * rows go only to a neighbour, half the way to the measured shares each
  * time. Nothing moves with HC_SPLIT_REBALANCE=off, across backends
  * unless it is on, or inside a process that drives several devices of a
- * split over processes. */
+ * split over processes.
+ * A replaced field is destroyed, except one whose bit k is set in
+ * `borrowed` (fields[k] is not the caller's to free or write, such as a
+ * job's input): it is replaced by a new field of the new rows, even when
+ * held whole, and left as it was; the new one is the caller's. At most 32
+ * fields. */
 hc_status_t hc_part_rebalance(hc_part_t *part, hc_field_t **fields[],
-                              uint32_t nfields, uint32_t width,
-                              double windows_left, int *moved);
+                              uint32_t nfields, uint32_t borrowed,
+                              uint32_t width, double windows_left, int *moved);
 
 /* Replaces *f, a field of this part holding either every row of axis 0
  * (a replicated split) or its rows laid out as [below | own rows | above]

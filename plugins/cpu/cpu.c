@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <hc/plugin.h>
@@ -20,10 +21,17 @@
 #define CPU_MAX_DEVICES 64
 #define CPU_MAX_THREADS 1024 /* HC_CPU_THREADS' largest */
 
+/* Buffers from this size up are laid out for transparent huge pages
+ * (HC_CPU_HUGE_PAGES): below it rounding to whole huge pages would waste
+ * more than it saves. */
+#define CPU_HUGE_MIN (4u << 20)
+#define CPU_HUGE_PAGE (2u << 20)
+
 typedef struct {
   hc_device_info_t info[CPU_MAX_DEVICES];
   unsigned threads[CPU_MAX_DEVICES]; /* each device's share of the threads */
   unsigned ndevices;
+  int huge_pages; /* HC_CPU_HUGE_PAGES */
 } cpu_state_t;
 
 typedef struct {
@@ -37,9 +45,10 @@ static hc_status_t cpu_init(hc_context_t *ctx, void **out) {
   cpu_state_t *s = calloc(1, sizeof *s);
   if (!s) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  long long threads = cores > 0 ? cores : 1, ndev = 1;
+  long long threads = cores > 0 ? cores : 1, ndev = 1, huge = 1;
   hc_status_t st = hc_config_int("HC_CPU_THREADS", &threads);
   if (st == HC_OK) st = hc_config_int("HC_CPU_DEVICES", &ndev);
+  if (st == HC_OK) st = hc_config_int("HC_CPU_HUGE_PAGES", &huge);
   if (st != HC_OK) {
     free(s);
     return st;
@@ -47,6 +56,7 @@ static hc_status_t cpu_init(hc_context_t *ctx, void **out) {
   /* N devices share the threads: the first (threads mod N) get one more,
    * and each gets at least one. */
   s->ndevices = (unsigned)ndev;
+  s->huge_pages = huge != 0;
   for (unsigned d = 0; d < s->ndevices; d++) {
     long long share = threads / ndev + ((long long)d < threads % ndev ? 1 : 0);
     s->threads[d] = share > 0 ? (unsigned)share : 1;
@@ -117,12 +127,22 @@ static void cpu_device_close(void *dev) {
   free(d);
 }
 
+/* A large buffer starts and ends on huge-page boundaries and asks the
+ * kernel for transparent huge pages: its first write (a hand-over from a
+ * GPU, a field's first fill) then faults a page per 2 MiB instead of per
+ * 4 KiB, which bounds how fast a new buffer can be filled, and a large
+ * grid's sweeps miss the TLB less. The kernel may still give small pages
+ * (THP off, no free huge page): the buffer is the same either way. */
 static hc_status_t cpu_mem_alloc(void *dev, size_t bytes, void **mem) {
-  (void)dev;
-  size_t rounded = (bytes + 63) / 64 * 64;
+  const cpu_dev_t *d = dev;
+  const int huge = d->state->huge_pages && bytes >= CPU_HUGE_MIN;
+  const size_t align = huge ? CPU_HUGE_PAGE : 64, rounded = (bytes + align - 1) / align * align;
   if (rounded < bytes) return hc_error(HC_ERR_DEVICE_MEMORY, "cpu: %zu bytes is too large", bytes);
-  void *p = aligned_alloc(64, rounded);
+  void *p = aligned_alloc(align, rounded);
   if (!p) return hc_error(HC_ERR_DEVICE_MEMORY, "cpu: cannot allocate %zu bytes of host memory", bytes);
+#ifdef MADV_HUGEPAGE
+  if (huge) (void)madvise(p, rounded, MADV_HUGEPAGE); /* advice: refused, the pages are small */
+#endif
   *mem = p;
   return HC_OK;
 }

@@ -146,9 +146,72 @@ static void test_multigrid_rows_follow_speed(void) {
   }
 }
 
+/* The test workload "parts" (tests/plugins/parts_workload.c) over two
+ * alike devices at 1:9, working in proportion to its rows, calls
+ * hc_part_rebalance with its u and a borrowed field: rows move, both hold
+ * their new rows' values, the borrowed one is left as it was, and the
+ * gathered u is the whole one; laid out as slabs and held whole. */
+static void test_part_fields_move(void) {
+  const char *params[] = {"rows=40 cols=8 moves=6", "rows=40 cols=8 moves=6 whole=1"};
+  for (size_t k = 0; k < sizeof params / sizeof *params; k++) {
+    hc_context_t *ctx = th_context();
+    hc_job_t *job = th_job(ctx, "parts", params[k]);
+    hc_devset_t *set = NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,cpu:1", "parts", &set));
+    TH_ASSERT_OK(hc_devset_parse_weights(set, "1,9"));
+    setenv("HC_SPLIT_REBALANCE", "always", 1);
+    TH_ASSERT_OK(hc_job_run_split(job, set, 0));
+    unsetenv("HC_SPLIT_REBALANCE");
+    double moves = 0, right = 0;
+    hc_job_metric_find(job, "moves", &moves);
+    hc_job_metric_find(job, "moved_right", &right);
+    CU_ASSERT(moves >= 1);
+    CU_ASSERT_EQUAL(right, 1);
+    hc_field_t *u = hc_job_output(job, "u");
+    CU_ASSERT_FATAL(u != NULL && hc_field_bytes(u) == 40 * 8 * sizeof(double));
+    double h[40 * 8];
+    TH_ASSERT_OK(hc_field_read(u, h));
+    int same = 1;
+    for (int r = 0; r < 40; r++)
+      for (int c = 0; c < 8; c++) same &= h[r * 8 + c] == 1000.0 * r + c;
+    CU_ASSERT(same);
+    hc_job_destroy(job);
+    hc_devset_destroy(set);
+  }
+}
+
+/* A field of the wrong shape handed to a move fails the run with a
+ * message naming it, on every part, without a hang. */
+static void test_wrong_field_in_a_move(void) {
+  hc_context_t *ctx = th_context();
+  hc_job_t *job = th_job(ctx, "parts", "rows=40 cols=8 moves=4 bad_move=1");
+  hc_devset_t *set = NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  TH_ASSERT_OK(hc_devset_parse(ctx, "cpu:0,cpu:1,cpu:2", "parts", &set));
+  TH_ASSERT_OK(hc_devset_parse_weights(set, "1,1,8"));
+  setenv("HC_SPLIT_REBALANCE", "always", 1);
+  CU_ASSERT_EQUAL(hc_job_run_split(job, set, 0), HC_ERR_INVALID_ARG);
+  unsetenv("HC_SPLIT_REBALANCE");
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "hc_part_rebalance: field"));
+  hc_job_destroy(job);
+  hc_devset_destroy(set);
+}
+
+/* A value of HC_SPLIT_REBALANCE that is not one of its choices is refused
+ * when the context is made, naming the variable. */
+static void test_rebalance_setting_refused(void) {
+  setenv("HC_SPLIT_REBALANCE", "sometimes", 1);
+  hc_context_t *ctx = NULL;
+  CU_ASSERT_EQUAL(hc_context_create(NULL, &ctx), HC_ERR_PARAM);
+  unsetenv("HC_SPLIT_REBALANCE");
+  CU_ASSERT_PTR_NULL(ctx);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "HC_SPLIT_REBALANCE"));
+}
+
 static void test_rebalance_misuse(void) {
   int moved = 1;
-  CU_ASSERT_EQUAL(hc_part_rebalance(NULL, NULL, 0, 0, 1, &moved), HC_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(hc_part_rebalance(NULL, NULL, 0, 0, 0, 1, &moved), HC_ERR_INVALID_ARG);
   CU_ASSERT_EQUAL(moved, 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "hc_part_rebalance"));
 }
@@ -156,6 +219,9 @@ static void test_rebalance_misuse(void) {
 static int setup(void) {
   setenv("HC_CPU_DEVICES", "3", 1);
   setenv("HC_CPU_THREADS", "3", 1);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/test-plugins", th_build_dir()); /* "parts" */
+  setenv("HC_PLUGIN_PATH", path, 1);
   return 0;
 }
 
@@ -164,6 +230,9 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_rows_follow_speed);
   CU_ADD_TEST(s, test_input_fields_move);
   CU_ADD_TEST(s, test_multigrid_rows_follow_speed);
+  CU_ADD_TEST(s, test_part_fields_move);
+  CU_ADD_TEST(s, test_wrong_field_in_a_move);
+  CU_ADD_TEST(s, test_rebalance_setting_refused);
   CU_ADD_TEST(s, test_rebalance_misuse);
 }
 

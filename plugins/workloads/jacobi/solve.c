@@ -20,7 +20,7 @@ typedef struct {
   jacobi_kernels_t k;
   hc_field_t *u[2];     /* the two solution buffers */
   hc_field_t *f_built;  /* a built-in f stored as a field */
-  hc_field_t *f_moved;  /* an input f once the part's rows moved (its own copy) */
+  hc_field_t *f_input;  /* an input f: the job's, then the part's own once its rows moved */
   hc_buffer_t *tab;     /* right-hand-side factors */
   hc_buffer_t *partial; /* reduction partials */
   hc_buffer_t *f;       /* what the kernels read as f (NULL: computed) */
@@ -172,20 +172,24 @@ static hc_status_t setup(run_t *r) {
 static hc_status_t rebalance(run_t *r, int64_t sweeps_left) {
   jacobi_problem_t *p = r->p;
   hc_status_t st = HC_OK;
-  /* An input f is the job's: the part moves a copy of it. A part that
-   * fails here returns, and the core stops the others at this exchange. */
-  if (p->f_field && !r->f_moved && (st = hc_field_copy_to(p->f_field, r->dev, &r->f_moved)) != HC_OK) return st;
-  hc_field_t **fields[3] = {&r->u[0], &r->u[1], &r->f_moved};
+  /* An input f is the job's, read and never freed by the part (borrowed)
+   * until its rows move: then the part holds its own f of its new rows. */
+  if (p->f_field && !r->f_input) r->f_input = p->f_field;
+  const uint32_t f_borrowed = r->f_input == p->f_field && !p->f_owned;
+  hc_field_t **fields[3] = {&r->u[0], &r->u[1], &r->f_input};
   int moved = 0;
   const double windows_left = (double)sweeps_left / JACOBI_BALANCE_SWEEPS;
-  if ((st = hc_part_rebalance(p->part, fields, r->f_moved ? 3 : 2, 0, windows_left, &moved)) != HC_OK || !moved)
+  if ((st = hc_part_rebalance(p->part, fields, r->f_input ? 3 : 2, f_borrowed << 2, 0, windows_left, &moved)) !=
+          HC_OK ||
+      !moved)
     return st;
+  if (r->f_input && r->f_input != p->f_field && p->f_owned) p->f_field = r->f_input; /* the old one is destroyed */
   int64_t shape[3];
   jacobi_localize(p);
   for (int d = 0; d < p->dim; d++) shape[d] = p->n[3 - p->dim + d];
   if ((st = jacobi_kernels_resize(r->dev, p, &r->k)) != HC_OK || (st = make_tables(r)) != HC_OK) return st;
-  if (r->f_moved)
-    r->f = hc_field_buffer(r->f_moved);
+  if (r->f_input)
+    r->f = hc_field_buffer(r->f_input);
   else if (r->f_built)
     st = make_f(r, shape);
   return st;
@@ -549,7 +553,7 @@ hc_status_t jacobi_solve(hc_job_t *job, jacobi_problem_t *p) {
   hc_field_destroy(r.u[0]);
   hc_field_destroy(r.u[1]);
   hc_field_destroy(r.f_built);
-  hc_field_destroy(r.f_moved);
+  if (r.f_input != p->f_field) hc_field_destroy(r.f_input);
   hc_buffer_destroy(r.tab);
   hc_buffer_destroy(r.partial);
   free(r.htab);

@@ -72,7 +72,7 @@ hc_status_t mg_rebalance(mg_t *m) {
    * whole, the coarser levels start again): it is all that moves. */
   hc_field_t **fields[1] = {&m->lv[0].u};
   int moved = 0;
-  hc_status_t st = hc_part_rebalance(m->part, fields, 1, MG_HALO, (double)(m->cycles - m->done), &moved);
+  hc_status_t st = hc_part_rebalance(m->part, fields, 1, 0, MG_HALO, (double)(m->cycles - m->done), &moved);
   return st == HC_OK && moved ? mg_split_setup(m) : st;
 }
 
