@@ -87,9 +87,11 @@ struct hc_part {
    * (rows per second of its own work), the time its last move of rows
    * took, and the moves made. Its work per row (row_s, 0 until known)
    * comes from its window before a move (fit_rows rows, fit_window
-   * seconds; fit_point: not yet used) and the one after. */
+   * seconds; fit_point: not yet used) and the one after. never: every
+   * part learnt from the figures that no row can move in this run (the
+   * calls return at once from then on). */
   struct {
-    int started, moved_last, fit_point;
+    int started, moved_last, fit_point, never;
     uint32_t windows;
     int64_t fit_rows;
     double t0, idle0, excluded, rate, move_s, row_s, fit_window;

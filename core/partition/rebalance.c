@@ -65,6 +65,17 @@ static uint32_t backend_hash(const hc_device_t *dev) {
   return h;
 }
 
+/* Whether rows may ever move between these parts: not when one of them
+ * keeps its rows (a bridge's part, HC_SPLIT_REBALANCE=off), nor between
+ * devices of two backends, which may round differently, unless every part
+ * allows it (by default the rows stay where they were planned, so that a
+ * run repeats bit for bit). None of it changes during a run. */
+static int rows_can_move(const balance_fig_t *fig, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (!fig[i].can_move || (fig[i].backend != fig[0].backend && !(fig[i].mode && fig[0].mode))) return 0;
+  return 1;
+}
+
 /* New boundaries b[1..n-1] (b[0] = 0, b[n] = rows) from the figures (of
  * `windows` calls' work since the last move), or 0 when nothing should
  * move. old[] the current boundaries; every new one stays inside its two
@@ -78,10 +89,7 @@ static int plan_moves(const balance_fig_t *fig, uint32_t n, const int64_t *old, 
   int modelled = 0;   /* parts whose rows have moved once: a fixed cost is known */
   for (uint32_t i = 0; i < n; i++) {
     move_s = fmax(move_s, fig[i].move_s);
-    if (!fig[i].can_move || !(fig[i].busy_s > 0) || fig[i].rows < 1) return 0;
-    /* Devices of two backends may round differently: by default the rows
-     * stay where they were planned, so that a run repeats bit for bit. */
-    if (fig[i].backend != fig[0].backend && !(fig[i].mode && fig[0].mode)) return 0;
+    if (!(fig[i].busy_s > 0) || fig[i].rows < 1) return 0;
     every_time &= fig[i].mode == 3;
     modelled += fig[i].row_s > 0;
     double fixed, per_row;
@@ -225,6 +233,7 @@ HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32
   if (nfields > 32) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: %u fields, at most 32", nfields);
   for (uint32_t k = 0; k < nfields; k++)
     if (!fields[k] || !*fields[k]) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: field %u is NULL", k);
+  if (p->balance.never) return HC_OK;
   /* The first call only starts measuring, and so does the first after a
    * move: the time since holds the part's remaking of what follows its
    * rows (every part knows the same moves, so every part skips alike).
@@ -288,7 +297,8 @@ HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32
      * so that every row a part needs, ghost rows too, is a neighbour's */
     int64_t min_rows = p->min_rows > p->halo ? p->min_rows : p->halo;
     if (min_rows < (int64_t)width) min_rows = width;
-    go = old[p->count] == p->rows &&
+    p->balance.never = !rows_can_move(fig, p->count);
+    go = !p->balance.never && old[p->count] == p->rows &&
          plan_moves(fig, p->count, old, min_rows > 0 ? min_rows : 1, p->balance.windows, windows_left, b);
   }
   const double move0 = hc_now();

@@ -340,7 +340,10 @@ uint32_t hc_field_rank(const hc_field_t *f);
 const int64_t *hc_field_shape(const hc_field_t *f);
 size_t hc_field_count(const hc_field_t *f); /* elements */
 size_t hc_field_bytes(const hc_field_t *f);
-hc_buffer_t *hc_field_buffer(const hc_field_t *f); /* owned by the field */
+/* Owned by the field. NULL when f is NULL or when the field holds a split
+ * run's parts' rows and gathering them failed (hc_last_error says why;
+ * a later call tries again). */
+hc_buffer_t *hc_field_buffer(const hc_field_t *f);
 hc_device_t *hc_field_device(const hc_field_t *f);
 const double *hc_field_spacing(const hc_field_t *f); /* rank values */
 const double *hc_field_origin(const hc_field_t *f);

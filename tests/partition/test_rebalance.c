@@ -19,8 +19,9 @@
 typedef struct {
   void *u;
   size_t bytes;
-  int64_t rows[4]; /* each part's rows at the end */
-  int moved;       /* the run's note says rows moved */
+  int64_t rows[4];      /* each part's rows at the end */
+  uint64_t collectives; /* the first part's */
+  int moved;            /* the run's note says rows moved */
 } outcome_t;
 
 /* workload with params on spec at weights, its inputs f and u0 (NULL: none). */
@@ -41,6 +42,7 @@ static outcome_t run_split(const char *workload, const char *spec, const char *w
     hc_part_stats_t s = {.size = sizeof s};
     TH_ASSERT_OK(hc_devset_part_stats(set, i, &s));
     o.rows[i] = s.hi - s.lo;
+    if (i == 0) o.collectives = s.collectives;
   }
   o.moved = strstr(hc_job_notes(job), "rows moved between the parts") != NULL;
   hc_field_t *u = hc_job_output(job, "u");
@@ -108,6 +110,20 @@ static void test_rows_follow_speed(void) {
     CU_ASSERT_EQUAL(fixed.rows[0], planned0);
     free(fixed.u);
   }
+}
+
+/* With HC_SPLIT_REBALANCE=off the parts learn at their first comparison
+ * that no row can move, and meet for it no more: twice the sweeps, the
+ * same collectives. */
+static void test_off_compares_once(void) {
+  setenv("HC_SPLIT_REBALANCE", "off", 1);
+  outcome_t a = run_split("jacobi", "cpu:0,cpu:1", "1,9", "dim=2 n=101x65 iters=96 tol=0 dtype=f64", NULL, NULL);
+  outcome_t b = run_split("jacobi", "cpu:0,cpu:1", "1,9", "dim=2 n=101x65 iters=192 tol=0 dtype=f64", NULL, NULL);
+  unsetenv("HC_SPLIT_REBALANCE");
+  CU_ASSERT(a.collectives > 0);
+  CU_ASSERT_EQUAL(a.collectives, b.collectives);
+  free(a.u);
+  free(b.u);
 }
 
 /* f and u0 as fields over three parts: the moved rows of f are the
@@ -228,6 +244,7 @@ static int setup(void) {
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("rows that follow the parts' speed", setup, NULL);
   CU_ADD_TEST(s, test_rows_follow_speed);
+  CU_ADD_TEST(s, test_off_compares_once);
   CU_ADD_TEST(s, test_input_fields_move);
   CU_ADD_TEST(s, test_multigrid_rows_follow_speed);
   CU_ADD_TEST(s, test_part_fields_move);

@@ -179,10 +179,8 @@ static hc_status_t rebalance(run_t *r, int64_t sweeps_left) {
   hc_field_t **fields[3] = {&r->u[0], &r->u[1], &r->f_input};
   int moved = 0;
   const double windows_left = (double)sweeps_left / JACOBI_BALANCE_SWEEPS;
-  if ((st = hc_part_rebalance(p->part, fields, r->f_input ? 3 : 2, f_borrowed << 2, 0, windows_left, &moved)) !=
-          HC_OK ||
-      !moved)
-    return st;
+  st = hc_part_rebalance(p->part, fields, r->f_input ? 3 : 2, f_borrowed << 2, 0, windows_left, &moved);
+  if (st != HC_OK || !moved) return st;
   if (r->f_input && r->f_input != p->f_field && p->f_owned) p->f_field = r->f_input; /* the old one is destroyed */
   int64_t shape[3];
   jacobi_localize(p);
