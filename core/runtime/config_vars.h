@@ -56,7 +56,8 @@
     "enough; 0: not pinned")                                                                                        \
   X(HC_CPU_HUGE_PAGES, BOOL, PUBLIC, "1", 0, 0, NULL,                                                               \
     "cpu device buffers of 4 MiB and more are aligned to 2 MiB and asked to be backed by transparent huge pages "   \
-    "(fewer page faults when a new buffer is first written, fewer TLB misses in large grids); 0: ordinary pages")   \
+    "(fewer page faults when a new buffer is first written, fewer TLB misses in large grids; a kernel that "        \
+    "compacts memory to find them may make a first write wait); 0: ordinary pages")                                 \
   X(HC_OPENCL_PLATFORM, STRING, PUBLIC, NULL, 0, 0, NULL,                                                           \
     "only OpenCL platforms whose name contains this text (case-insensitive)")                                       \
   X(HC_CUDA_DRIVER, STRING, PUBLIC, "libcuda.so.1", 0, 0, NULL, "the CUDA driver library the cuda backend loads")   \
@@ -66,7 +67,7 @@
     "host transfers from this size up go through pinned staging buffers (0: never, 1: always); the buffers (2 x "   \
     "`HC_CUDA_STAGE_CHUNK` of page-locked memory) are made by a thread started when the device opens, and "         \
     "transfers go direct until they are there")                                                                     \
-  X(HC_CUDA_STAGE_CHUNK, SIZE, TUNING, "8M", 4096, 1073741824.0, NULL, "bytes per staging buffer")                  \
+  X(HC_CUDA_STAGE_CHUNK, SIZE, TUNING, "16M", 4096, 1073741824.0, NULL, "bytes per staging buffer")                 \
   X(HC_CUDA_STAGE_THREADS, INT, TUNING, NULL, 1, 64, NULL,                                                          \
     "threads copying through the staging buffers (unset: half the cores, at most 8)")                               \
   /* hcrun */                                                                                                       \

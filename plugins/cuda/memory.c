@@ -32,7 +32,7 @@ static void stage_make_ahead(cuda_dev_t *d);
 void cuda_memory_setup(cuda_dev_t *d) {
   /* hc_context_create checked the values; the presets only stand in for
    * one that has become invalid since (hc_config_* then leaves *out). */
-  long long min = 16 << 20, chunk = 8 << 20, threads;
+  long long min = 16 << 20, chunk = 16 << 20, threads;
   hc_config_int("HC_CUDA_STAGING", &min);
   hc_config_int("HC_CUDA_STAGE_CHUNK", &chunk);
   d->stage_min = (size_t)min;
@@ -70,10 +70,10 @@ static void *stage_maker_main(void *arg) {
 }
 
 /* Page-locking the bounce buffers takes longer than moving their size
- * several times over the link (about 10 ms for 16 MiB on a current host),
- * which a one-off transfer (a pipeline's hand-over) would pay in full: so
- * opening the device starts a thread making them (16 MiB of page-locked
- * memory by default), and until they are made transfers go direct rather
+ * several times over the link (docs/performance/history.md), which a
+ * one-off transfer (a pipeline's hand-over) would pay in full: so opening
+ * the device starts a thread making them (two HC_CUDA_STAGE_CHUNK of
+ * page-locked memory), and until they are made transfers go direct rather
  * than wait. */
 static void stage_make_ahead(cuda_dev_t *d) {
   if (!d->stage_min || d->stage_maker_state) return;
