@@ -135,7 +135,9 @@ static hc_status_t move_rows(hc_job_t *job, hc_part_t *part, hc_field_t **u, hc_
     const int64_t us = 100 * (hi - lo);
     nanosleep(&(struct timespec){.tv_sec = us / 1000000, .tv_nsec = us % 1000000 * 1000}, NULL);
     hc_field_t **fields[3] = {&other, u, &lent};
-    int moved = 0; /* a copy of lent0 of the part's is replaced and destroyed by the move */
+    /* lent0 goes in borrowed; the copy an earlier move made is the part's
+     * own, replaced and destroyed by the next */
+    int moved = 0;
     st = hc_part_rebalance(part, fields + !bad, bad ? 3 : 2, (lent == lent0) << (bad ? 2 : 1), whole,
                            (double)(windows - w), &moved);
     if (st != HC_OK) break;
