@@ -229,8 +229,8 @@ static hc_status_t move_field(hc_part_t *p, hc_field_t **f, int borrowed, const 
 HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32_t nfields, uint32_t borrowed,
                                      uint32_t width, double windows_left, int *moved) {
   if (moved) *moved = 0;
-  if (!p || !moved || (nfields && !fields)) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: NULL argument");
   if (nfields > 32) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: %u fields, at most 32", nfields);
+  if (!p || !moved || (nfields && !fields)) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: NULL argument");
   for (uint32_t k = 0; k < nfields; k++)
     if (!fields[k] || !*fields[k]) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: field %u is NULL", k);
   if (p->balance.never) return HC_OK;

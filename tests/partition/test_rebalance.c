@@ -230,6 +230,10 @@ static void test_rebalance_misuse(void) {
   CU_ASSERT_EQUAL(hc_part_rebalance(NULL, NULL, 0, 0, 0, 1, &moved), HC_ERR_INVALID_ARG);
   CU_ASSERT_EQUAL(moved, 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "hc_part_rebalance"));
+  /* the borrowed mask has a bit per field: 32 at most */
+  hc_field_t **fields[33] = {NULL};
+  CU_ASSERT_EQUAL(hc_part_rebalance(NULL, fields, 33, 0, 0, 1, &moved), HC_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(hc_last_error(), "33 fields, at most 32"));
 }
 
 static int setup(void) {

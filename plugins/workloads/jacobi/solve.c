@@ -123,7 +123,7 @@ static hc_status_t setup(run_t *r) {
     hc_field_set_name(r->u[b], "u");
   }
   /* f: a field, a built-in stored as a field, or computed in the kernels. */
-  if (p->f_field)
+  if ((r->f_input = p->f_field))
     r->f = hc_field_buffer(p->f_field);
   else if (p->f_stored && (st = make_f(r, shape)) != HC_OK)
     return st;
@@ -171,15 +171,13 @@ static hc_status_t setup(run_t *r) {
  * point keeps its arithmetic). */
 static hc_status_t rebalance(run_t *r, int64_t sweeps_left) {
   jacobi_problem_t *p = r->p;
-  hc_status_t st = HC_OK;
   /* An input f is the job's, read and never freed by the part (borrowed)
    * until its rows move: then the part holds its own f of its new rows. */
-  if (p->f_field && !r->f_input) r->f_input = p->f_field;
   const uint32_t f_borrowed = r->f_input == p->f_field && !p->f_owned;
   hc_field_t **fields[3] = {&r->u[0], &r->u[1], &r->f_input};
   int moved = 0;
   const double windows_left = (double)sweeps_left / JACOBI_BALANCE_SWEEPS;
-  st = hc_part_rebalance(p->part, fields, r->f_input ? 3 : 2, f_borrowed << 2, 0, windows_left, &moved);
+  hc_status_t st = hc_part_rebalance(p->part, fields, r->f_input ? 3 : 2, f_borrowed << 2, 0, windows_left, &moved);
   if (st != HC_OK || !moved) return st;
   if (r->f_input && r->f_input != p->f_field && p->f_owned) p->f_field = r->f_input; /* the old one is destroyed */
   int64_t shape[3];
