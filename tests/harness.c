@@ -193,7 +193,8 @@ int th_main(int argc, char **argv, void (*register_tests)(void)) {
   }
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
-  unsigned fails = CU_get_number_of_tests_failed();
+  /* a suite whose setup failed ran none of its tests: a failure too */
+  unsigned fails = CU_get_number_of_tests_failed() + CU_get_number_of_suites_failed();
   CU_cleanup_registry();
   /* Close devices and the context before returning: at exit(), the
    * drivers' own exit handlers (PoCL's) may already have torn down their

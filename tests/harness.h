@@ -2,7 +2,8 @@
  *
  * Each test program defines register_tests() (adding its suites with
  * CU_add_suite / CU_ADD_TEST) and uses TH_MAIN. The program exits 0 only
- * when every assertion passed; it prints CUnit's summary. */
+ * when every suite's setup succeeded and every assertion passed; it prints
+ * CUnit's summary. */
 #ifndef HC_TEST_HARNESS_H
 #define HC_TEST_HARNESS_H
 

@@ -73,7 +73,7 @@ typedef struct {
 #define PENDING_MAX 256
 typedef struct {
   void *record;
-  double t0, t1; /* the host's view: before queueing, after */
+  double t0, t1; /* the host's view: before queueing, after (before the backend's end record) */
   uint32_t kind;
   uint64_t bytes;
   char name[80];
@@ -329,20 +329,30 @@ static void resolve_locked(hc__trace_t *t, hc_device_t *d, pending_t *p) {
   for (uint32_t i = 0; i < p->n; i++) {
     pending_cmd_t *pc = &p->cmd[i];
     double s = 0, e = 0;
-    if (d->backend->ops.trace_time(d->handle, pc->record, &s, &e) != HC_OK || e < s) {
+    if (d->backend->ops.trace_time(d->handle, pc->record, &s, &e) != HC_OK || (s != 0 && e < s)) {
       /* the device's clock failed us: the host's view of the command */
       s = pc->t0;
       e = pc->t1;
     }
-    int64_t t0 = rel_ns(t, s), t1 = rel_ns(t, e);
-    const int64_t dev_ns = t1 - t0;
-    p->last_dev_ns = dev_ns;
     /* The mapping onto the host clock is good to its error (microseconds):
      * a command starts neither before it was queued nor, on an in-order
      * queue, before the one before it ended. */
     const int64_t queued = rel_ns(t, pc->t0);
-    if (t0 < queued) t1 += queued - t0, t0 = queued;
-    if (t0 < p->last_end) t1 += p->last_end - t0, t0 = p->last_end;
+    int64_t t0, t1 = rel_ns(t, e), dev_ns;
+    if (s == 0) {
+      /* no start from the device: when the command was queued or the one
+       * before it ended, whichever is later */
+      t0 = rel_ns(t, pc->t1);
+      if (t0 < p->last_end) t0 = p->last_end;
+      if (t1 < t0) t1 = t0;
+      dev_ns = t1 - t0;
+    } else {
+      t0 = rel_ns(t, s);
+      dev_ns = t1 - t0;
+      if (t0 < queued) t1 += queued - t0, t0 = queued;
+      if (t0 < p->last_end) t1 += p->last_end - t0, t0 = p->last_end;
+    }
+    p->last_dev_ns = dev_ns;
     p->last_end = t1;
     device_event(t, d->index, pc->kind, pc->name, t0, t1, dev_ns, pc->bytes, pc->peer[0] ? pc->peer : NULL, &pc->flows);
   }
@@ -410,6 +420,7 @@ void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind
       if (d->backend->ops.trace_discard) d->backend->ops.trace_discard(d->handle, c->record);
     }
   } else if (c->record && d->index < t->ndevices) {
+    const double queued = hc_now();
     d->backend->ops.trace_command_end(d->handle, c->record);
     pending_t *p = &t->pending[d->index];
     pthread_mutex_lock(&p->lock);
@@ -418,7 +429,7 @@ void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind
     pending_cmd_t *pc = &p->cmd[p->n++];
     pc->record = c->record;
     pc->t0 = c->t0;
-    pc->t1 = hc_now();
+    pc->t1 = queued;
     pc->kind = kind;
     pc->bytes = bytes;
     full_name(pc->name, sizeof pc->name, what);

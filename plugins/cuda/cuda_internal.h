@@ -68,17 +68,10 @@ typedef struct cuda_dev {
   double trace_ref_host;
   unsigned trace_outstanding;
   /* Records read and given back, their events kept for the next traced
-   * commands (creating and destroying two events per command was most of
+   * commands (creating and destroying an event per command was most of
    * a traced command's cost); any thread, under trace_pool_lock. */
   struct cuda_trace_rec *trace_pool;
   pthread_mutex_t trace_pool_lock;
-  /* The last traced command's record while its end event is unread (a
-   * command queued behind it starts when that event completes), and the
-   * sequence numbers of the last record begun and the last one read with
-   * its end time; under trace_pool_lock. */
-  struct cuda_trace_rec *trace_last;
-  uint64_t trace_seq, trace_read_seq;
-  double trace_read_end;
 } cuda_dev_t;
 
 /* Makes the device's context current on the calling thread (cheap when it

@@ -1,12 +1,13 @@
-/* Timelines: per-command device times for traces (events recorded on the
- * device's stream around each traced command, read against a reference
+/* Timelines: per-command device times for traces (an event recorded on
+ * the device's stream after each traced command, read against a reference
  * event whose host time is known) and NVTX v3 ranges for Nsight Systems.
  *
- * An event record costs the host about a microsecond, so a command queued
- * while the one before it is still running records only its end: on the
- * in-order stream it starts when the one before it ends, whose end event
- * is read first. A command queued on an idle stream records its start
- * too. */
+ * An event record is most of what a traced command costs the host, so a
+ * command records only its end. On the in-order stream it starts when the
+ * command before it ended or when it was queued, whichever is later: the
+ * core places it so (trace_time gives no start). Telling the two cases
+ * apart as the command is queued would take a query of the stream, and
+ * recording the start where it was idle a second event. */
 #include <stdlib.h>
 
 #include "cuda_internal.h"
@@ -26,13 +27,11 @@ static void nvtx_init(void) { nvtxInitialize(NULL); }
 #endif
 
 typedef struct cuda_trace_rec {
-  CUevent ev[2];               /* recorded before (unless after) and after the command */
-  uint64_t seq;                /* the device's count of records begun */
-  int after;                   /* starts when record seq - 1's command ends: ev[0] unused */
+  CUevent end;                 /* recorded after the command */
   struct cuda_trace_rec *next; /* in the device's pool */
 } cuda_trace_rec_t;
 
-/* A record with its two events: from the pool, else new; NULL on failure. */
+/* A record with its event: from the pool, else new; NULL on failure. */
 static cuda_trace_rec_t *rec_get(cuda_dev_t *d) {
   pthread_mutex_lock(&d->trace_pool_lock);
   cuda_trace_rec_t *r = d->trace_pool;
@@ -40,10 +39,7 @@ static cuda_trace_rec_t *rec_get(cuda_dev_t *d) {
   pthread_mutex_unlock(&d->trace_pool_lock);
   if (r) return r;
   if (!(r = calloc(1, sizeof *r))) return NULL;
-  const hc_cu_api_t *cu = d->cu;
-  if (cu->cuEventCreate(&r->ev[0], CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
-      cu->cuEventCreate(&r->ev[1], CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
-    if (r->ev[0]) cu->cuEventDestroy(r->ev[0]);
+  if (d->cu->cuEventCreate(&r->end, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
     free(r);
     return NULL;
   }
@@ -90,18 +86,7 @@ void *cuda_trace_command_begin(void *dev) {
       !map_clock(d))
     return NULL; /* the core times the command on the host */
   cuda_trace_rec_t *r = rec_get(d);
-  if (!r) return NULL;
-  pthread_mutex_lock(&d->trace_pool_lock);
-  r->seq = ++d->trace_seq;
-  r->after = d->trace_last && d->trace_last->seq == r->seq - 1 &&
-             d->cu->cuEventQuery(d->trace_last->ev[1]) == CUDA_ERROR_NOT_READY;
-  d->trace_last = NULL;
-  pthread_mutex_unlock(&d->trace_pool_lock);
-  if (!r->after && d->cu->cuEventRecord(r->ev[0], d->stream) != CUDA_SUCCESS) {
-    rec_put(d, r);
-    return NULL;
-  }
-  __atomic_add_fetch(&d->trace_outstanding, 1, __ATOMIC_RELAXED); /* (read by another thread) */
+  if (r) __atomic_add_fetch(&d->trace_outstanding, 1, __ATOMIC_RELAXED); /* (read by another thread) */
   return r;
 }
 
@@ -109,17 +94,11 @@ void cuda_trace_command_end(void *dev, void *record) {
   cuda_dev_t *d = dev;
   cuda_trace_rec_t *r = record;
   /* a failure shows in trace_time (the event was never recorded) */
-  if (!r || cuda_use(d) != HC_OK || d->cu->cuEventRecord(r->ev[1], d->stream) != CUDA_SUCCESS) return;
-  pthread_mutex_lock(&d->trace_pool_lock);
-  if (d->trace_seq == r->seq) d->trace_last = r; /* nothing was begun since */
-  pthread_mutex_unlock(&d->trace_pool_lock);
+  if (r && cuda_use(d) == HC_OK) (void)d->cu->cuEventRecord(r->end, d->stream);
 }
 
 static void release(cuda_dev_t *d, cuda_trace_rec_t *r) {
   if (!r) return;
-  pthread_mutex_lock(&d->trace_pool_lock);
-  if (d->trace_last == r) d->trace_last = NULL;
-  pthread_mutex_unlock(&d->trace_pool_lock);
   rec_put(d, r); /* an event is recorded again only after it was read */
   __atomic_sub_fetch(&d->trace_outstanding, 1, __ATOMIC_RELAXED);
 }
@@ -128,24 +107,15 @@ hc_status_t cuda_trace_time(void *dev, void *record, double *start, double *end)
   cuda_dev_t *d = dev;
   cuda_trace_rec_t *r = record;
   const hc_cu_api_t *cu = d->cu;
-  float ms0 = 0, ms1 = 0;
-  CUresult e = cuda_use(d) == HC_OK ? cu->cuEventSynchronize(r->ev[1]) : CUDA_ERROR_INVALID_CONTEXT;
-  if (e == CUDA_SUCCESS && !r->after) e = cu->cuEventElapsedTime(&ms0, d->trace_ref, r->ev[0]);
-  if (e == CUDA_SUCCESS) e = cu->cuEventElapsedTime(&ms1, d->trace_ref, r->ev[1]);
-  const double t1 = d->trace_ref_host + ms1 * 1e-3;
-  pthread_mutex_lock(&d->trace_pool_lock);
-  /* The start of a command queued behind another: that one's end, read
-   * just before (the core reads a device's records in order). */
-  const int known = !r->after || d->trace_read_seq == r->seq - 1;
-  const double t0 = r->after ? d->trace_read_end : d->trace_ref_host + ms0 * 1e-3;
-  if (e == CUDA_SUCCESS) d->trace_read_seq = r->seq, d->trace_read_end = t1;
-  pthread_mutex_unlock(&d->trace_pool_lock);
+  float ms = 0;
+  CUresult e = cuda_use(d) == HC_OK ? cu->cuEventSynchronize(r->end) : CUDA_ERROR_INVALID_CONTEXT;
+  if (e == CUDA_SUCCESS) e = cu->cuEventElapsedTime(&ms, d->trace_ref, r->end);
   release(d, r);
   /* No message: the core falls back to the host's view of the command
    * and the caller's last error stays as it was. */
-  if (e != CUDA_SUCCESS || !known) return HC_ERR_DEVICE;
-  *start = t0;
-  *end = t1;
+  if (e != CUDA_SUCCESS) return HC_ERR_DEVICE;
+  *start = 0; /* not recorded: the core places it (above) */
+  *end = d->trace_ref_host + ms * 1e-3;
   return HC_OK;
 }
 
@@ -156,8 +126,7 @@ void cuda_trace_teardown(cuda_dev_t *d) {
   d->trace_ref = NULL;
   for (cuda_trace_rec_t *r = d->trace_pool, *next; r; r = next) {
     next = r->next;
-    d->cu->cuEventDestroy(r->ev[0]);
-    d->cu->cuEventDestroy(r->ev[1]);
+    d->cu->cuEventDestroy(r->end);
     free(r);
   }
   d->trace_pool = NULL;

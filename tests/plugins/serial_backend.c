@@ -1,7 +1,12 @@
 /* A test backend written as an outside author would: public headers only.
  * One device ("serial:0") that runs host-language kernels on the calling
  * thread, group after group. Memory is plain malloc'd host memory. It
- * proves that backends are drop-in, and every workload must run on it. */
+ * proves that backends are drop-in, and every workload must run on it.
+ *
+ * With HC_TEST_SERIAL_TRACE_LATENCY_MS set when the device opens, traced
+ * commands have a device clock that times only their end, like a GPU's
+ * in-order queue whose commands each finish that long after they were
+ * queued (the trace tests check where the core places them). */
 #include <hc/plugin.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +18,7 @@
 
 typedef struct {
   double t0;
+  double trace_latency; /* seconds; 0: no device clock for traces */
 } serial_dev_t;
 
 static hc_status_t s_init(hc_context_t *ctx, void **state) {
@@ -51,6 +57,8 @@ static hc_status_t s_open(void *state, uint32_t index, void **dev) {
   (void)index;
   serial_dev_t *d = calloc(1, sizeof *d);
   if (!d) return hc_error(HC_ERR_NO_MEMORY, "serial: out of memory");
+  const char *latency = getenv("HC_TEST_SERIAL_TRACE_LATENCY_MS");
+  if (latency) d->trace_latency = atof(latency) * 1e-3;
   *dev = d;
   return HC_OK;
 }
@@ -147,6 +155,27 @@ static hc_status_t s_tend(void *dev, double *s) {
   return HC_OK;
 }
 
+#ifndef HC_TEST_ABI10
+/* The trace record: the command's end on the device clock. */
+static void *s_trace_begin(void *dev) {
+  return ((serial_dev_t *)dev)->trace_latency > 0 ? calloc(1, sizeof(double)) : NULL;
+}
+static void s_trace_end(void *dev, void *record) {
+  *(double *)record = hc_now() + ((serial_dev_t *)dev)->trace_latency;
+}
+static hc_status_t s_trace_time(void *dev, void *record, double *start, double *end) {
+  (void)dev;
+  *start = 0; /* only the end is timed */
+  *end = *(double *)record;
+  free(record);
+  return HC_OK;
+}
+static void s_trace_discard(void *dev, void *record) {
+  (void)dev;
+  free(record);
+}
+#endif
+
 /* -DHC_TEST_ABI10: built as a backend of ABI 1.0 is (minor 0, the table's
  * 1.0 size: no native-memory ops), which every later core must load. */
 #ifdef HC_TEST_ABI10
@@ -178,6 +207,12 @@ static const hc_backend_ops_t serial_ops = {
     .finish = s_finish,
     .timer_begin = s_tbegin,
     .timer_end = s_tend,
+#ifndef HC_TEST_ABI10
+    .trace_command_begin = s_trace_begin,
+    .trace_command_end = s_trace_end,
+    .trace_time = s_trace_time,
+    .trace_discard = s_trace_discard,
+#endif
 };
 
 HC_PLUGIN_DESCRIPTOR = {HC_ABI_MAJOR,

@@ -1,10 +1,12 @@
 /* Timelines (hc/trace.h): the checker itself, a traced 3-stage pipeline
  * across cpu and PoCL (with the arrow from a transfer to the kernel that
- * reads it), hcrun --trace, the event cap, and tracing from several
- * threads at once. */
+ * reads it), hcrun --trace, the event cap, tracing from several
+ * threads at once, and where commands go on a device that times only
+ * their ends. */
 #include <hc/pipeline.h>
 #include <hc/trace.h>
 #include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -534,6 +536,68 @@ static void test_threads(void) {
   json_decref(doc);
 }
 
+/* A device whose clock times only a command's end (the serial test backend
+ * with HC_TEST_SERIAL_TRACE_LATENCY_MS: every command ends that long after
+ * it was queued, on an in-order queue). A command queued while the one
+ * before it runs starts when that one ends; one queued on an idle queue
+ * starts when it was queued. */
+#define END_ONLY_LATENCY_MS 200
+static void test_end_only_device_clock(void) {
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s/test-plugins", th_build_dir()); /* "serial" */
+  setenv("HC_PLUGIN_PATH", dir, 1);
+  setenv("HC_TEST_SERIAL_TRACE_LATENCY_MS", "200", 1);
+  hc_context_t *ctx = NULL;
+  hc_device_t *d = NULL;
+  hc_buffer_t *b = NULL;
+  uint32_t idx = 0;
+  const int made = hc_context_create(NULL, &ctx) == HC_OK && hc_device_find(ctx, "serial:0", &idx) == HC_OK &&
+                   hc_device_open(ctx, idx, &d) == HC_OK && hc_buffer_create(d, 1024, &b) == HC_OK;
+  unsetenv("HC_TEST_SERIAL_TRACE_LATENCY_MS");
+  unsetenv("HC_PLUGIN_PATH");
+  CU_ASSERT_FATAL(made);
+  const char *path = tmp_path("end_only.json");
+  TH_ASSERT_OK(hc_trace_start(ctx, path, NULL));
+  const float x = 1;
+  for (int i = 0; i < 3; i++) TH_ASSERT_OK(hc_buffer_fill(b, 0, &x, sizeof x, 1024)); /* back to back */
+  usleep(2 * END_ONLY_LATENCY_MS * 1000 + 100000);                                    /* the queue goes idle */
+  TH_ASSERT_OK(hc_buffer_fill(b, 0, &x, sizeof x, 1024));
+  TH_ASSERT_OK(hc_trace_stop(ctx));
+  trace_check_t r;
+  json_t *doc = trace_check_file(path, &r);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  if (r.problems) fprintf(stderr, "%s: %s\n", path, r.first);
+  CU_ASSERT_EQUAL(r.problems, 0);
+  const long tid = trace_track(doc, "serial:0 queue");
+  double ts[4], dur[4];
+  int n = 0;
+  size_t i;
+  const json_t *e;
+  json_array_foreach(json_object_get(doc, "traceEvents"), i, e) {
+    const char *cat = json_string_value(json_object_get(e, "cat"));
+    if (json_integer_value(json_object_get(e, "tid")) != tid || !cat || strcmp(cat, "fill")) continue;
+    if (n < 4)
+      ts[n] = json_number_value(json_object_get(e, "ts")), dur[n] = json_number_value(json_object_get(e, "dur"));
+    n++;
+  }
+  CU_ASSERT_EQUAL_FATAL(n, 4);
+  const double latency_us = END_ONLY_LATENCY_MS * 1e3;
+  /* the first starts as it is queued and ends the latency later */
+  CU_ASSERT(dur[0] >= latency_us && dur[0] < latency_us + 50e3);
+  /* the next two start as the one before ends: queued behind it */
+  for (int k = 1; k < 3; k++) {
+    CU_ASSERT(fabs(ts[k] - (ts[k - 1] + dur[k - 1])) < 0.01);
+    CU_ASSERT(dur[k] >= 0 && dur[k] < 50e3);
+  }
+  /* the last was queued on an idle queue: it starts after a gap */
+  CU_ASSERT(ts[3] - (ts[2] + dur[2]) > 0.5 * latency_us);
+  CU_ASSERT(dur[3] >= latency_us && dur[3] < latency_us + 50e3);
+  json_decref(doc);
+  hc_buffer_destroy(b);
+  hc_device_close(d);
+  hc_context_destroy(ctx);
+}
+
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("trace", NULL, NULL);
   CU_ADD_TEST(s, test_checker);
@@ -543,6 +607,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_hcrun_unwritable);
   CU_ADD_TEST(s, test_hcrun_trace);
   CU_ADD_TEST(s, test_threads);
+  CU_ADD_TEST(s, test_end_only_device_clock);
 }
 
 TH_MAIN(register_tests)
