@@ -95,6 +95,16 @@ static int arg_is(const json_t *e, const char *key, const char *value) {
 }
 
 /* The first X event of category cat whose name starts with prefix. */
+/* The trace at path, checked: no problem (the first one printed). Ends the
+ * test when the file is not JSON. The caller owns the document. */
+static json_t *valid_trace(const char *path, trace_check_t *r) {
+  json_t *doc = trace_check_file(path, r);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  if (r->problems) fprintf(stderr, "%s: %s\n", path, r->first);
+  CU_ASSERT_EQUAL(r->problems, 0);
+  return doc;
+}
+
 static const json_t *find_event(const json_t *doc, const char *cat, const char *prefix) {
   size_t i;
   const json_t *e;
@@ -178,10 +188,7 @@ static void test_pipeline_cpu_pocl(void) {
   CU_ASSERT_EQUAL(hc_trace_stop(ctx), HC_ERR_INVALID_ARG);
 
   trace_check_t r;
-  json_t *doc = trace_check_file(path, &r);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
-  if (r.problems) fprintf(stderr, "%s: %s\n", path, r.first);
-  CU_ASSERT_EQUAL(r.problems, 0);
+  json_t *doc = valid_trace(path, &r);
   const long tcpu = trace_track(doc, "cpu:0 queue"), tocl = trace_track(doc, "opencl:0 queue");
   CU_ASSERT(tcpu >= 0 && tocl >= 0 && trace_track(doc, "host") >= 0);
   CU_ASSERT_EQUAL(r.device_tracks, 2);
@@ -278,9 +285,7 @@ static void test_cap(void) {
   for (int i = 0; i < 25; i++) TH_ASSERT_OK(hc_buffer_fill(b, 0, &x, sizeof x, 1024));
   TH_ASSERT_OK(hc_trace_stop(hc_device_context(d)));
   trace_check_t r;
-  json_t *doc = trace_check_file(path, &r);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
-  CU_ASSERT_EQUAL(r.problems, 0);
+  json_t *doc = valid_trace(path, &r);
   CU_ASSERT_EQUAL(r.complete, 10);
   CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(doc, "otherData"), "dropped_events")), 15);
   size_t i;
@@ -313,10 +318,7 @@ static void test_cap(void) {
     hc_arg_t a = HC_ARG_BUF(b);
     TH_ASSERT_OK(hc_kernel_launch(k, 1, &g, NULL, 1, &a));
     TH_ASSERT_OK(hc_trace_stop(ctx));
-    doc = trace_check_file(path, &r);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
-    if (r.problems) fprintf(stderr, "%s: %s\n", path, r.first);
-    CU_ASSERT_EQUAL(r.problems, 0);
+    doc = valid_trace(path, &r);
     CU_ASSERT_EQUAL(r.complete, 1);
     CU_ASSERT_EQUAL(r.flows, 0);
     CU_ASSERT_PTR_NOT_NULL(find_event(doc, "kernel", "add_one"));
@@ -354,9 +356,7 @@ static void test_api_errors(void) {
   hc_trace_range_end(ctx);
   hc_context_destroy(ctx);
   trace_check_t r;
-  json_t *doc = trace_check_file(path, &r);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
-  CU_ASSERT_EQUAL(r.problems, 0);
+  json_t *doc = valid_trace(path, &r);
   CU_ASSERT_EQUAL(r.complete, 3);
   CU_ASSERT_PTR_NOT_NULL(find_event(doc, "range", "inner"));
   const json_t *cut = find_event(doc, "range", "\xc3\xa9");
@@ -410,9 +410,7 @@ static void test_hcrun_trace(void) {
   CU_ASSERT(busy > 0 && busy <= 1);
   CU_ASSERT(th_rel(busy + json_real_value(json_object_get(u, "idle_fraction")), 1) < 1e-9);
   trace_check_t r;
-  json_t *doc = trace_check_file(path, &r);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
-  CU_ASSERT_EQUAL(r.problems, 0);
+  json_t *doc = valid_trace(path, &r);
   CU_ASSERT_PTR_NOT_NULL(find_event(doc, "job", "simpson on cpu:0"));
   CU_ASSERT_PTR_NOT_NULL(find_event(doc, "kernel", "simpson/"));
   CU_ASSERT_PTR_NOT_NULL(find_event(doc, "output", "write "));
@@ -425,9 +423,7 @@ static void test_hcrun_trace(void) {
   /* a grid-expression workload: its planning on the host track */
   snprintf(args, sizeof args, "--trace=%s --workload=multigrid --device=cpu", path);
   CU_ASSERT_EQUAL(hcrun(args), 0);
-  doc = trace_check_file(path, &r);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
-  CU_ASSERT_EQUAL(r.problems, 0);
+  doc = valid_trace(path, &r);
   CU_ASSERT_PTR_NOT_NULL(find_event(doc, "range", "plan hc_grid_assign"));
   CU_ASSERT_PTR_NOT_NULL(find_event(doc, "device_timer", "device time on cpu:0"));
   json_decref(doc);
@@ -439,10 +435,7 @@ static void test_hcrun_trace(void) {
            "--device=cpu:0,cpu:1",
            th_build_dir(), path);
   CU_ASSERT_EQUAL(th_run(args, out, sizeof out, err, sizeof err), 0);
-  doc = trace_check_file(path, &r);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
-  if (r.problems) fprintf(stderr, "%s: %s\n", path, r.first);
-  CU_ASSERT_EQUAL(r.problems, 0);
+  doc = valid_trace(path, &r);
   CU_ASSERT_EQUAL(r.device_tracks, 2);
   CU_ASSERT_PTR_NOT_NULL(find_event(doc, "halo", "halo exchange"));
   for (int d = 0; d < 2; d++) {
@@ -520,10 +513,7 @@ static void test_threads(void) {
   }
   TH_ASSERT_OK(hc_trace_stop(ctx));
   trace_check_t r;
-  json_t *doc = trace_check_file(path, &r);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
-  if (r.problems) fprintf(stderr, "%s: %s\n", path, r.first);
-  CU_ASSERT_EQUAL(r.problems, 0);
+  json_t *doc = valid_trace(path, &r);
   CU_ASSERT_EQUAL(r.host_tracks, THREADS);
   size_t n = 0;
   trace_sum(doc, trace_track(doc, "cpu:0 queue"), 0, -1, NULL, &n);
@@ -564,10 +554,7 @@ static void test_end_only_device_clock(void) {
   TH_ASSERT_OK(hc_buffer_fill(b, 0, &x, sizeof x, 1024));
   TH_ASSERT_OK(hc_trace_stop(ctx));
   trace_check_t r;
-  json_t *doc = trace_check_file(path, &r);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
-  if (r.problems) fprintf(stderr, "%s: %s\n", path, r.first);
-  CU_ASSERT_EQUAL(r.problems, 0);
+  json_t *doc = valid_trace(path, &r);
   const long tid = trace_track(doc, "serial:0 queue");
   double ts[4], dur[4];
   int n = 0;
