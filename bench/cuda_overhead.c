@@ -19,8 +19,15 @@
  *                    references are sampled in a second pass. Small sizes
  *                    get more samples.
  *
+ *   event record     (--event-record, alone) what the driver's own timer
+ *                    costs the host: 64-byte cuMemsetD32Async on the raw
+ *                    stream, each followed by a cuEventRecord of its own
+ *                    event or not, best of five batches each; one JSON
+ *                    line (the floor under a traced CUDA command's cost,
+ *                    hc-bench-trace-overhead).
+ *
  * Usage: hc-bench-cuda-overhead [--device=cuda:N] [--launches=N]
- *        [--max-size=BYTES] [--reps=N] [--json | --json=FILE]
+ *        [--max-size=BYTES] [--reps=N] [--json | --json=FILE | --event-record]
  * --json prints JSON instead of the table; --json=FILE writes it to FILE
  * besides the table. Exit status 77: no CUDA device.
  * The raw side uses the plugin's own loader (dlopen'd libcuda) and the
@@ -227,8 +234,44 @@ static double copy_once(copy_ctx_t *c, int dir, int v, size_t n) {
 
 /* ---------------------------------------------------------------- main */
 
+/* ---------------------------------------------------------- event record */
+
+#define RECORDS 20000
+
+/* ns per 64-byte fill on the raw stream, each followed by a record of its
+ * own event when ev is given; best of five batches. */
+static double fills_ns(raw_t *r, CUevent *ev) {
+  double best = INFINITY;
+  for (int b = 0; b < 5; b++) {
+    CU_CHECK(r->cu, r->cu.cuStreamSynchronize(r->stream));
+    const double t0 = hc_now();
+    for (int i = 0; i < RECORDS; i++) {
+      CU_CHECK(r->cu, r->cu.cuMemsetD32Async(r->dptr, 1, 16, r->stream));
+      if (ev) CU_CHECK(r->cu, r->cu.cuEventRecord(ev[i], r->stream));
+    }
+    const double ns = (hc_now() - t0) / RECORDS * 1e9;
+    if (ns < best) best = ns;
+  }
+  return best;
+}
+
+static int event_record(const char *id, raw_t *r) {
+  CUevent *ev = malloc(RECORDS * sizeof *ev);
+  if (!ev) die("malloc");
+  for (int i = 0; i < RECORDS; i++) CU_CHECK(r->cu, r->cu.cuEventCreate(&ev[i], CU_EVENT_DEFAULT));
+  (void)fills_ns(r, ev); /* warm-up */
+  const double off = fills_ns(r, NULL), on = fills_ns(r, ev);
+  CU_CHECK(r->cu, r->cu.cuStreamSynchronize(r->stream));
+  for (int i = 0; i < RECORDS; i++) r->cu.cuEventDestroy(ev[i]);
+  free(ev);
+  printf("{\"device\": \"%s\", \"fills\": %d, \"fill_ns\": %.1f, \"fill_record_ns\": %.1f, \"record_ns\": %.1f}\n", id,
+         RECORDS, off, on, on - off);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *spec = "cuda";
+  int records = 0;
   int json = 0;
   const char *json_path = NULL;
   int launches = 100000, reps = 5;
@@ -246,9 +289,12 @@ int main(int argc, char **argv) {
       json = 1;
     else if (!strncmp(argv[i], "--json=", 7))
       json_path = argv[i] + 7;
+    else if (!strcmp(argv[i], "--event-record"))
+      records = 1;
     else {
       fprintf(stderr,
-              "usage: %s [--device=cuda:N] [--launches=N] [--max-size=BYTES] [--reps=N] [--json | --json=FILE]\n",
+              "usage: %s [--device=cuda:N] [--launches=N] [--max-size=BYTES] [--reps=N] [--json | --json=FILE | "
+              "--event-record]\n",
               argv[0]);
       return 2;
     }
@@ -275,6 +321,12 @@ int main(int argc, char **argv) {
   int cc = (int)(info->cc_major * 10 + info->cc_minor);
   raw_t raw;
   raw_setup(&raw, atoi(id + 5), cc);
+  if (records) {
+    const int rc = event_record(id, &raw);
+    hc_device_close(dev);
+    hc_context_destroy(ctx);
+    return rc;
+  }
 
   /* Contexts whose cuda devices always stage, and never (references). */
   hc_device_t *sdev = NULL, *ddev = NULL;
