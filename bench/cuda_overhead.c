@@ -22,7 +22,9 @@
  *   event record     (--event-record, alone) what the driver's own timer
  *                    costs the host: 64-byte cuMemsetD32Async on the raw
  *                    stream, each followed by a cuEventRecord of its own
- *                    event or not, best of five batches each; one JSON
+ *                    event or not, best of five batches each, then
+ *                    reading each event's time (cuEventElapsedTime, with
+ *                    and without a cuEventSynchronize before); one JSON
  *                    line (the floor under a traced CUDA command's cost,
  *                    hc-bench-trace-overhead).
  *
@@ -262,10 +264,24 @@ static int event_record(const char *id, raw_t *r) {
   (void)fills_ns(r, ev); /* warm-up */
   const double off = fills_ns(r, NULL), on = fills_ns(r, ev);
   CU_CHECK(r->cu, r->cu.cuStreamSynchronize(r->stream));
+  /* Reading the completed events' times against the first: with a wait
+   * for each (as a reader that does not know they completed must), and
+   * without. */
+  double read[2];
+  for (int wait = 1; wait >= 0; wait--) {
+    float ms = 0;
+    const double t0 = hc_now();
+    for (int i = 1; i < RECORDS; i++) {
+      if (wait) CU_CHECK(r->cu, r->cu.cuEventSynchronize(ev[i]));
+      CU_CHECK(r->cu, r->cu.cuEventElapsedTime(&ms, ev[0], ev[i]));
+    }
+    read[wait] = (hc_now() - t0) / (RECORDS - 1) * 1e9;
+  }
   for (int i = 0; i < RECORDS; i++) r->cu.cuEventDestroy(ev[i]);
   free(ev);
-  printf("{\"device\": \"%s\", \"fills\": %d, \"fill_ns\": %.1f, \"fill_record_ns\": %.1f, \"record_ns\": %.1f}\n", id,
-         RECORDS, off, on, on - off);
+  printf("{\"device\": \"%s\", \"fills\": %d, \"fill_ns\": %.1f, \"fill_record_ns\": %.1f, \"record_ns\": %.1f, "
+         "\"read_ns\": %.1f, \"read_waiting_ns\": %.1f}\n",
+         id, RECORDS, off, on, on - off, read[0], read[1]);
   return 0;
 }
 

@@ -72,6 +72,11 @@ typedef struct cuda_dev {
    * a traced command's cost); any thread, under trace_pool_lock. */
   struct cuda_trace_rec *trace_pool;
   pthread_mutex_t trace_pool_lock;
+  /* The count of end events recorded, the newest of them, and the count
+   * known complete: the stream runs in order, so one wait for the newest
+   * completes every earlier one (trace_time); under trace_pool_lock. */
+  uint64_t trace_recorded, trace_completed;
+  CUevent trace_newest;
 } cuda_dev_t;
 
 /* Makes the device's context current on the calling thread (cheap when it

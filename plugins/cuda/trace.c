@@ -28,6 +28,7 @@ static void nvtx_init(void) { nvtxInitialize(NULL); }
 
 typedef struct cuda_trace_rec {
   CUevent end;                 /* recorded after the command */
+  uint64_t seq;                /* its place among the device's records (1, 2, ...); 0: not recorded */
   struct cuda_trace_rec *next; /* in the device's pool */
 } cuda_trace_rec_t;
 
@@ -35,7 +36,7 @@ typedef struct cuda_trace_rec {
 static cuda_trace_rec_t *rec_get(cuda_dev_t *d) {
   pthread_mutex_lock(&d->trace_pool_lock);
   cuda_trace_rec_t *r = d->trace_pool;
-  if (r) d->trace_pool = r->next;
+  if (r) d->trace_pool = r->next, r->seq = 0;
   pthread_mutex_unlock(&d->trace_pool_lock);
   if (r) return r;
   if (!(r = calloc(1, sizeof *r))) return NULL;
@@ -94,7 +95,11 @@ void cuda_trace_command_end(void *dev, void *record) {
   cuda_dev_t *d = dev;
   cuda_trace_rec_t *r = record;
   /* a failure shows in trace_time (the event was never recorded) */
-  if (r && cuda_use(d) == HC_OK) (void)d->cu->cuEventRecord(r->end, d->stream);
+  if (!r || cuda_use(d) != HC_OK || d->cu->cuEventRecord(r->end, d->stream) != CUDA_SUCCESS) return;
+  pthread_mutex_lock(&d->trace_pool_lock);
+  r->seq = ++d->trace_recorded;
+  d->trace_newest = r->end;
+  pthread_mutex_unlock(&d->trace_pool_lock);
 }
 
 static void release(cuda_dev_t *d, cuda_trace_rec_t *r) {
@@ -108,7 +113,19 @@ hc_status_t cuda_trace_time(void *dev, void *record, double *start, double *end)
   cuda_trace_rec_t *r = record;
   const hc_cu_api_t *cu = d->cu;
   float ms = 0;
-  CUresult e = cuda_use(d) == HC_OK ? cu->cuEventSynchronize(r->end) : CUDA_ERROR_INVALID_CONTEXT;
+  CUresult e = !r->seq ? CUDA_ERROR_NOT_READY : cuda_use(d) != HC_OK ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+  pthread_mutex_lock(&d->trace_pool_lock);
+  const int done = r->seq <= d->trace_completed;
+  const CUevent newest = d->trace_newest;
+  const uint64_t newest_seq = d->trace_recorded;
+  pthread_mutex_unlock(&d->trace_pool_lock);
+  if (e == CUDA_SUCCESS && !done) {
+    /* (an event given back and recorded again since is only later) */
+    e = cu->cuEventSynchronize(newest);
+    pthread_mutex_lock(&d->trace_pool_lock);
+    if (e == CUDA_SUCCESS && newest_seq > d->trace_completed) d->trace_completed = newest_seq;
+    pthread_mutex_unlock(&d->trace_pool_lock);
+  }
   if (e == CUDA_SUCCESS) e = cu->cuEventElapsedTime(&ms, d->trace_ref, r->end);
   release(d, r);
   /* No message: the core falls back to the host's view of the command
@@ -130,6 +147,7 @@ void cuda_trace_teardown(cuda_dev_t *d) {
     free(r);
   }
   d->trace_pool = NULL;
+  d->trace_newest = NULL;
 }
 
 /* Ranges only where there is a CUDA device for Nsight Systems to show

@@ -1,8 +1,8 @@
 /* Timelines (hc/trace.h): the checker itself, a traced 3-stage pipeline
  * across cpu and PoCL (with the arrow from a transfer to the kernel that
  * reads it), hcrun --trace, the event cap, tracing from several
- * threads at once, and where commands go on a device that times only
- * their ends. */
+ * threads at once, where commands go on a device that times only their
+ * ends, and a GPU's own times (where there is one). */
 #include <hc/pipeline.h>
 #include <hc/trace.h>
 #include <jansson.h>
@@ -459,6 +459,38 @@ static void test_hcrun_trace(void) {
   CU_ASSERT_PTR_NULL(strstr(out, "utilisation"));
 }
 
+/* A GPU's queue (cuda:0, where there is one): its events come from the
+ * device's own timers and sit where they ran. Each of jacobi's sweeps is
+ * an event on the queue, none overlaps another, and inside the job's
+ * device-time span they sum to the span less the device's idle gaps: the
+ * first launch and the span's end, microseconds against the milliseconds
+ * of 60 sweeps of 257^3. */
+static void test_gpu_device_times(void) {
+  hc_context_t *ctx = th_context();
+  uint32_t idx;
+  if (hc_device_find(ctx, "cuda:0", &idx) != HC_OK) {
+    th_skip("no cuda:0: the GPU's device times are not traced here");
+    return;
+  }
+  const char *path = tmp_path("gpu.json");
+  char args[2048];
+  snprintf(args, sizeof args, "--trace=%s --workload=jacobi dim=3 n=257 iters=60 --device=cuda:0", path);
+  CU_ASSERT_EQUAL_FATAL(hcrun(args), 0);
+  trace_check_t r;
+  json_t *doc = valid_trace(path, &r);
+  const json_t *span = find_event(doc, "device_timer", "device time on cuda:0");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(span);
+  const double from = json_number_value(json_object_get(span, "ts"));
+  const double to = from + json_number_value(json_object_get(span, "dur"));
+  size_t n = 0;
+  const double sum = trace_sum(doc, trace_track(doc, "cuda:0 queue"), from, to, NULL, &n);
+  CU_ASSERT_EQUAL(n, 60);
+  if (sum < 0.95 * (to - from) || sum > to - from)
+    fprintf(stderr, "cuda:0: events in the span sum to %.1f us of %.1f\n", sum, to - from);
+  CU_ASSERT(sum >= 0.95 * (to - from) && sum <= to - from);
+  json_decref(doc);
+}
+
 /* Several threads launching on one context, one device, under its lock. */
 enum { THREADS = 4, ROUNDS = 50 };
 static hc_device_t *mt_dev;
@@ -595,6 +627,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_hcrun_trace);
   CU_ADD_TEST(s, test_threads);
   CU_ADD_TEST(s, test_end_only_device_clock);
+  CU_ADD_TEST(s, test_gpu_device_times);
 }
 
 TH_MAIN(register_tests)
