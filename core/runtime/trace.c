@@ -433,7 +433,7 @@ void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind
     pc->kind = kind;
     pc->bytes = bytes;
     full_name(pc->name, sizeof pc->name, what);
-    snprintf(pc->peer, sizeof pc->peer, "%s", peer ? peer : "");
+    put(pc->peer, sizeof pc->peer, 0, peer ? peer : "");
     pc->flows = fl;
     pthread_mutex_unlock(&p->lock);
   } else {
