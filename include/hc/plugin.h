@@ -180,9 +180,9 @@ typedef struct hc_backend_ops {
    * command, gives the device's own start and end mapped onto the hc_now()
    * clock in seconds, and releases the record; trace_discard releases one
    * without waiting (the command failed to queue). A start of 0: the
-   * device timed only the end, and the core starts the command when it was
-   * queued or when the device's command before it ended, whichever is
-   * later (an in-order queue). */
+   * device timed only the end, and the core starts the command when the
+   * call that queued it returned or when the device's command before it
+   * ended, whichever is later (an in-order queue). */
   void *(*trace_command_begin)(void *dev);
   void (*trace_command_end)(void *dev, void *record);
   hc_status_t (*trace_time)(void *dev, void *record, double *start,
