@@ -234,8 +234,6 @@ static double copy_once(copy_ctx_t *c, int dir, int v, size_t n) {
   return hc_now() - t0;
 }
 
-/* ---------------------------------------------------------------- main */
-
 /* ---------------------------------------------------------- event record */
 
 #define RECORDS 20000
@@ -284,6 +282,8 @@ static int event_record(const char *id, raw_t *r) {
          id, RECORDS, off, on, on - off, read[0], read[1]);
   return 0;
 }
+
+/* ---------------------------------------------------------------- main */
 
 int main(int argc, char **argv) {
   const char *spec = "cuda";

@@ -73,7 +73,7 @@ typedef struct {
 #define PENDING_MAX 256
 typedef struct {
   void *record;
-  double t0, t1; /* the host's view: before queueing, after (before the backend's end record) */
+  double t0, t1; /* the host's view: before queueing, after */
   uint32_t kind;
   uint64_t bytes;
   char name[80];
@@ -340,8 +340,8 @@ static void resolve_locked(hc__trace_t *t, hc_device_t *d, pending_t *p) {
     const int64_t queued = rel_ns(t, pc->t0);
     int64_t t0, t1 = rel_ns(t, e), dev_ns;
     if (s == 0) {
-      /* no start from the device: when the command was queued or the one
-       * before it ended, whichever is later */
+      /* no start from the device: when the call that queued the command
+       * returned or the one before it ended, whichever is later */
       t0 = rel_ns(t, pc->t1);
       if (t0 < p->last_end) t0 = p->last_end;
       if (t1 < t0) t1 = t0;
@@ -420,7 +420,7 @@ void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind
       if (d->backend->ops.trace_discard) d->backend->ops.trace_discard(d->handle, c->record);
     }
   } else if (c->record && d->index < t->ndevices) {
-    const double queued = hc_now();
+    const double returned = hc_now(); /* the call that queued it returned (before the end record) */
     d->backend->ops.trace_command_end(d->handle, c->record);
     pending_t *p = &t->pending[d->index];
     pthread_mutex_lock(&p->lock);
@@ -429,7 +429,7 @@ void hc__trace_cmd_end(hc__trace_cmd_t *c, hc_status_t st, hc__trace_kind_t kind
     pending_cmd_t *pc = &p->cmd[p->n++];
     pc->record = c->record;
     pc->t0 = c->t0;
-    pc->t1 = queued;
+    pc->t1 = returned;
     pc->kind = kind;
     pc->bytes = bytes;
     full_name(pc->name, sizeof pc->name, what);

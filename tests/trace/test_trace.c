@@ -94,7 +94,6 @@ static int arg_is(const json_t *e, const char *key, const char *value) {
   return v && !strcmp(v, value);
 }
 
-/* The first X event of category cat whose name starts with prefix. */
 /* The trace at path, checked: no problem (the first one printed). Ends the
  * test when the file is not JSON. The caller owns the document. */
 static json_t *valid_trace(const char *path, trace_check_t *r) {
@@ -105,6 +104,7 @@ static json_t *valid_trace(const char *path, trace_check_t *r) {
   return doc;
 }
 
+/* The first X event of category cat whose name starts with prefix. */
 static const json_t *find_event(const json_t *doc, const char *cat, const char *prefix) {
   size_t i;
   const json_t *e;
