@@ -1,7 +1,9 @@
 /* What a part's run() calls: its place in the split, halo exchanges and
  * collectives. Device data is staged through host memory here and moved by
  * the transport, except between parts of one process on one backend with
- * a peer copy: those halos move device to device. */
+ * a peer copy (those halos move device to device) and where the transport
+ * takes the field's memory in place (takes_memory: a cpu device's rows
+ * over MPI, CUDA memory over a CUDA-aware MPI). */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -68,10 +70,25 @@ static size_t row_bytes(const hc_field_t *f) {
   return rb;
 }
 
+/* Whether the transport's ops table has `member` and sets it. */
+#define TRANSPORT_HAS(t, member) \
+  ((t)->ops->size >= offsetof(hc_transport_ops_t, member) + sizeof(t)->ops->member && (t)->ops->member)
+
+/* Where the transport takes f's rows in place (takes_memory), the address
+ * of its buffer: host memory of a device that shares it, or CUDA memory;
+ * else NULL (the rows are staged). */
+static char *direct_base(const hc_part_t *p, const hc_buffer_t *buf) {
+  if (!TRANSPORT_HAS(p->tr, takes_memory)) return NULL;
+  void *host = hc_buffer_host_ptr(buf);
+  if (host) return p->tr->ops->takes_memory(p->tr, HC_NATIVE_HOST) ? host : NULL;
+  hc_native_mem_t m;
+  if (!p->tr->ops->takes_memory(p->tr, HC_NATIVE_CUDA) || hc_buffer_native(buf, &m) != HC_OK) return NULL;
+  return m.kind == HC_NATIVE_CUDA ? m.ptr : NULL;
+}
+
 /* Whether the transport exchanges in two halves. */
 static int transport_splits(const hc_transport_t *t) {
-  return t->ops->size >= offsetof(hc_transport_ops_t, exchange_end) + sizeof t->ops->exchange_end &&
-         t->ops->exchange_begin && t->ops->exchange_end;
+  return TRANSPORT_HAS(t, exchange_begin) && TRANSPORT_HAS(t, exchange_end);
 }
 
 /* A half's time into the part's stats (staging and copies; the waits for
@@ -116,9 +133,15 @@ static hc_status_t begin_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_t h
                     .own_hi_off = (size_t)(hi - above) * rb,
                     .halo_lo_off = (size_t)(lo - below) * rb,
                     .halo_hi_off = (size_t)hi * rb};
-  size_t staged_lo = h.peer_lo ? 0 : lo_bytes, staged_hi = h.peer_hi ? 0 : hi_bytes;
+  /* Peer sides move device to device; the others are staged, unless the
+   * transport takes them in place (then no side is a peer's). */
+  char *direct = h.peer_lo || h.peer_hi ? NULL : direct_base(p, h.buf);
+  size_t staged_lo = h.peer_lo || direct ? 0 : lo_bytes, staged_hi = h.peer_hi || direct ? 0 : hi_bytes;
   st = stage_for(p, dev, staged_lo > staged_hi ? staged_lo : staged_hi);
-  if (st == HC_OK) {
+  if (st == HC_OK && direct) {
+    h.to_lo = direct + h.own_lo_off, h.to_hi = direct + h.own_hi_off;
+    h.from_lo = direct + h.halo_lo_off, h.from_hi = direct + h.halo_hi_off;
+  } else if (st == HC_OK) {
     char *send_lo = p->stage, *send_hi = send_lo + p->stage_area, *recv_lo = send_hi + p->stage_area,
          *recv_hi = recv_lo + p->stage_area;
     h.to_lo = send_lo, h.to_hi = send_hi, h.from_lo = recv_lo, h.from_hi = recv_hi;
@@ -145,6 +168,7 @@ static hc_status_t begin_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_t h
     p->x.h = h;
     p->x.staged_lo = staged_lo;
     p->x.staged_hi = staged_hi;
+    p->x.direct = direct != NULL;
   }
   half_done(p, t0, idle0, 0, "halo exchange begin", staged_lo + staged_hi);
   return st;
@@ -188,7 +212,10 @@ static hc_status_t end_rows(hc_part_t *p, hc_field_t *f, const char *caller, int
   const size_t bytes = h->lo_bytes + h->hi_bytes;
   if (st == HC_OK) {
     p->stats.halo_bytes += bytes;
-    p->stats.halo_peer_bytes += bytes - p->x.staged_lo - p->x.staged_hi;
+    if (p->x.direct)
+      p->stats.halo_direct_bytes += bytes;
+    else
+      p->stats.halo_peer_bytes += bytes - p->x.staged_lo - p->x.staged_hi;
   }
   p->x.active = 0;
   half_done(p, t0, idle0, 1, "halo exchange", bytes);

@@ -80,6 +80,7 @@ struct hc_part {
     hc_field_t *f;
     halo_sides_t h;
     size_t staged_lo, staged_hi;
+    int direct; /* the transport moves the rows in place (takes_memory) */
   } x;
   /* hc_part_rebalance: what it measures since it started (or rows last
    * moved): from t0, with the waits from idle0 and its own calls'

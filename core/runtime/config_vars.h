@@ -73,6 +73,10 @@
   /* hcrun */                                                                                                       \
   X(HC_MPI, CHOICE, PUBLIC, "auto", 0, 0, "auto|on|off",                                                            \
     "hcrun under MPI (libhc-mpi, docs/mpi.md): auto when an MPI launcher started it, on, or off (one process)")     \
+  X(HC_MPI_CUDA_AWARE, BOOL, PUBLIC, "0", 0, 0, NULL,                                                               \
+    "1: halos in CUDA memory go to MPI in place, once a check shows that MPI takes it (docs/mpi.md)")               \
+  X(HC_MPI_CUDA_CHECK, STRING, INTERNAL, NULL, 0, 0, NULL,                                                          \
+    "the program that checks it (unset: hc/hc-mpi-cuda-check beside libhc-mpi)")                                    \
   /* libhc-grid */                                                                                                  \
   X(HC_GRID_CC, STRING, PUBLIC, "cc", 0, 0, NULL, "the C compiler of grid expressions' host kernels")               \
   X(HC_GRID_CFLAGS, STRING, TUNING, NULL, 0, 0, NULL,                                                               \

@@ -18,7 +18,10 @@
  * Every call of the transport is made by the thread that calls
  * hc_job_run_split (MPI_THREAD_FUNNELED is enough when that is the main
  * thread). Halo rows and collectives go through host memory: the core
- * stages device data, so any MPI works, CUDA-aware or not.
+ * stages device data, so any MPI works, CUDA-aware or not. Rows of a
+ * device that shares host memory (cpu) go to MPI in place, and so do rows
+ * in CUDA memory when HC_MPI_CUDA_AWARE=1 and a transfer in a child
+ * process showed that MPI takes CUDA memory (hc_mpi_transport_cuda_check).
  *
  * A program that leaves MPI to hc (hcrun) uses the hc_mpi_world_* calls,
  * which need no MPI types: define HC_MPI_WORLD_ONLY before including this
@@ -51,6 +54,10 @@ hc_status_t hc_mpi_transport_create(MPI_Comm comm, hc_transport_t **out);
  * that does not finalise ends with its failure code, and the launcher
  * ends the others. */
 int hc_mpi_transport_clean(hc_transport_t *t);
+/* What HC_MPI_CUDA_AWARE=1's check found, as hc-mpi-cuda-check put it
+ * ("ok: ...", "no: ...", or why it could not run); "" when it was not
+ * asked for. Rank 0's text tells the verdict of every node. */
+const char *hc_mpi_transport_cuda_check(hc_transport_t *t);
 
 /* MPI_COMM_WORLD, started and ended by hc. */
 typedef struct hc_mpi_world {
@@ -96,6 +103,7 @@ typedef int (*hc_mpi_world_finish_fn)(hc_mpi_world_t *);
 typedef hc_status_t (*hc_mpi_agree_fn)(hc_transport_t *, hc_status_t);
 typedef hc_status_t (*hc_mpi_rank_device_fn)(hc_context_t *, const char *, int,
                                              uint32_t *);
+typedef const char *(*hc_mpi_transport_cuda_check_fn)(hc_transport_t *);
 #define HC_MPI_LIBRARY "libhc-mpi.so.0"
 
 #ifdef __cplusplus

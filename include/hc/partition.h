@@ -149,10 +149,13 @@ typedef struct hc_part_stats {
   uint64_t halo_bytes; /* halo bytes received */
   double collective_s; /* reductions, all-gathers, barriers (waits included) */
   uint64_t collectives;
-  char device[48];          /* its device's name ("cuda:0"); across processes
-                               (hc/transport.h) the device of the process that ran it */
-  uint64_t halo_peer_bytes; /* of halo_bytes, those copied device to device
-                               (the backend's peer copy, not host staging) */
+  char device[48];            /* its device's name ("cuda:0"); across processes
+                                 (hc/transport.h) the device of the process that ran it */
+  uint64_t halo_peer_bytes;   /* of halo_bytes, those copied device to device
+                                 (the backend's peer copy, not host staging) */
+  uint64_t halo_direct_bytes; /* of halo_bytes, those the transport moved in
+                                 place, from and to the field's own memory
+                                 (not host staging: takes_memory) */
 } hc_part_stats_t;
 
 /* Parts of the last run (0: it did not split). */

@@ -12,7 +12,8 @@
  * The contract every implementation keeps:
  * - every part makes the same collective calls (barrier, exchange,
  *   allreduce, allgather, gather) in the same order;
- * - every call moves host memory (the core stages device data);
+ * - every call moves host memory (the core stages device data), except
+ *   the halo rows of memory the transport says it takes (takes_memory);
  * - when a part fails it calls abort; from then on every call of every
  *   part, including one already waiting, returns HC_ERR_DEVICE ("another
  *   part failed") instead of waiting, so that no part hangs; agree still
@@ -95,6 +96,13 @@ typedef struct hc_transport_ops {
                                 void *from_lo, void *from_hi);
   hc_status_t (*exchange_end)(hc_transport_t *t, uint32_t part,
                               double *waited_s);
+  /* Optional (NULL: only host memory the core staged). 1 when exchange
+   * and exchange_begin may be given a part's halo rows in place, in its
+   * field's memory of this kind (hc_native_kind_t: HC_NATIVE_HOST, memory
+   * of a device that shares host memory; HC_NATIVE_CUDA, CUDA device
+   * memory), else 0. The same answer for the transport's life; it never
+   * communicates. */
+  int (*takes_memory)(hc_transport_t *t, uint32_t kind);
 } hc_transport_ops_t;
 
 struct hc_transport {

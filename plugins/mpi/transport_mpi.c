@@ -18,9 +18,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <hc/config.h>
 #include <hc/mpi.h>
 #include <hc/plugin.h>
 
+#include "cuda_check.h"
 #include "export.h"
 
 enum { TAG_HALO_UP = 11, TAG_HALO_DOWN = 12, TAG_ABORT = 13, TAG_AGREE = 14, TAG_VERDICT = 15 };
@@ -38,6 +40,8 @@ typedef struct {
    * requests, where its receives are among them, and their sizes. */
   MPI_Request halo[4];
   int nhalo, recv_lo, recv_hi, lo, hi, halo_begun;
+  int cuda_memory;      /* halos may be CUDA memory (HC_MPI_CUDA_AWARE) */
+  char cuda_check[512]; /* what its check found ("" when not asked) */
 } mpi_t;
 
 /* What agree moves: a part's outcome, and the verdict. */
@@ -391,23 +395,57 @@ HC_API int hc_mpi_transport_clean(hc_transport_t *tr) {
   return !((mpi_t *)tr)->unfinished;
 }
 
-static const hc_transport_ops_t mpi_ops = {
-    .size = sizeof(hc_transport_ops_t),
-    .name = "MPI",
-    .count = m_count,
-    .self = m_self,
-    .barrier = m_barrier,
-    .exchange = m_exchange,
-    .allreduce = m_allreduce,
-    .allgather = m_allgather,
-    .gather = m_gather,
-    .agree = m_agree,
-    .abort = m_abort,
-    .destroy = m_destroy,
-    .write_file = m_write_file,
-    .exchange_begin = m_exchange_begin,
-    .exchange_end = m_exchange_end,
-};
+/* Host memory always; CUDA memory once the check passed on every node. */
+static int m_takes_memory(hc_transport_t *tr, uint32_t kind) {
+  return kind == HC_NATIVE_HOST || (kind == HC_NATIVE_CUDA && ((mpi_t *)tr)->cuda_memory);
+}
+
+/* The two tables differ in name only, which the split's plan shows. */
+#define MPI_OPS(label)                                                                                                \
+  {                                                                                                                   \
+    .size = sizeof(hc_transport_ops_t), .name = label, .count = m_count, .self = m_self, .barrier = m_barrier,        \
+    .exchange = m_exchange, .allreduce = m_allreduce, .allgather = m_allgather, .gather = m_gather, .agree = m_agree, \
+    .abort = m_abort, .destroy = m_destroy, .write_file = m_write_file, .exchange_begin = m_exchange_begin,           \
+    .exchange_end = m_exchange_end, .takes_memory = m_takes_memory,                                                   \
+  }
+static const hc_transport_ops_t mpi_ops = MPI_OPS("MPI"), mpi_cuda_ops = MPI_OPS("MPI, CUDA memory in place");
+
+/* HC_MPI_CUDA_AWARE=1: the first rank of each node runs the check; CUDA
+ * memory goes to MPI in place when no node's check failed and one passed.
+ * Collective over the transport's communicator, whatever each rank's
+ * setting says (a rank whose setting is bad fails them all alike). */
+static hc_status_t decide_cuda_memory(mpi_t *t) {
+  long long asked = 0;
+  char bad[512] = "";
+  if (hc_config_int("HC_MPI_CUDA_AWARE", &asked) != HC_OK) {
+    snprintf(bad, sizeof bad, "%s", hc_last_error());
+    asked = 2;
+  }
+  long long any = 0;
+  int rc = MPI_Allreduce(&asked, &any, 1, MPI_LONG_LONG, MPI_MAX, t->data);
+  if (rc != MPI_SUCCESS) return mpi_error(rc, "agreeing on HC_MPI_CUDA_AWARE");
+  if (any == 2) return hc_error(HC_ERR_PARAM, "%s", bad[0] ? bad : "HC_MPI_CUDA_AWARE is not valid on another rank");
+  if (!any) return HC_OK;
+  MPI_Comm node;
+  rc = MPI_Comm_split_type(t->data, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &node);
+  if (rc != MPI_SUCCESS) return mpi_error(rc, "finding the ranks of this node");
+  int local = 0, mine = CUDA_CHECK_NOTHING, all = CUDA_CHECK_FAILED;
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  if (local == 0) mine = hc__mpi_cuda_check(t->cuda_check, sizeof t->cuda_check);
+  rc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, t->data);
+  if (rc != MPI_SUCCESS) return mpi_error(rc, "agreeing on CUDA memory");
+  t->cuda_memory = all == CUDA_CHECK_PASSED;
+  /* Rank 0 tells what decided: its node's check, else another node's. */
+  if (t->rank == 0 && all != mine && all != CUDA_CHECK_NOTHING)
+    snprintf(t->cuda_check, sizeof t->cuda_check, "the check %s on another node",
+             all == CUDA_CHECK_PASSED ? "passed" : "failed");
+  return HC_OK;
+}
+
+HC_API const char *hc_mpi_transport_cuda_check(hc_transport_t *tr) {
+  return tr && tr->ops->takes_memory == m_takes_memory ? ((mpi_t *)tr)->cuda_check : "";
+}
 
 HC_API hc_status_t hc_mpi_transport_create(MPI_Comm comm, hc_transport_t **out) {
   if (!out) return hc_error(HC_ERR_INVALID_ARG, "hc_mpi_transport_create: NULL argument");
@@ -438,6 +476,12 @@ HC_API hc_status_t hc_mpi_transport_create(MPI_Comm comm, hc_transport_t **out) 
   for (int i = 0; i < t->size; i++) t->abort_sends[i] = MPI_REQUEST_NULL;
   MPI_Irecv(&t->abort_flag, 1, MPI_INT, MPI_ANY_SOURCE, TAG_ABORT, t->ctl, &t->abort_recv);
   t->base.ops = &mpi_ops;
+  hc_status_t st = decide_cuda_memory(t);
+  if (st != HC_OK) {
+    m_destroy(&t->base);
+    return st;
+  }
+  if (t->cuda_memory) t->base.ops = &mpi_cuda_ops;
   *out = &t->base;
   return HC_OK;
 }

@@ -562,7 +562,8 @@ class Context:
             parts.append({'device': _text(s.device), 'rows': (s.lo, s.hi), 'weight': s.weight,
                           'compute_s': s.compute_s, 'device_s': s.device_s, 'idle_s': s.idle_s,
                           'halo_s': s.halo_s, 'halo_bytes': s.halo_bytes, 'collective_s': s.collective_s,
-                          'collectives': s.collectives, 'halo_peer_bytes': s.halo_peer_bytes})
+                          'collectives': s.collectives, 'halo_peer_bytes': s.halo_peer_bytes,
+                          'halo_direct_bytes': s.halo_direct_bytes})
         name = ctypes.c_char_p()
         best_s = lib.hc_devset_best_single(devset, ctypes.byref(name))
         # the fastest device of the set alone, as the history has it

@@ -65,7 +65,7 @@ class PartStats(Structure):
     _fields_ = [('size', c_uint32), ('lo', c_int64), ('hi', c_int64), ('weight', c_double), ('compute_s', c_double),
                 ('device_s', c_double), ('idle_s', c_double), ('halo_s', c_double), ('halo_bytes', c_uint64),
                 ('collective_s', c_double), ('collectives', c_uint64), ('device', c_char * 48),
-                ('halo_peer_bytes', c_uint64)]
+                ('halo_peer_bytes', c_uint64), ('halo_direct_bytes', c_uint64)]
 
 
 class TransferStats(Structure):

@@ -225,10 +225,12 @@ def test_report_has_a_row_per_rank():
     for p in parts:
         assert p['device'].startswith('cpu:')
         assert p['compute_s'] > 0 and p['collectives'] > 0
-        assert p['halo_bytes'] > 0
+        # a cpu device's rows go to MPI where they lie, without staging
+        assert p['halo_bytes'] > 0 and p['halo_direct_bytes'] == p['halo_bytes']
     text = mpirun(2, ['--backend=cpu', '--workload=jacobi', 'dim=2', 'n=65', 'iters=50', 'tol=0'])
     assert text.returncode == 0, text.stderr
     assert 'on 2 MPI ranks' in text.stdout and text.stdout.count('  part ') == 2
+    assert text.stdout.count(' B in place ') == 2, text.stdout
 
 
 def test_rank_shares_from_the_history(tmp_path):
@@ -505,3 +507,86 @@ def test_python_context_splits_over_ranks(references, tmp_path):
     assert 'rank 1: parameter n=-5' in r.stdout
     for rank in (0, 2):  # the others name rank 1
         assert ('rank %d: rank 1: parameter n=-5' % rank) in r.stdout
+
+
+CUDA_CHECK = os.path.join(BUILD, 'lib', 'hc', 'hc-mpi-cuda-check')
+
+
+def serial_dir(tmp_path):
+    """The serial test backend, whose memory HC_TEST_SERIAL_MEMORY makes
+    stand in for a GPU's: "cuda" (an MPI reads it) or "cuda-sealed" (reading
+    it faults, as device memory does for an MPI that is not CUDA-aware)."""
+    d = tmp_path / 'serial'
+    d.mkdir()
+    subprocess.run(['cc', '-std=c11', '-O1', '-shared', '-fPIC', '-fvisibility=hidden',
+                    '-I' + os.path.join(TOP, 'include'), '-o', str(d / 'backend-serial.so'),
+                    os.path.join(TOP, 'tests', 'plugins', 'serial_backend.c'),
+                    '-L' + os.path.join(BUILD, 'lib'), '-lhc'], check=True, timeout=120)
+    return str(d)
+
+
+def cuda_memory_run(tmp_path, memory, **extra_env):
+    """jacobi 2-D over 2 ranks on serial:0 with HC_MPI_CUDA_AWARE=1: the run,
+    its report and its field."""
+    env = mpi_env(HC_PLUGIN_PATH=serial_dir(tmp_path), HC_TEST_SERIAL_MEMORY=memory, HC_MPI_CUDA_AWARE='1',
+                  **extra_env)
+    r = mpirun(2, ['--device=serial:0', '--output=%s' % (tmp_path / 'out'), '--json'] + CASES['jacobi2d'][0], env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r, json.loads(r.stdout)['split'], np.load(tmp_path / 'out' / 'u.npy')
+
+
+def test_cuda_memory_goes_to_mpi_in_place_when_the_check_passes(references, tmp_path):
+    r, split, got = cuda_memory_run(tmp_path, 'cuda')
+    assert np.array_equal(got, references['jacobi2d'])
+    assert 'MPI, CUDA memory in place transport' in split['plan'], split['plan']
+    for p in split['parts']:
+        assert p['halo_bytes'] > 0 and p['halo_direct_bytes'] == p['halo_bytes']
+    assert r.stderr.count('HC_MPI_CUDA_AWARE=1: ok: 1048576 bytes went from serial:0') == 1, r.stderr
+    assert 'halos in CUDA memory go to MPI in place' in r.stderr
+
+
+def test_cuda_memory_is_staged_when_the_check_crashes(references, tmp_path):
+    r, split, got = cuda_memory_run(tmp_path, 'cuda-sealed')
+    assert np.array_equal(got, references['jacobi2d'])
+    assert 'MPI transport' in split['plan'] and 'in place' not in split['plan'], split['plan']
+    for p in split['parts']:
+        assert p['halo_bytes'] > 0 and p['halo_direct_bytes'] == 0
+    assert r.stderr.count('HC_MPI_CUDA_AWARE=1: the transfer crashed the check (signal') == 1, r.stderr
+    assert 'halos in CUDA memory are staged through host memory' in r.stderr
+
+
+def test_cuda_memory_is_staged_when_the_check_cannot_run(references, tmp_path):
+    r, split, got = cuda_memory_run(tmp_path, 'cuda', HC_MPI_CUDA_CHECK=str(tmp_path / 'no-such-check'))
+    assert np.array_equal(got, references['jacobi2d'])
+    assert all(p['halo_direct_bytes'] == 0 for p in split['parts'])
+    assert r.stderr.count('hc-mpi-cuda-check not found') == 1, r.stderr
+
+
+def test_cuda_check_by_hand(tmp_path):
+    """hc-mpi-cuda-check run alone (MPI as a singleton): each verdict and its
+    exit status (docs/mpi.md)."""
+    env = {k: v for k, v in mpi_env(HC_PLUGIN_PATH=serial_dir(tmp_path)).items()}
+
+    def check(*args, **extra):
+        return subprocess.run([CUDA_CHECK] + list(args), capture_output=True, text=True, timeout=60,
+                              env=dict(env, **extra))
+    ok = check(HC_TEST_SERIAL_MEMORY='cuda')
+    assert ok.returncode == 0 and ok.stdout.startswith('ok: 1048576 bytes went from serial:0'), ok.stdout + ok.stderr
+    assert check('--bytes=3', HC_TEST_SERIAL_MEMORY='cuda').stdout.startswith('ok: 3 bytes')
+    sealed = check(HC_TEST_SERIAL_MEMORY='cuda-sealed')
+    assert sealed.returncode < 0, sealed.stdout + sealed.stderr  # killed by the signal of its bad read
+    none = check()
+    assert none.returncode == 3 and none.stdout.startswith('none: no device whose memory is CUDA memory'), none.stdout
+    named = check('--device=cpu:0')
+    assert named.returncode == 3 and named.stdout.startswith('none: cpu:0: its memory is not CUDA memory')
+    missing = check('--device=cuda:9')
+    assert missing.returncode == 4 and "no device 'cuda:9'" in missing.stdout
+    usage = check('--bytes=0')
+    assert usage.returncode == 2 and 'usage: hc-mpi-cuda-check' in usage.stderr
+
+
+def test_a_bad_cuda_aware_setting_is_refused_once():
+    r = mpirun(2, ['--backend=cpu', '--workload=jacobi', 'dim=2', 'n=17', 'iters=10'],
+               env=mpi_env(HC_MPI_CUDA_AWARE='maybe'), timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.count('HC_MPI_CUDA_AWARE=maybe: give 1, on, yes, true or 0') == 1, r.stderr

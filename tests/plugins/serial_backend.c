@@ -6,10 +6,23 @@
  * With HC_TEST_SERIAL_TRACE_LATENCY_MS set when the device opens, traced
  * commands have a device clock that times only their end, like a GPU's
  * in-order queue whose commands each finish that long after they were
- * queued (the trace tests check where the core places them). */
+ * queued (the trace tests check where the core places them).
+ *
+ * HC_TEST_SERIAL_MEMORY (read when the device opens) makes its memory
+ * stand in for a GPU's, for the tests of MPI and CUDA memory
+ * (hc-mpi-cuda-check): "cuda" describes it as CUDA memory
+ * (hc_buffer_native) and not as host memory, like a GPU's that an MPI
+ * taking CUDA memory reads; "cuda-sealed" also keeps it unreadable to the
+ * host outside this backend's own calls, like a GPU's to an MPI that does
+ * not (reading it crashes). */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* mmap's MAP_ANONYMOUS under -std=c11 */
+#endif
 #include <hc/plugin.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* The device type it declares; the ranking test builds it as OTHER. */
 #ifndef SERIAL_DEVICE_TYPE
@@ -19,6 +32,7 @@
 typedef struct {
   double t0;
   double trace_latency; /* seconds; 0: no device clock for traces */
+  int cuda, sealed;     /* HC_TEST_SERIAL_MEMORY */
 } serial_dev_t;
 
 static hc_status_t s_init(hc_context_t *ctx, void **state) {
@@ -59,44 +73,76 @@ static hc_status_t s_open(void *state, uint32_t index, void **dev) {
   if (!d) return hc_error(HC_ERR_NO_MEMORY, "serial: out of memory");
   const char *latency = getenv("HC_TEST_SERIAL_TRACE_LATENCY_MS");
   if (latency) d->trace_latency = atof(latency) * 1e-3;
+  const char *memory = getenv("HC_TEST_SERIAL_MEMORY");
+  d->sealed = memory && !strcmp(memory, "cuda-sealed");
+  d->cuda = d->sealed || (memory && !strcmp(memory, "cuda"));
   *dev = d;
   return HC_OK;
 }
 static void s_close(void *dev) { free(dev); }
 
+/* Sealed memory: whole pages after a page that holds their length. */
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+static size_t *sealed_head(void *mem) { return (size_t *)((char *)mem - page_size()); }
+static void seal(const serial_dev_t *d, void *mem, int open) {
+  if (d->sealed) mprotect(mem, *sealed_head(mem), open ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
 static hc_status_t s_alloc(void *dev, size_t n, void **mem) {
-  (void)dev;
+  const serial_dev_t *d = dev;
+  if (d->sealed) {
+    const size_t page = page_size(), len = (n + page - 1) / page * page;
+    char *base = mmap(NULL, page + len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) return hc_error(HC_ERR_DEVICE_MEMORY, "serial: cannot map %zu bytes", n);
+    *(size_t *)base = len;
+    *mem = base + page;
+    seal(d, *mem, 0);
+    return HC_OK;
+  }
   *mem = malloc(n);
   return *mem ? HC_OK : hc_error(HC_ERR_DEVICE_MEMORY, "serial: cannot allocate %zu bytes", n);
 }
 static void s_free(void *dev, void *mem) {
-  (void)dev;
-  free(mem);
+  if (((serial_dev_t *)dev)->sealed)
+    munmap(sealed_head(mem), page_size() + *sealed_head(mem));
+  else
+    free(mem);
 }
 static hc_status_t s_write(void *dev, void *mem, size_t off, const void *src, size_t n) {
-  (void)dev;
+  seal(dev, mem, 1);
   memcpy((char *)mem + off, src, n);
+  seal(dev, mem, 0);
   return HC_OK;
 }
 static hc_status_t s_read(void *dev, void *mem, size_t off, void *dst, size_t n) {
-  (void)dev;
+  seal(dev, mem, 1);
   memcpy(dst, (char *)mem + off, n);
+  seal(dev, mem, 0);
   return HC_OK;
 }
 static hc_status_t s_copy(void *dev, void *dst, size_t doff, void *src, size_t soff, size_t n) {
-  (void)dev;
+  seal(dev, dst, 1);
+  seal(dev, src, 1);
   memmove((char *)dst + doff, (char *)src + soff, n);
+  seal(dev, src, 0);
+  seal(dev, dst, 0);
   return HC_OK;
 }
 static hc_status_t s_fill(void *dev, void *mem, size_t off, const void *pat, size_t ps, size_t n) {
-  (void)dev;
+  seal(dev, mem, 1);
   for (size_t i = 0; i < n; i += ps) memcpy((char *)mem + off + i, pat, ps);
+  seal(dev, mem, 0);
   return HC_OK;
 }
-static void *s_host_ptr(void *dev, void *mem) {
-  (void)dev;
-  return mem;
+static void *s_host_ptr(void *dev, void *mem) { return ((serial_dev_t *)dev)->cuda ? NULL : mem; }
+#ifndef HC_TEST_ABI10
+static hc_status_t s_native(void *dev, void *mem, hc_native_mem_t *out) {
+  out->kind = ((serial_dev_t *)dev)->cuda ? HC_NATIVE_CUDA : HC_NATIVE_HOST;
+  out->ptr = mem;
+  out->ordinal = ((serial_dev_t *)dev)->cuda ? 0 : -1;
+  return HC_OK;
 }
+#endif
 static hc_status_t s_kernel(void *dev, hc_host_kernel_fn fn, void **k) {
   (void)dev;
   hc_host_kernel_fn *p = malloc(sizeof *p);
@@ -112,11 +158,12 @@ static void s_kernel_release(void *dev, void *k) {
 
 /* Groups: the launch's local size, or 64 items along the slowest axis. */
 static hc_status_t s_launch(void *dev, void *kernel, const hc_launch_t *l) {
-  (void)dev;
   hc_host_kernel_fn fn = *(hc_host_kernel_fn *)kernel;
   void *args[HC_MAX_KERNEL_ARGS];
-  for (uint32_t i = 0; i < l->nargs; i++)
+  for (uint32_t i = 0; i < l->nargs; i++) {
     args[i] = l->args[i].kind == HC_ARG_KIND_BUFFER ? l->args[i].mem : (void *)l->args[i].value;
+    if (l->args[i].kind == HC_ARG_KIND_BUFFER) seal(dev, args[i], 1);
+  }
   size_t local[3];
   for (int d = 0; d < 3; d++) local[d] = l->local[0] ? l->local[d] : l->global[d];
   if (!l->local[0]) local[l->dims - 1] = 64;
@@ -139,6 +186,8 @@ static hc_status_t s_launch(void *dev, void *kernel, const hc_launch_t *l) {
         }
         fn(&g, args);
       }
+  for (uint32_t i = 0; i < l->nargs; i++)
+    if (l->args[i].kind == HC_ARG_KIND_BUFFER) seal(dev, args[i], 0);
   return HC_OK;
 }
 
@@ -208,6 +257,7 @@ static const hc_backend_ops_t serial_ops = {
     .timer_begin = s_tbegin,
     .timer_end = s_tend,
 #ifndef HC_TEST_ABI10
+    .mem_native = s_native,
     .trace_command_begin = s_trace_begin,
     .trace_command_end = s_trace_end,
     .trace_time = s_trace_time,

@@ -34,6 +34,18 @@ static const char *launcher(void) {
   return NULL;
 }
 
+/* Rank 0 says what HC_MPI_CUDA_AWARE=1's check found (an older libhc-mpi
+ * has no check: nothing to say). */
+static void cuda_note(void) {
+  hc_mpi_transport_cuda_check_fn check = (hc_mpi_transport_cuda_check_fn)dlsym(m.lib, "hc_mpi_transport_cuda_check");
+  const char *said = check ? check(m.world.transport) : "";
+  if (m.world.rank != 0 || !said[0]) return;
+  const hc_transport_ops_t *ops = m.world.transport->ops;
+  const int in_place = ops->takes_memory && ops->takes_memory(m.world.transport, HC_NATIVE_CUDA);
+  fprintf(stderr, "hcrun: HC_MPI_CUDA_AWARE=1: %s: halos in CUDA memory %s\n", said,
+          in_place ? "go to MPI in place" : "are staged through host memory");
+}
+
 int hcrun_mpi_start(int *argc, char ***argv) {
   long long mode = 0; /* auto, on, off */
   if (hc_config_int("HC_MPI", &mode) != HC_OK) {
@@ -57,12 +69,14 @@ int hcrun_mpi_start(int *argc, char ***argv) {
   }
   hc_status_t st = start(*argc, *argv, &m.world);
   if (st != HC_OK) {
-    fprintf(stderr, "hcrun: starting MPI: %s\n", hc_last_error());
+    /* Every rank failed alike (the transport's start is agreed): rank 0 says it. */
+    if (!m.world.ranks || m.world.rank == 0) fprintf(stderr, "hcrun: starting MPI: %s\n", hc_last_error());
     if (m.world.ranks) m.finish(&m.world);
     return hc_status_exit_code(st);
   }
   m.active = 1;
   if (m.world.rank != 0) hcrun_signals_quiet();
+  cuda_note();
   *argc = m.world.argc;
   *argv = m.world.argv;
   return -1;

@@ -290,6 +290,7 @@ json_t *hcrun_split_json(const hc_devset_t *set, double compute_s) {
     json_object_set_new(p, "halo_s", json_real(s.halo_s));
     json_object_set_new(p, "halo_bytes", json_integer((json_int_t)s.halo_bytes));
     json_object_set_new(p, "halo_peer_bytes", json_integer((json_int_t)s.halo_peer_bytes));
+    json_object_set_new(p, "halo_direct_bytes", json_integer((json_int_t)s.halo_direct_bytes));
     json_object_set_new(p, "collective_s", json_real(s.collective_s));
     json_object_set_new(p, "collectives", json_integer((json_int_t)s.collectives));
     json_array_append_new(parts, p);
@@ -324,16 +325,18 @@ void hcrun_print_split(json_t *split) {
     hcrun_fmt_time(h, sizeof h, json_real_value(json_object_get(p, "halo_s")));
     hcrun_fmt_time(k, sizeof k, json_real_value(json_object_get(p, "collective_s")));
     long long hb = (long long)json_integer_value(json_object_get(p, "halo_bytes")),
-              peer = (long long)json_integer_value(json_object_get(p, "halo_peer_bytes"));
+              peer = (long long)json_integer_value(json_object_get(p, "halo_peer_bytes")),
+              direct = (long long)json_integer_value(json_object_get(p, "halo_direct_bytes"));
     printf("  part %zu %-9s rows %lld..%lld (%.1f%%)  compute %s  device %s  idle %s  halo %s, %lld B%s  "
            "collectives %s\n",
            i, json_string_value(json_object_get(p, "device")), (long long)json_integer_value(json_object_get(p, "lo")),
            (long long)json_integer_value(json_object_get(p, "hi")), 100 * json_real_value(json_object_get(p, "weight")),
            c, d, w, h, hb,
-           !hb          ? ""
-           : peer == hb ? " peer"
-           : peer       ? " part peer"
-                        : " staged",
+           !hb            ? ""
+           : peer == hb   ? " peer"
+           : direct == hb ? " in place"
+           : peer         ? " part peer"
+                          : " staged",
            k);
   }
   json_t *b = json_object_get(split, "best_single");
