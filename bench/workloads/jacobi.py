@@ -25,6 +25,7 @@ cpu backend >= 0.70), and NVIDIA OpenCL against CUDA on the same GPU
 (target >= 0.90 of CUDA's GLUP/s).
 """
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
@@ -80,9 +81,13 @@ def _run(b, dev, n, dim, variant, block=None, dtype='f32', f_mode='computed', re
                 os.environ['HC_CPU_THREADS'] = old
     sweeps = metric(doc, 'sweeps', 0)
     t = doc['times']['device_s'] or doc['times']['compute_s']
-    return {'glups': metric(doc, 'glups', 0.0), 'gbs': metric(doc, 'bandwidth_gbs', 0.0),
-            'bpu': metric(doc, 'bytes_per_update', 0.0), 'ms_per_1000': 1e6 * t / sweeps if sweeps else None,
-            'notes': doc.get('notes', [])}
+    # A kernel that sweeps k times per pass over memory (temporal blocking,
+    # named in its note) moves the grid's bytes once for k sweeps: its
+    # traffic, not GLUP/s x B/update, is what the copy bandwidth bounds.
+    k = max([int(m) for n in doc.get('notes', []) for m in re.findall(r'(\d+) sweeps? per pass', n)] or [1])
+    return {'glups': metric(doc, 'glups', 0.0), 'gbs': metric(doc, 'bandwidth_gbs', 0.0) / k,
+            'bpu': metric(doc, 'bytes_per_update', 0.0) / k, 'spp': k,
+            'ms_per_1000': 1e6 * t / sweeps if sweeps else None, 'notes': doc.get('notes', [])}
 
 
 def _methods(dev, dim):
@@ -184,8 +189,8 @@ def _roofline(b, devs, notes):
                         b.log('jacobi %s %d^3 %s %s: %s' % (dev['id'], n, dtype, label, e))
                         continue
                     frac = r['gbs'] / ceil if ceil else None
-                    rows.append([dev['id'], label, '%d^3' % n, dtype, fm, r['bpu'], r['glups'], r['gbs'], ceil,
-                                 frac])
+                    rows.append([dev['id'], label, '%d^3' % n, dtype, fm, r['spp'], r['bpu'], r['glups'], r['gbs'],
+                                 ceil, frac])
                     if spp == 1:
                         single = frac
                     if label == 'tiled' and dtype == 'f32' and fm == 'computed':
@@ -201,12 +206,13 @@ def _roofline(b, devs, notes):
                              met=(frac is not None and target is not None and frac >= target))
         if _is_host(dev):
             notes.append('%s: the tiled host kernel sweeps twice per pass over memory (temporal blocking, '
-                         'sweeps_per_pass=2) where the two arrays outgrow the L3, so its GLUP/s x B/update can pass '
-                         'the copy bandwidth; "tiled, 1 sweep per pass" is the one-sweep kernel on the same grid'
-                         % dev['id'])
-    b.table('jacobi: 3-D roofline (bytes per update x GLUP/s against the copy bandwidth of this run)',
-            ['device', 'variant', 'grid', 'dtype', 'f', 'B/update', 'GLUP/s', 'GB/s', 'roofline GB/s', 'fraction'],
-            rows, notes=notes)
+                         'sweeps_per_pass=2) where the two arrays outgrow the L3: it moves half the bytes per '
+                         'update (B/update and GB/s count what it moves), so its GLUP/s can pass the copy '
+                         'bandwidth over the one-sweep bytes; "tiled, 1 sweep per pass" is the one-sweep kernel on '
+                         'the same grid' % dev['id'])
+    b.table('jacobi: 3-D roofline (bytes moved per update x GLUP/s against the copy bandwidth of this run)',
+            ['device', 'variant', 'grid', 'dtype', 'f', 'sweeps per pass', 'B/update', 'GLUP/s', 'GB/s',
+             'roofline GB/s', 'fraction'], rows, notes=notes)
     return best, last
 
 
