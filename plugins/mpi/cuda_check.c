@@ -48,10 +48,23 @@ static int find_check(char *out, size_t n) {
  * the child they would make MPI_Init join this job. The user's MCA and
  * MPICH settings (OMPI_MCA_btl, MPIR_CVAR_*) stay. */
 static int launcher_var(const char *v) {
-  static const char *const prefixes[] = {"OMPI_COMM_", "OMPI_UNIVERSE", "OMPI_APP_", "OMPI_NUM_", "OMPI_FIRST_",
-                                         "OMPI_FILE_", "OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix",
-                                         "OMPI_MCA_initial_wdir", "OMPI_MCA_shmem_RUNTIME", "PMIX_", "PMI_",
-                                         "HYDI_", "HYDRA_", "MPI_LOCAL", "SLURM_"};
+  static const char *const prefixes[] = {"OMPI_COMM_",
+                                         "OMPI_UNIVERSE",
+                                         "OMPI_APP_",
+                                         "OMPI_NUM_",
+                                         "OMPI_FIRST_",
+                                         "OMPI_FILE_",
+                                         "OMPI_MCA_orte_",
+                                         "OMPI_MCA_ess",
+                                         "OMPI_MCA_pmix",
+                                         "OMPI_MCA_initial_wdir",
+                                         "OMPI_MCA_shmem_RUNTIME",
+                                         "PMIX_",
+                                         "PMI_",
+                                         "HYDI_",
+                                         "HYDRA_",
+                                         "MPI_LOCAL",
+                                         "SLURM_"};
   for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
     if (!strncmp(v, prefixes[i], strlen(prefixes[i]))) return 1;
   return 0;

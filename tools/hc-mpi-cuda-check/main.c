@@ -48,8 +48,7 @@ static hc_status_t cuda_buffer(hc_device_t *dev, size_t n, hc_buffer_t **buf, vo
 
 /* Opens the device named id, or else the first whose memory is CUDA
  * memory; its first buffer into *buf. */
-static int open_device(hc_context_t *ctx, const char *id, size_t n, hc_device_t **dev, hc_buffer_t **buf,
-                       void **addr) {
+static int open_device(hc_context_t *ctx, const char *id, size_t n, hc_device_t **dev, hc_buffer_t **buf, void **addr) {
   for (uint32_t i = 0; i < hc_device_count(ctx); i++) {
     if (id && strcmp(hc_device_id(ctx, i), id)) continue;
     if (hc_device_open(ctx, i, dev) != HC_OK) {
