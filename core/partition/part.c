@@ -70,10 +70,6 @@ static size_t row_bytes(const hc_field_t *f) {
   return rb;
 }
 
-/* Whether the transport's ops table has `member` and sets it. */
-#define TRANSPORT_HAS(t, member) \
-  ((t)->ops->size >= offsetof(hc_transport_ops_t, member) + sizeof(t)->ops->member && (t)->ops->member)
-
 /* Where the transport takes f's rows in place (takes_memory), the address
  * of its buffer: host memory of a device that shares it, or CUDA memory;
  * else NULL (the rows are staged). */

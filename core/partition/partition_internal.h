@@ -198,6 +198,10 @@ void hc__history_best_single(hc_job_t *job, hc_devset_t *set, int64_t rows);
 /* 1 when the context's devices a and b run on the same hardware (one GPU
  * shown by two backends, the host's cores by two backends), with what
  * ("one device (PCI ...)", "the host's cores"). */
+/* Whether the transport's ops table has `member` and sets it. */
+#define TRANSPORT_HAS(t, member) \
+  ((t)->ops->size >= offsetof(hc_transport_ops_t, member) + sizeof(t)->ops->member && (t)->ops->member)
+
 int hc__shared_hardware(hc_context_t *ctx, uint32_t a, uint32_t b, char *what, size_t n);
 
 /* Forgets which outputs the last run left in parts. */

@@ -350,6 +350,13 @@ static void br_destroy(hc_transport_t *t) {
   free(b);
 }
 
+/* Host memory where the outer transport takes it too: the halos between
+ * this process's parts are memcpy's, and the ends go to the outer one. */
+static int br_takes_memory(hc_transport_t *t, uint32_t kind) {
+  hc_transport_t *outer = ((bridge_t *)t)->outer;
+  return kind == HC_NATIVE_HOST && TRANSPORT_HAS(outer, takes_memory) && outer->ops->takes_memory(outer, kind);
+}
+
 static const hc_transport_ops_t bridge_ops = {
     .size = sizeof(hc_transport_ops_t),
     .name = "in-process bridge",
@@ -364,6 +371,7 @@ static const hc_transport_ops_t bridge_ops = {
     .destroy = br_destroy,
     .exchange_begin = br_exchange_begin,
     .exchange_end = br_exchange_end,
+    .takes_memory = br_takes_memory,
 };
 
 hc_status_t hc__transport_bridge_create(hc_transport_t *outer, uint32_t first, uint32_t n, uint32_t total,

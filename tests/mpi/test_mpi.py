@@ -399,6 +399,8 @@ def test_ranks_driving_device_sets_give_the_same_field(case, ranks, references, 
     assert parts[0]['lo'] == 0 and all(a['hi'] == b['lo'] for a, b in zip(parts, parts[1:]))
     assert abs(sum(p['weight'] for p in parts) - 1) < 1e-9
     assert ('%d parts on the devices of %d process%s' % (2 * ranks, ranks, 'es' if ranks > 1 else '')) in split['plan']
+    # cpu rows go in place, within a rank and between ranks
+    assert all(p['halo_direct_bytes'] == p['halo_bytes'] for p in parts)
 
 
 def test_rank_sets_reduce_in_part_order(tmp_path):

@@ -174,6 +174,12 @@ static void tt_abort(hc_transport_t *tr, uint32_t part) {
 
 static void tt_destroy(hc_transport_t *tr) { (void)tr; }
 
+/* Host memory in place, as MPI takes it (the exchange is a memcpy). */
+static int tt_takes_memory(hc_transport_t *tr, uint32_t kind) {
+  (void)tr;
+  return kind == HC_NATIVE_HOST;
+}
+
 static const hc_transport_ops_t tt_ops = {
     .size = sizeof(hc_transport_ops_t),
     .name = "test threads",
@@ -187,6 +193,7 @@ static const hc_transport_ops_t tt_ops = {
     .agree = tt_agree,
     .abort = tt_abort,
     .destroy = tt_destroy,
+    .takes_memory = tt_takes_memory,
 };
 
 /* n transports over one shared state (tt_free frees them). */
