@@ -587,6 +587,20 @@ def test_cuda_check_by_hand(tmp_path):
     assert usage.returncode == 2 and 'usage: hc-mpi-cuda-check' in usage.stderr
 
 
+def test_cuda_check_between_processes(tmp_path):
+    """Under a launcher each rank sends to the next: the check between
+    processes, as a user runs it by hand."""
+    plugins = serial_dir(tmp_path)
+    r = subprocess.run([MPIRUN, '-n', '2', CUDA_CHECK, '--bytes=4096'], capture_output=True, text=True, timeout=60,
+                       env=mpi_env(HC_PLUGIN_PATH=plugins, HC_TEST_SERIAL_MEMORY='cuda'))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("ok: 4096 bytes went from each of 2 processes' CUDA memory to the next's") == 1, r.stdout
+    # no rank with CUDA memory: none sends, every rank exits 3
+    none = subprocess.run([MPIRUN, '-n', '2', CUDA_CHECK], capture_output=True, text=True, timeout=60,
+                          env=mpi_env(HC_PLUGIN_PATH=plugins))
+    assert none.returncode == 3 and 'ok:' not in none.stdout, none.stdout + none.stderr
+
+
 def test_a_bad_cuda_aware_setting_is_refused_once():
     r = mpirun(2, ['--backend=cpu', '--workload=jacobi', 'dim=2', 'n=17', 'iters=10'],
                env=mpi_env(HC_MPI_CUDA_AWARE='maybe'), timeout=60)

@@ -1,8 +1,9 @@
 /* hc-mpi-cuda-check [--device=ID] [--bytes=N]: does this MPI library take
- * CUDA device memory? It starts MPI on its own (a singleton), writes a
- * pattern into one buffer of a device whose memory is CUDA memory, sends
- * it by MPI_Sendrecv on MPI_COMM_SELF straight from that buffer into a
- * second one, and compares what arrived.
+ * CUDA device memory? It writes a pattern into one buffer of a device
+ * whose memory is CUDA memory, sends it by MPI_Sendrecv straight from that
+ * buffer into a second one, and compares what arrived: to itself when it
+ * runs alone (MPI as a singleton), or each rank to the next under a
+ * launcher (mpirun -n 2 hc-mpi-cuda-check: between processes).
  *
  * The compile-time and run-time queries of CUDA support are known to
  * answer wrongly both ways, so only a transfer says. An MPI that does not
@@ -47,11 +48,13 @@ static hc_status_t cuda_buffer(hc_device_t *dev, size_t n, hc_buffer_t **buf, vo
 }
 
 /* Opens the device named id, or else the first whose memory is CUDA
- * memory; its first buffer into *buf. */
+ * memory; its first buffer into *buf. *dev stays NULL unless it worked. */
 static int open_device(hc_context_t *ctx, const char *id, size_t n, hc_device_t **dev, hc_buffer_t **buf, void **addr) {
   for (uint32_t i = 0; i < hc_device_count(ctx); i++) {
     if (id && strcmp(hc_device_id(ctx, i), id)) continue;
+    *dev = NULL;
     if (hc_device_open(ctx, i, dev) != HC_OK) {
+      *dev = NULL;
       if (id) {
         printf("error: %s: %s\n", id, hc_last_error());
         return CHECK_ERROR;
@@ -66,9 +69,11 @@ static int open_device(hc_context_t *ctx, const char *id, size_t n, hc_device_t 
       else
         printf("error: %s: %s\n", id, hc_last_error());
       hc_device_close(*dev);
+      *dev = NULL;
       return st == HC_ERR_UNSUPPORTED ? CHECK_NONE : CHECK_ERROR;
     }
     hc_device_close(*dev);
+    *dev = NULL;
   }
   if (id)
     printf("error: no device '%s'\n", id);
@@ -77,11 +82,21 @@ static int open_device(hc_context_t *ctx, const char *id, size_t n, hc_device_t 
   return id ? CHECK_ERROR : CHECK_NONE;
 }
 
-/* The pattern: byte i of the message. */
-static unsigned char pattern(size_t i) { return (unsigned char)((i * 2654435761u) >> 13); }
+/* The pattern: byte i of the message rank `from` sends. */
+static unsigned char pattern(size_t i, int from) {
+  return (unsigned char)(((i + 977u * (unsigned)from) * 2654435761u) >> 13);
+}
 
-/* Sends buffer a to buffer b through MPI, in place, and compares. */
-static int transfer(hc_device_t *dev, const char *name, hc_buffer_t *a, void *pa, size_t n) {
+/* Where this process's message goes and comes from: itself alone (the
+ * check libhc-mpi runs), else the next rank and the one before it. */
+typedef struct {
+  MPI_Comm comm;
+  int rank, size, to, from;
+} ring_t;
+
+/* Sends buffer a into a second buffer through MPI, in place, and
+ * compares; prints what went wrong (the caller prints success). */
+static int transfer(hc_device_t *dev, const char *name, hc_buffer_t *a, void *pa, size_t n, const ring_t *r) {
   hc_buffer_t *b = NULL;
   void *pb = NULL;
   unsigned char *host = malloc(n);
@@ -91,13 +106,13 @@ static int transfer(hc_device_t *dev, const char *name, hc_buffer_t *a, void *pa
     printf("error: out of host memory\n");
     return CHECK_ERROR;
   }
-  for (size_t i = 0; i < n; i++) host[i] = pattern(i);
+  for (size_t i = 0; i < n; i++) host[i] = pattern(i, r->rank);
   if (cuda_buffer(dev, n, &b, &pb) != HC_OK || hc_buffer_write(a, 0, host, n) != HC_OK ||
       hc_buffer_fill(b, 0, &zero, 1, n) != HC_OK || hc_device_finish(dev) != HC_OK) {
     printf("error: %s: %s\n", name, hc_last_error());
     goto out;
   }
-  int rc = MPI_Sendrecv(pa, (int)n, MPI_BYTE, 0, 7, pb, (int)n, MPI_BYTE, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+  int rc = MPI_Sendrecv(pa, (int)n, MPI_BYTE, r->to, 7, pb, (int)n, MPI_BYTE, r->from, 7, r->comm, MPI_STATUS_IGNORE);
   if (rc != MPI_SUCCESS) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
@@ -113,15 +128,21 @@ static int transfer(hc_device_t *dev, const char *name, hc_buffer_t *a, void *pa
   }
   verdict = CHECK_OK;
   for (size_t i = 0; i < n && verdict == CHECK_OK; i++)
-    if (host[i] != pattern(i)) {
-      printf("no: %zu bytes sent from %s's memory to itself arrived wrong from byte %zu on\n", n, name, i);
+    if (host[i] != pattern(i, r->from)) {
+      printf("no: %zu bytes sent to %s's memory arrived wrong from byte %zu on\n", n, name, i);
       verdict = CHECK_NO;
     }
-  if (verdict == CHECK_OK) printf("ok: %zu bytes went from %s's memory to itself through MPI intact\n", n, name);
 out:
   if (b) hc_buffer_destroy(b);
   free(host);
   return verdict;
+}
+
+/* Every rank's verdict becomes the worst of them (the codes grow worse). */
+static int agree(const ring_t *r, int verdict) {
+  int worst = verdict;
+  if (r->size > 1 && MPI_Allreduce(&verdict, &worst, 1, MPI_INT, MPI_MAX, r->comm) != MPI_SUCCESS) return CHECK_ERROR;
+  return worst;
 }
 
 int main(int argc, char **argv) {
@@ -145,22 +166,34 @@ int main(int argc, char **argv) {
     printf("error: MPI_Init failed\n");
     return CHECK_ERROR;
   }
-  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  ring_t r = {.comm = MPI_COMM_WORLD};
+  MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &r.size);
+  if (r.size == 1) r.comm = MPI_COMM_SELF;
+  r.to = (r.rank + 1) % r.size;
+  r.from = (r.rank + r.size - 1) % r.size;
+  MPI_Comm_set_errhandler(r.comm, MPI_ERRORS_RETURN);
   hc_context_t *ctx = NULL;
+  hc_device_t *dev = NULL;
+  hc_buffer_t *a = NULL;
+  void *pa = NULL;
   int verdict = CHECK_ERROR;
-  if (hc_context_create(NULL, &ctx) != HC_OK) {
+  if (hc_context_create(NULL, &ctx) != HC_OK)
     printf("error: %s\n", hc_last_error());
-  } else {
-    hc_device_t *dev = NULL;
-    hc_buffer_t *a = NULL;
-    void *pa = NULL;
+  else
     verdict = open_device(ctx, id, (size_t)bytes, &dev, &a, &pa);
-    if (verdict == CHECK_OK) {
-      verdict = transfer(dev, hc_device_name(dev), a, pa, (size_t)bytes);
-      hc_buffer_destroy(a);
-      hc_device_close(dev);
-    }
+  /* Every rank sends only when every rank can. */
+  if ((verdict = agree(&r, verdict)) == CHECK_OK)
+    verdict = agree(&r, transfer(dev, hc_device_name(dev), a, pa, (size_t)bytes, &r));
+  if (verdict == CHECK_OK && r.rank == 0) {
+    if (r.size == 1)
+      printf("ok: %lld bytes went from %s's memory to itself through MPI intact\n", bytes, hc_device_name(dev));
+    else
+      printf("ok: %lld bytes went from each of %d processes' CUDA memory to the next's through MPI intact\n", bytes,
+             r.size);
   }
+  if (a) hc_buffer_destroy(a);
+  if (dev) hc_device_close(dev);
   hc_context_destroy(ctx);
   MPI_Finalize();
   return verdict;
