@@ -58,6 +58,12 @@ if [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = quickbench ]; then
   # One bench/run per module: a device call that runs out of time still
   # brings back the modules it finished (bench/merge.py joins the runs).
   mods=${2:-$(cd bench/workloads && ls *.py | sed 's/\.py$//' | tr '\n' ' ')}
+  # HC_GPU_BENCH_DEVICES: the devices (default: the GPU through CUDA and
+  # NVIDIA's OpenCL alone). Given, every OpenCL platform stays: with PoCL
+  # as opencl:0, cuda,cpu,opencl:1 is what the split modules compare.
+  devs=${HC_GPU_BENCH_DEVICES:-cuda,opencl}
+  platform=NVIDIA
+  [ -n "${HC_GPU_BENCH_DEVICES:-}" ] && platform=
   # The device tool brings back at most 8 files: each module's JSON, report
   # and charts travel as one bench-<module>.tgz. HC_GPU_BUDGET_S (seconds
   # for all modules) stops a module before the call's limit would kill it
@@ -67,8 +73,8 @@ if [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = quickbench ]; then
     left=$(( ${HC_GPU_BUDGET_S:-100000} - (SECONDS - start) ))
     if [ "$left" -le 30 ]; then echo "[run_gpu] $m: no time left" | tee -a "$out/bench-skipped.txt"; continue; fi
     mkdir -p "$out/bench-$m"
-    PYTHONUNBUFFERED=1 HC_OPENCL_PLATFORM=NVIDIA timeout "$left" python3 bench/run --build build $q \
-      --device=cuda,opencl --only="$m" --out "$out/bench-$m" > "$out/bench-$m/log.txt" 2>&1
+    env PYTHONUNBUFFERED=1 ${platform:+HC_OPENCL_PLATFORM=$platform} timeout "$left" python3 bench/run --build build $q \
+      --device="$devs" --only="$m" --out "$out/bench-$m" > "$out/bench-$m/log.txt" 2>&1
     echo "[run_gpu] $m: exit $? after $((SECONDS - start)) s" | tee -a "$out/bench-$m/log.txt"
     tail -3 "$out/bench-$m/log.txt"
     tar czf "$out/bench-$m.tgz" -C "$out" "bench-$m" && rm -rf "$out/bench-$m"
