@@ -25,7 +25,6 @@ cpu backend >= 0.70), and NVIDIA OpenCL against CUDA on the same GPU
 (target >= 0.90 of CUDA's GLUP/s).
 """
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
@@ -81,10 +80,10 @@ def _run(b, dev, n, dim, variant, block=None, dtype='f32', f_mode='computed', re
                 os.environ['HC_CPU_THREADS'] = old
     sweeps = metric(doc, 'sweeps', 0)
     t = doc['times']['device_s'] or doc['times']['compute_s']
-    # A kernel that sweeps k times per pass over memory (temporal blocking,
-    # named in its note) moves the grid's bytes once for k sweeps: its
-    # traffic, not GLUP/s x B/update, is what the copy bandwidth bounds.
-    k = max([int(m) for n in doc.get('notes', []) for m in re.findall(r'(\d+) sweeps? per pass', n)] or [1])
+    # A kernel that sweeps k times per pass over memory (temporal blocking)
+    # moves the grid's bytes once for k sweeps: its traffic, not GLUP/s x
+    # B/update, is what the copy bandwidth bounds.
+    k = int(metric(doc, 'sweeps_per_pass', 1) or 1)
     return {'glups': metric(doc, 'glups', 0.0), 'gbs': metric(doc, 'bandwidth_gbs', 0.0) / k,
             'bpu': metric(doc, 'bytes_per_update', 0.0) / k, 'spp': k,
             'ms_per_1000': 1e6 * t / sweeps if sweeps else None, 'notes': doc.get('notes', [])}

@@ -413,6 +413,7 @@ static void test_two_sweeps_per_pass(void) {
       hc_job_t *job = run(dev, kv, 0);
       if (!job) break;
       CU_ASSERT_PTR_NOT_NULL(strstr(hc_job_notes(job), runs[m][1]));
+      CU_ASSERT_EQUAL(metric(job, "sweeps_per_pass"), m ? 2 : 1);
       u[m] = output(job, "u");
       count = hc_field_count(hc_job_output(job, "u"));
       sweeps[m] = metric(job, "sweeps");

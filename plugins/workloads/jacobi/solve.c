@@ -457,6 +457,9 @@ static hc_status_t report(run_t *r, int64_t sweeps, double res, double compute_s
   hc_job_add_metric(r->job, "residual", res, "");
   hc_job_add_metric(r->job, "glups", glups, "GLUP/s");
   hc_job_add_metric(r->job, "bytes_per_update", bpu, "B");
+  /* The grid crosses memory once per pass: bytes_per_update over this is
+   * what a sweep moves. */
+  hc_job_add_metric(r->job, "sweeps_per_pass", r->k.sweep2 ? 2 : 1, "");
   hc_job_add_metric(r->job, "bandwidth_gbs", glups * bpu, "GB/s");
   if (in->peak_bandwidth_gbs > 0)
     hc_job_add_metric(r->job, "bandwidth_fraction", glups * bpu / in->peak_bandwidth_gbs, "");
