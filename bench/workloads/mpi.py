@@ -17,8 +17,9 @@ Tables:
      (through host memory and MPI) beside a cpu rank, which
      docs/scaling.md models at 8 and 64 GPUs. Skipped without a CUDA
      device.
-Ranks are not bound to cores (--bind-to none), as the one process's
-threads are not.
+In table 1 the launcher leaves every rank all the cores (--bind-to none)
+and hc gives each rank its own (docs/mpi.md), against the same ranks with
+HC_CPU_PIN=0; in table 2 the launcher binds each rank to a core.
 """
 import math
 import os
@@ -32,8 +33,8 @@ MPI_ENV = {'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1',
            'OMPI_MCA_btl_vader_single_copy_mechanism': 'none'}
 
 
-def _mpirun(b, ranks, args, repeat, env=None):
-    cmd = [shutil.which('mpirun'), '-n', str(ranks), '--bind-to', 'none']
+def _mpirun(b, ranks, args, repeat, env=None, bind='none'):
+    cmd = [shutil.which('mpirun'), '-n', str(ranks), '--bind-to', bind]
     if ranks > (os.cpu_count() or 1):
         cmd.append('--oversubscribe')
     cmd += [b.hcrun_path, '--json', '--repeat=%d' % repeat] + list(args)
@@ -67,7 +68,7 @@ def _ranks_vs_threads(b, repeat):
             b.log('mpi: %s as one process: %s' % (name, e))
             continue
         if not splits:
-            rows.append([name, cores, one * 1e3, None, None, None, None])
+            rows.append([name, cores, one * 1e3, None, None, None, None, None])
             continue
         try:
             doc = _mpirun(b, cores, ['--device=cpu:0'] + args, repeat)
@@ -76,14 +77,21 @@ def _ranks_vs_threads(b, repeat):
             continue
         t = compute_s(doc)
         wait, coll = _halo(doc)
-        rows.append([name, cores, one * 1e3, t * 1e3, one / t, wait, coll])
+        try:
+            free = compute_s(_mpirun(b, cores, ['--device=cpu:0'] + args, repeat, env={'HC_CPU_PIN': '0'}))
+        except BenchError as e:
+            b.log('mpi: %s on %d ranks, not pinned: %s' % (name, cores, e))
+            free = None
+        rows.append([name, cores, one * 1e3, t * 1e3, one / t, free * 1e3 if free else None, wait, coll])
         b.figure(workload=name, device='cpu:0', name='mpi_ranks_over_threads_%d' % cores, value=one / t, unit='',
                  target=0.9)
     b.table('mpi: %d ranks x 1 thread against 1 process x %d threads, same cores (compute time, best of %d)' %
             (cores, cores, repeat),
-            ['workload', 'cores', 'threads, ms', 'ranks, ms', 'threads / ranks', 'halo+wait / compute',
-             'collectives / compute'], rows,
-            notes=['multigrid: V(2,2) cycles with tol=0 (the same cycle count on both sides)',
+            ['workload', 'cores', 'threads, ms', 'ranks, ms', 'threads / ranks', 'ranks not pinned, ms',
+             'halo+wait / compute', 'collectives / compute'], rows,
+            notes=['ranks: mpirun --bind-to none, so the ranks share the cores and each keeps its own '
+                   '(hc_mpi_share_cores, HC_CPU_PIN); not pinned: HC_CPU_PIN=0; the one process\'s threads are '
+                   'not pinned','multigrid: V(2,2) cycles with tol=0 (the same cycle count on both sides)',
                    'halo+wait and collectives: the slowest rank\'s time in exchanges and collectives over its compute',
                    'jacobi with the default sweeps per pass on both sides (two over memory on grids beyond '
                    'the last-level cache; the ranks decide on the whole grid, as the one process does)'])
@@ -105,7 +113,7 @@ def _weak(b, repeat):
             else:
                 args = ['--workload=nbody', 'n=%d' % int(base * math.sqrt(r)), 'steps=3', 'dtype=f32']
             try:
-                doc = _mpirun(b, r, ['--device=cpu:0'] + args, repeat, env={'HC_CPU_THREADS': '1'})
+                doc = _mpirun(b, r, ['--device=cpu:0'] + args, repeat, bind='core')
             except BenchError as e:
                 b.log('mpi: weak %s on %d ranks: %s' % (name, r, e))
                 continue
@@ -116,6 +124,7 @@ def _weak(b, repeat):
     b.table('mpi: weak scaling, one cpu thread per rank (compute time, best of %d)' % repeat,
             ['workload', 'ranks', 'size', 'ms', 'efficiency'], rows,
             notes=['efficiency: the one-rank time over the R-rank time (the work per rank is the same)',
+                   'mpirun --bind-to core: each rank on a core of its own, where hc runs one cpu thread',
                    'jacobi: every rank owns m rows of m x m; nbody: n grows as sqrt(R), so n^2/R pair '
                    'interactions per rank stay the same'])
 

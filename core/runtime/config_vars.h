@@ -47,13 +47,15 @@
     "cores a split run in one process leaves to the thread that drives each of its parts on a GPU or accelerator: " \
     "the cpu backend's part runs on that many fewer of its threads (0: none)")                                      \
   /* backends */                                                                                                    \
-  X(HC_CPU_THREADS, INT, PUBLIC, NULL, 1, 1024, NULL, "threads of the cpu backend (unset: one per online core)")    \
+  X(HC_CPU_THREADS, INT, PUBLIC, NULL, 1, 1024, NULL,                                                               \
+    "threads of the cpu backend (unset: one per core the process may run on)")                                      \
   X(HC_CPU_DEVICES, INT, PUBLIC, "1", 1, 64, NULL,                                                                  \
     "the cpu backend shows the host as this many devices, each with its share of the threads (docs/partition.md)")  \
   X(HC_CPU_PIN, BOOL, PUBLIC, "1", 0, 0, NULL,                                                                      \
     "with several cpu devices, each device's worker threads stay on its own cores (its share, in order, of the "    \
     "cores the process may use; the first for the thread that drives its part of a split run) when there are "      \
-    "enough; 0: not pinned")                                                                                        \
+    "enough; MPI ranks of a node left the same cores each stay on their share of them (docs/mpi.md); 0: not "       \
+    "pinned")                                                                                                       \
   X(HC_CPU_HUGE_PAGES, BOOL, PUBLIC, "1", 0, 0, NULL,                                                               \
     "cpu device buffers of 4 MiB and more are aligned to 2 MiB and asked to be backed by transparent huge pages "   \
     "(fewer page faults when a new buffer is first written, fewer TLB misses in large grids; a kernel that "        \
@@ -68,6 +70,9 @@
     "`HC_CUDA_STAGE_CHUNK` of page-locked memory) are made by a thread started when the device opens, and "         \
     "transfers go direct until they are there")                                                                     \
   X(HC_CUDA_STAGE_CHUNK, SIZE, TUNING, "16M", 4096, 1073741824.0, NULL, "bytes per staging buffer")                 \
+  X(HC_CUDA_STAGE_FIRST, SIZE, TUNING, "1M", 4096, 1073741824.0, NULL,                                              \
+    "bytes of a staged transfer's first chunk; each next one is twice as large, up to `HC_CUDA_STAGE_CHUNK` (the "  \
+    "first chunk's copy and DMA overlap nothing)")                                                                  \
   X(HC_CUDA_STAGE_THREADS, INT, TUNING, NULL, 1, 64, NULL,                                                          \
     "threads copying through the staging buffers (unset: half the cores, at most 8)")                               \
   /* hcrun */                                                                                                       \

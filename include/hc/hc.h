@@ -508,6 +508,13 @@ int hc_workload_can_run(hc_context_t *ctx, const char *workload,
 /* Monotonic clock in seconds. */
 double hc_now(void);
 
+/* ------------------------------------------------------------------ host */
+
+/* The cores the calling thread may run on (its CPU affinity, which a
+ * launcher, a batch system's cpuset or taskset may have narrowed), at
+ * least 1: the cpu backend's default thread count. */
+uint32_t hc_host_cores(void);
+
 /* ------------------------------------------------------------ temporaries */
 
 /* Files and directories that exist only while an operation runs (the grid

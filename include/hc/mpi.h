@@ -88,6 +88,18 @@ int hc_mpi_world_finish(hc_mpi_world_t *w);
  * same points. Works after an abort. */
 hc_status_t hc_mpi_agree(hc_transport_t *t, hc_status_t status);
 
+/* Collective: how this rank uses its node's cores. Ranks of a node that
+ * the launcher left the same cores (not bound, or bound to one socket
+ * each) cut them into even runs, in rank order, one per rank: *threads is
+ * its run's length (1 when there are more such ranks than cores), and with
+ * pin the calling thread's affinity becomes that run, so every thread it
+ * starts later (the cpu backend's workers) runs there. A rank with cores
+ * of its own (bound to them, as by --bind-to core) gets *threads = 0:
+ * keep the default, its cores. said (n bytes, may be 0) gets a line on
+ * what this rank's node decided. */
+hc_status_t hc_mpi_share_cores(const hc_mpi_world_t *w, int pin, int *threads,
+                               char *said, size_t n);
+
 /* The device a rank drives when it is given "auto": *index (the device
  * auto picked for the workload, hc_device_find_auto) becomes, when it is
  * a GPU or an accelerator, the (local_rank mod k)-th of the k devices of
@@ -104,6 +116,8 @@ typedef hc_status_t (*hc_mpi_agree_fn)(hc_transport_t *, hc_status_t);
 typedef hc_status_t (*hc_mpi_rank_device_fn)(hc_context_t *, const char *, int,
                                              uint32_t *);
 typedef const char *(*hc_mpi_transport_cuda_check_fn)(hc_transport_t *);
+typedef hc_status_t (*hc_mpi_share_cores_fn)(const hc_mpi_world_t *, int, int *,
+                                             char *, size_t);
 #define HC_MPI_LIBRARY "libhc-mpi.so.0"
 
 #ifdef __cplusplus

@@ -44,8 +44,7 @@ typedef struct {
 static hc_status_t cpu_init(hc_context_t *ctx, void **out) {
   cpu_state_t *s = calloc(1, sizeof *s);
   if (!s) return hc_error(HC_ERR_NO_MEMORY, "cpu: out of memory");
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  long long threads = cores > 0 ? cores : 1, ndev = 1, huge = 1;
+  long long threads = hc_host_cores(), ndev = 1, huge = 1;
   hc_status_t st = hc_config_int("HC_CPU_THREADS", &threads);
   if (st == HC_OK) st = hc_config_int("HC_CPU_DEVICES", &ndev);
   if (st == HC_OK) st = hc_config_int("HC_CPU_HUGE_PAGES", &huge);

@@ -50,20 +50,31 @@ def world():
         lib.hc_mpi_agree.argtypes = [c_void_p, c_int]
         lib.hc_mpi_rank_device.restype = c_int
         lib.hc_mpi_rank_device.argtypes = [c_void_p, ctypes.c_char_p, c_int, POINTER(ctypes.c_uint32)]
+        lib.hc_mpi_share_cores.restype = c_int
+        lib.hc_mpi_share_cores.argtypes = [POINTER(World), c_int, POINTER(c_int), ctypes.c_char_p, ctypes.c_size_t]
         w = World()
         st = lib.hc_mpi_world_start(0, None, ctypes.byref(w))
         if st != 0:
             raise error(st)
         _world = (lib, w)
         atexit.register(_finish)
-        share_cores(w)
+        share_cores(lib, w)
     return _world
 
 
-def share_cores(w):
-    """As hcrun: ranks on one node share its cores when HC_CPU_THREADS is not set."""
-    if w.local_ranks > 1 and not os.environ.get('HC_CPU_THREADS'):
-        os.environ['HC_CPU_THREADS'] = str(max(1, (os.cpu_count() or 1) // w.local_ranks))
+def share_cores(lib, w):
+    """As hcrun: ranks of a node that were left the same cores share them
+    (hc_mpi_share_cores), each pinned to its run of them, unless
+    HC_CPU_THREADS is set (then nothing changes) or HC_CPU_PIN is off."""
+    user = bool(os.environ.get('HC_CPU_THREADS'))
+    pin = ctypes.c_longlong(1)
+    if _lib.load().hc_config_int(b'HC_CPU_PIN', ctypes.byref(pin)) != 0:
+        pin.value = 0
+    threads = c_int(0)
+    if lib.hc_mpi_share_cores(ctypes.byref(w), int(not user and pin.value), ctypes.byref(threads), None, 0) != 0:
+        return  # not fatal: this rank keeps every core it may run on
+    if not user and threads.value:
+        os.environ['HC_CPU_THREADS'] = str(threads.value)
 
 
 def agree(status):

@@ -5,6 +5,7 @@ or killed rank ends every rank with one message and one exit code.
 Every run is wrapped in a timeout: a hang fails the test instead of CI."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -509,6 +510,94 @@ def test_python_context_splits_over_ranks(references, tmp_path):
     assert 'rank 1: parameter n=-5' in r.stdout
     for rank in (0, 2):  # the others name rank 1
         assert ('rank %d: rank 1: parameter n=-5' % rank) in r.stdout
+
+
+CORES_SCRIPT = r"""
+import os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], 'python'))
+import hc
+hc.load_library(os.path.join(sys.argv[2], 'lib', 'libhc.so.0'))
+ctx = hc.Context()
+print('rank %d cores %s threads %d' % (ctx._mpi[1].rank, ','.join(map(str, sorted(os.sched_getaffinity(0)))),
+                                       ctx.device_info('cpu:0')['compute_units']), flush=True)
+ctx.close()
+"""
+
+
+# Open MPI binds 2 ranks to a core each by default (MPICH's Hydra binds none)
+UNBOUND = dict(OMPI_MCA_hwloc_base_binding_policy='none')
+
+
+def rank_cores(tmp_path, ranks, **env):
+    """{rank: (cores, cpu threads)} of hc.Context under mpirun."""
+    script = tmp_path / 'cores.py'
+    script.write_text(CORES_SCRIPT)
+    e = mpi_env(**dict(UNBOUND, **env))
+    for k in ('HC_CPU_THREADS', 'HC_CPU_PIN', 'HC_CPU_DEVICES'):
+        if k not in env:
+            e.pop(k, None)
+    r = subprocess.run([MPIRUN, '-n', str(ranks), sys.executable, str(script), TOP, BUILD], capture_output=True,
+                       text=True, timeout=TIMEOUT, env=e)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # mpirun may join the ranks' lines: read the records, not the lines
+    out = {int(rank): (set(map(int, cores.split(','))), int(threads))
+           for rank, cores, threads in re.findall(r'rank (\d+) cores ([\d,]+) threads (\d+)', r.stdout)}
+    assert sorted(out) == list(range(ranks)), r.stdout
+    return out
+
+
+@pytest.mark.skipif(os.path.realpath(BUILD) != os.path.realpath(os.path.join(TOP, 'build')),
+                    reason='the Python package loads the checkout\'s build/ when imported; this run tests another build')
+def test_ranks_left_the_same_cores_share_them(tmp_path):
+    """Ranks that the launcher did not bind cut the node's cores into runs,
+    one each, pinned there: each rank's cpu backend has its run's threads,
+    the runs are disjoint and cover the cores. HC_CPU_PIN=0 keeps the
+    cores but still shares the threads; a user's HC_CPU_THREADS is kept."""
+    cores = os.sched_getaffinity(0)
+    if len(cores) < 2:
+        pytest.skip('one core: nothing to share')
+    got = rank_cores(tmp_path, 2)
+    assert got[0][0].isdisjoint(got[1][0]) and got[0][0] | got[1][0] == cores, got
+    for mine, threads in got.values():
+        assert threads == len(mine) and len(mine) in (len(cores) // 2, (len(cores) + 1) // 2), got
+    got = rank_cores(tmp_path, 2, HC_CPU_PIN='0')
+    assert all(mine == cores and threads == len(cores) // 2 for mine, threads in got.values()), got
+    got = rank_cores(tmp_path, 2, HC_CPU_THREADS='3')
+    assert all(mine == cores and threads == 3 for mine, threads in got.values()), got
+    # more ranks than cores: one thread each, left where the launcher put them
+    got = rank_cores(tmp_path, len(cores) + 1)
+    assert all(mine == cores and threads == 1 for mine, threads in got.values()), got
+
+
+def test_a_rank_bound_by_its_launcher_keeps_its_cores(tmp_path):
+    """A rank bound to a core of its own (taskset standing in for the
+    launcher's --bind-to core) runs one cpu thread there, not one per core
+    of the node; rank 0 says so at HC_LOG=info."""
+    cores = sorted(os.sched_getaffinity(0))
+    if not shutil.which('taskset') or len(cores) < 2:
+        pytest.skip('needs taskset and two cores')
+    prefix = 'r=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}; exec taskset -c $(( r == 0 ? %d : %d )) "$0" "$@"' % (
+        cores[0], cores[1])
+    quoted = ' '.join("'%s'" % a for a in [HCRUN, '--json', '--device=cpu:0', '--workload=jacobi', 'dim=2', 'n=33',
+                                            'iters=5'])
+    r = subprocess.run([MPIRUN, '-n', '2', 'sh', '-c', prefix.replace('"$0" "$@"', quoted)], capture_output=True,
+                       text=True, timeout=TIMEOUT, env=mpi_env(HC_LOG='2'))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout)['device']['compute_units'] == 1
+    assert 'hcrun: this rank runs on cores %d, which no other rank of its node shares' % cores[0] in r.stderr, \
+        r.stderr
+
+
+def test_rank_zero_says_how_ranks_share_the_cores():
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        pytest.skip('one core: nothing to share')
+    r = mpirun(2, ['--json', '--device=cpu:0', '--workload=jacobi', 'dim=2', 'n=33', 'iters=5'],
+               env=mpi_env(HC_LOG='2', **UNBOUND))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert 'hcrun: 2 ranks of this node share %d cores' % len(cores) in r.stderr, r.stderr
+    assert "each rank's on cores of its own (HC_CPU_PIN)" in r.stderr
+    assert json.loads(r.stdout)['device']['compute_units'] == len(cores) // 2
 
 
 CUDA_CHECK = os.path.join(BUILD, 'lib', 'hc', 'hc-mpi-cuda-check')

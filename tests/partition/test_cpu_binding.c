@@ -62,6 +62,37 @@ static void test_part_threads_bound(void) {
   unsetenv("HC_CPU_PIN");
 }
 
+/* Unset HC_CPU_THREADS, the cpu backend runs a thread per core this
+ * process may run on (taskset, a batch system's cpuset, an MPI
+ * launcher's binding), not per core of the host. */
+static void test_default_threads_follow_the_affinity(void) {
+  int a, b;
+  if (!first_two(&a, &b)) {
+    th_skip("fewer than 2 cores: every mask is the whole host");
+    return;
+  }
+  cpu_set_t before, one;
+  CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof before, &before), 0);
+  CPU_ZERO(&one);
+  CPU_SET(b, &one);
+  CU_ASSERT_EQUAL_FATAL(sched_setaffinity(0, sizeof one, &one), 0);
+  unsetenv("HC_CPU_THREADS");
+  setenv("HC_CPU_DEVICES", "1", 1);
+  CU_ASSERT_EQUAL(hc_host_cores(), 1);
+  hc_context_t *ctx = NULL;
+  TH_ASSERT_OK(hc_context_create(NULL, &ctx));
+  hc_device_info_t info;
+  uint32_t cpu = 0;
+  TH_ASSERT_OK(hc_device_find(ctx, "cpu:0", &cpu));
+  TH_ASSERT_OK(hc_device_query(ctx, cpu, &info));
+  CU_ASSERT_EQUAL(info.compute_units, 1);
+  hc_context_destroy(ctx);
+  CU_ASSERT_EQUAL(sched_setaffinity(0, sizeof before, &before), 0);
+  CU_ASSERT_EQUAL(hc_host_cores(), (uint32_t)CPU_COUNT(&before));
+  setenv("HC_CPU_DEVICES", "2", 1);
+  setenv("HC_CPU_THREADS", "2", 1);
+}
+
 static int setup(void) {
   setenv("HC_CPU_DEVICES", "2", 1);
   setenv("HC_CPU_THREADS", "2", 1);
@@ -74,6 +105,7 @@ static int setup(void) {
 static void register_tests(void) {
   CU_pSuite s = CU_add_suite("cpu devices' part threads", setup, NULL);
   CU_ADD_TEST(s, test_part_threads_bound);
+  CU_ADD_TEST(s, test_default_threads_follow_the_affinity);
 }
 
 TH_MAIN(register_tests)

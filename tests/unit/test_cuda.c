@@ -694,20 +694,22 @@ static void test_gpu_disk_cache(void) {
   free(saved);
 }
 
-static void test_gpu_staged_transfers(void) {
-  if (!gpu()) return;
-  /* Several chunks and a partial last one, through the bounce buffers. */
+/* A staged write and read back of n bytes at offset 64, on a device of
+ * its own opened with these staging settings (first: NULL for the default). */
+static void staged_round_trip(const char *chunk, const char *first, size_t n) {
   setenv("HC_CUDA_STAGING", "1", 1);
-  setenv("HC_CUDA_STAGE_CHUNK", "1M", 1);
+  setenv("HC_CUDA_STAGE_CHUNK", chunk, 1);
+  if (first) setenv("HC_CUDA_STAGE_FIRST", first, 1);
   setenv("HC_CUDA_STAGE_THREADS", "3", 1); /* uneven shares */
   hc_context_t *ctx;
   hc_device_t *dev = fresh_device(&ctx);
   unsetenv("HC_CUDA_STAGING");
   unsetenv("HC_CUDA_STAGE_CHUNK");
+  unsetenv("HC_CUDA_STAGE_FIRST");
   unsetenv("HC_CUDA_STAGE_THREADS");
   CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
-  size_t n = (21u << 19) + 12345; /* 10.5 MiB and a bit */
   unsigned char *src = malloc(n), *dst = malloc(n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(src && dst);
   for (size_t i = 0; i < n; i++) src[i] = (unsigned char)(i * 31 + (i >> 13));
   hc_buffer_t *b;
   TH_ASSERT_OK(hc_buffer_create(dev, n + 64, &b));
@@ -718,8 +720,22 @@ static void test_gpu_staged_transfers(void) {
   hc_buffer_destroy(b);
   hc_device_close(dev);
   hc_context_destroy(ctx);
+  free(src);
+  free(dst);
+}
+
+static void test_gpu_staged_transfers(void) {
+  if (!gpu()) return;
+  /* Several chunks and a partial last one, through the bounce buffers:
+   * whole chunks (the first as large as the others), a ramp from 64 KiB
+   * that ends in whole chunks, and one that ends inside the ramp. */
+  size_t n = (21u << 19) + 12345; /* 10.5 MiB and a bit */
+  staged_round_trip("1M", NULL, n);
+  staged_round_trip("1M", "64K", n);
+  staged_round_trip("1M", "64K", (300u << 10) + 7);
   /* The default policy stages large transfers (from 16 MiB): an odd size
    * at an odd offset, through the shared device. */
+  hc_buffer_t *b;
   size_t big = (40u << 20) + 5;
   unsigned char *bsrc = malloc(big), *bdst = malloc(big);
   for (size_t i = 0; i < big; i++) bsrc[i] = (unsigned char)(i * 7 + (i >> 17));
@@ -732,8 +748,6 @@ static void test_gpu_staged_transfers(void) {
   hc_buffer_destroy(b);
   free(bsrc);
   free(bdst);
-  free(src);
-  free(dst);
 }
 
 static void register_tests(void) {

@@ -22,6 +22,7 @@ static struct {
   hc_mpi_world_finish_fn finish;
   hc_mpi_agree_fn agree;
   hc_mpi_rank_device_fn rank_device;
+  hc_mpi_share_cores_fn share_cores;
   int active;
 } m;
 
@@ -59,7 +60,8 @@ int hcrun_mpi_start(int *argc, char ***argv) {
   m.finish = m.lib ? (hc_mpi_world_finish_fn)dlsym(m.lib, "hc_mpi_world_finish") : NULL;
   m.agree = m.lib ? (hc_mpi_agree_fn)dlsym(m.lib, "hc_mpi_agree") : NULL;
   m.rank_device = m.lib ? (hc_mpi_rank_device_fn)dlsym(m.lib, "hc_mpi_rank_device") : NULL;
-  if (!start || !m.finish || !m.agree || !m.rank_device) {
+  m.share_cores = m.lib ? (hc_mpi_share_cores_fn)dlsym(m.lib, "hc_mpi_share_cores") : NULL;
+  if (!start || !m.finish || !m.agree || !m.rank_device || !m.share_cores) {
     fprintf(stderr,
             "hcrun: %s%s, but %s cannot be loaded (%s): build hc with MPI (libopenmpi-dev or libmpich-dev), "
             "or set HC_MPI=off to run each process alone\n",
@@ -118,13 +120,25 @@ hc_status_t hcrun_mpi_rank_set(hc_context_t *ctx, const char *workload, const ch
 hc_status_t hcrun_mpi_agree(hc_status_t st) { return m.active ? m.agree(m.world.transport, st) : st; }
 
 void hcrun_mpi_share_cores(void) {
-  if (!m.active || m.world.local_ranks < 2) return;
+  if (!m.active) return;
   const char *set = NULL;
-  if (hc_config_str("HC_CPU_THREADS", &set) != HC_OK || set) return; /* the user's (or a bad value: reported later) */
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  long share = cores / m.world.local_ranks;
+  long long pin = 1;
+  /* The user's thread count is kept, and so are the cores (a bad value is
+   * reported later, when the context reads it). */
+  const int user = hc_config_str("HC_CPU_THREADS", &set) != HC_OK || set;
+  if (hc_config_int("HC_CPU_PIN", &pin) != HC_OK) pin = 0;
+  int threads = 0;
+  char said[256];
+  if (m.share_cores(&m.world, !user && pin, &threads, said, sizeof said) != HC_OK) {
+    /* Not fatal: each rank keeps every core it may run on. */
+    if (m.world.rank == 0) fprintf(stderr, "hcrun: sharing the node's cores: %s\n", hc_last_error());
+    return;
+  }
+  long long log = 1; /* HC_LOG=info and up: rank 0 says what its node decided */
+  if (m.world.rank == 0 && hc_config_int("HC_LOG", &log) == HC_OK && log >= 2) fprintf(stderr, "hcrun: %s\n", said);
+  if (user || !threads) return;
   char v[32];
-  snprintf(v, sizeof v, "%ld", share < 1 ? 1 : share);
+  snprintf(v, sizeof v, "%d", threads);
   setenv("HC_CPU_THREADS", v, 1);
 }
 
