@@ -70,9 +70,6 @@
     "`HC_CUDA_STAGE_CHUNK` of page-locked memory) are made by a thread started when the device opens, and "         \
     "transfers go direct until they are there")                                                                     \
   X(HC_CUDA_STAGE_CHUNK, SIZE, TUNING, "16M", 4096, 1073741824.0, NULL, "bytes per staging buffer")                 \
-  X(HC_CUDA_STAGE_FIRST, SIZE, TUNING, "1M", 4096, 1073741824.0, NULL,                                              \
-    "bytes of a staged transfer's first chunk; each next one is twice as large, up to `HC_CUDA_STAGE_CHUNK` (the "  \
-    "first chunk's copy and DMA overlap nothing)")                                                                  \
   X(HC_CUDA_STAGE_THREADS, INT, TUNING, NULL, 1, 64, NULL,                                                          \
     "threads copying through the staging buffers (unset: half the cores, at most 8)")                               \
   /* hcrun */                                                                                                       \

@@ -50,8 +50,7 @@ typedef struct cuda_dev {
   /* Pinned bounce buffers for large pageable transfers (memory.c). */
   size_t stage_min; /* transfers this large are staged; 0: never */
   size_t stage_chunk;
-  size_t stage_first; /* a staged transfer's first chunk (memory.c) */
-  char *stage;        /* HC_CUDA_STAGE_SLOTS * stage_chunk, lazily */
+  char *stage; /* HC_CUDA_STAGE_SLOTS * stage_chunk, lazily */
   CUevent stage_done[HC_CUDA_STAGE_SLOTS];
   unsigned stage_threads; /* host threads copying to and from stage */
   hc_cuda_copier_t *copier;

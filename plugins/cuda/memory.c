@@ -31,13 +31,11 @@ static void stage_make_ahead(cuda_dev_t *d);
 void cuda_memory_setup(cuda_dev_t *d) {
   /* hc_context_create checked the values; the presets only stand in for
    * one that has become invalid since (hc_config_* then leaves *out). */
-  long long min = 16 << 20, chunk = 16 << 20, first = 1 << 20, threads;
+  long long min = 16 << 20, chunk = 16 << 20, threads;
   hc_config_int("HC_CUDA_STAGING", &min);
   hc_config_int("HC_CUDA_STAGE_CHUNK", &chunk);
-  hc_config_int("HC_CUDA_STAGE_FIRST", &first);
   d->stage_min = (size_t)min;
   d->stage_chunk = (size_t)chunk;
-  d->stage_first = (size_t)(first < chunk ? first : chunk);
   /* Half the cores, at most 8: enough to approach the DMA engine's rate
    * without taking the machine from the caller's own threads (who wait
    * for the transfer anyway: it is synchronous). */
@@ -207,46 +205,24 @@ static hc_status_t stream_sync(cuda_dev_t *d, const char *what) {
                            : hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuda:%u: %s (cuStreamSynchronize)", d->index, what);
 }
 
-/* The chunks of a staged transfer of n bytes: the first stage_first
- * bytes, each next twice the last, up to stage_chunk. The first chunk's
- * host copy (to the device) or DMA (from it) overlaps nothing, so it is
- * kept short; the later ones are long, so that their fixed costs (an
- * event, waking the copy threads) stay small against them. */
-typedef struct {
-  size_t off, len; /* this chunk */
-  size_t step;     /* the ramp's size here (len is less only at the end) */
-} chunk_t;
-
-static chunk_t first_chunk(const cuda_dev_t *d, size_t n) {
-  chunk_t c = {0, d->stage_first < n ? d->stage_first : n, d->stage_first};
-  return c;
-}
-
-static int next_chunk(const cuda_dev_t *d, size_t n, chunk_t *c) {
-  c->off += c->len;
-  c->step = c->step * 2 < d->stage_chunk ? c->step * 2 : d->stage_chunk;
-  c->len = n - c->off < c->step ? n - c->off : c->step;
-  return c->off < n;
-}
-
 static hc_status_t staged_write(cuda_dev_t *d, CUdeviceptr dst, const char *src, size_t n) {
   const hc_cu_api_t *cu = d->cu;
   CUresult r = CUDA_SUCCESS;
   const char *what = "";
-  chunk_t c = first_chunk(d, n);
-  for (size_t i = 0; r == CUDA_SUCCESS; i++) {
+  size_t chunk = d->stage_chunk;
+  for (size_t i = 0, off = 0; off < n && r == CUDA_SUCCESS; i++, off += chunk) {
+    size_t len = n - off < chunk ? n - off : chunk;
     unsigned slot = (unsigned)(i % HC_CUDA_STAGE_SLOTS);
-    char *buf = d->stage + slot * d->stage_chunk;
+    char *buf = d->stage + slot * chunk;
     /* The slot's previous DMA must be done before it is overwritten. */
     if (i >= HC_CUDA_STAGE_SLOTS && (r = cu->cuEventSynchronize(d->stage_done[slot])) != CUDA_SUCCESS) {
       what = "cuEventSynchronize";
       break;
     }
-    hc_cuda_copier_memcpy(d->copier, buf, src + c.off, c.len);
+    hc_cuda_copier_memcpy(d->copier, buf, src + off, len);
     what = "cuMemcpyHtoDAsync";
-    r = cu->cuMemcpyHtoDAsync(dst + c.off, buf, c.len, d->stream);
+    r = cu->cuMemcpyHtoDAsync(dst + off, buf, len, d->stream);
     if (r == CUDA_SUCCESS) r = cu->cuEventRecord(d->stage_done[slot], d->stream);
-    if (!next_chunk(d, n, &c)) break;
   }
   hc_status_t st = stream_sync(d, "host-to-device copy");
   if (r != CUDA_SUCCESS)
@@ -254,33 +230,28 @@ static hc_status_t staged_write(cuda_dev_t *d, CUdeviceptr dst, const char *src,
   return st;
 }
 
-/* The DMA into each slot is queued HC_CUDA_STAGE_SLOTS chunks ahead of the
- * host copy out of it. */
 static hc_status_t staged_read(cuda_dev_t *d, char *dst, CUdeviceptr src, size_t n) {
   const hc_cu_api_t *cu = d->cu;
+  size_t chunk = d->stage_chunk, nchunks = (n + chunk - 1) / chunk;
   CUresult r = CUDA_SUCCESS;
   const char *what = "cuMemcpyDtoHAsync";
-  chunk_t issued = first_chunk(d, n), slots[HC_CUDA_STAGE_SLOTS];
-  int more = 1;
-  size_t queued = 0; /* chunks queued so far */
-#define HC_ISSUE_()                                                                                     \
-  do {                                                                                                  \
-    unsigned s_ = (unsigned)(queued % HC_CUDA_STAGE_SLOTS);                                             \
-    slots[s_] = issued;                                                                                 \
-    r = cu->cuMemcpyDtoHAsync(d->stage + s_ * d->stage_chunk, src + issued.off, issued.len, d->stream); \
-    if (r == CUDA_SUCCESS) r = cu->cuEventRecord(d->stage_done[s_], d->stream);                         \
-    queued++;                                                                                           \
-    more = next_chunk(d, n, &issued);                                                                   \
+#define HC_ISSUE_(i)                                                            \
+  do {                                                                          \
+    size_t o_ = (i)*chunk, l_ = n - o_ < chunk ? n - o_ : chunk;                \
+    unsigned s_ = (unsigned)((i) % HC_CUDA_STAGE_SLOTS);                        \
+    r = cu->cuMemcpyDtoHAsync(d->stage + s_ * chunk, src + o_, l_, d->stream);  \
+    if (r == CUDA_SUCCESS) r = cu->cuEventRecord(d->stage_done[s_], d->stream); \
   } while (0)
-  while (more && queued < HC_CUDA_STAGE_SLOTS && r == CUDA_SUCCESS) HC_ISSUE_();
-  for (size_t i = 0; i < queued && r == CUDA_SUCCESS; i++) {
+  for (size_t i = 0; i < nchunks && i < HC_CUDA_STAGE_SLOTS && r == CUDA_SUCCESS; i++) HC_ISSUE_(i);
+  for (size_t i = 0; i < nchunks && r == CUDA_SUCCESS; i++) {
+    size_t off = i * chunk, len = n - off < chunk ? n - off : chunk;
     unsigned slot = (unsigned)(i % HC_CUDA_STAGE_SLOTS);
     if ((r = cu->cuEventSynchronize(d->stage_done[slot])) != CUDA_SUCCESS) {
       what = "cuEventSynchronize";
       break;
     }
-    hc_cuda_copier_memcpy(d->copier, dst + slots[slot].off, d->stage + slot * d->stage_chunk, slots[slot].len);
-    if (more) HC_ISSUE_();
+    hc_cuda_copier_memcpy(d->copier, dst + off, d->stage + slot * chunk, len);
+    if (i + HC_CUDA_STAGE_SLOTS < nchunks) HC_ISSUE_(i + HC_CUDA_STAGE_SLOTS);
   }
 #undef HC_ISSUE_
   hc_status_t st = stream_sync(d, "device-to-host copy");
