@@ -23,9 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,26 +313,6 @@ static double probe_timeout(void) {
   return t;
 }
 
-/* Reads what the child has written so far into *rep (NUL-terminated). */
-static void drain(int fd, char **rep, size_t *len, size_t *cap) {
-  char chunk[4096];
-  for (;;) {
-    ssize_t r = read(fd, chunk, sizeof chunk);
-    if (r <= 0) return;
-    if (*len + (size_t)r + 1 > *cap) {
-      size_t nc = *cap ? *cap * 2 : 8192;
-      while (nc < *len + (size_t)r + 1) nc *= 2;
-      char *nb = realloc(*rep, nc);
-      if (!nb) return;
-      *rep = nb;
-      *cap = nc;
-    }
-    memcpy(*rep + *len, chunk, (size_t)r);
-    *len += (size_t)r;
-    (*rep)[*len] = '\0';
-  }
-}
-
 /* Takes the libraries from the child's report ("lib\tsize\tmtime\tpath"
  * lines) into v; returns 1 when the report ends with the "ok" line. */
 static int read_report(char *rep, verdict_t *v) {
@@ -355,67 +333,22 @@ static int read_report(char *rep, verdict_t *v) {
  * 1 on a good one, -1 when it could not be run. */
 static int run_scanner(hc_context_t *ctx, const char *scanner, const char *path, double limit, verdict_t *v,
                        char *reason, size_t n) {
-  int pfd[2];
-  if (pipe2(pfd, O_CLOEXEC) != 0) {
-    hc_error(HC_ERR_PLUGIN, "pipe: %s", strerror(errno));
-    hc_log(ctx, HC_LOG_WARN, "cannot probe %s: %s", path, hc_last_error());
-    return -1;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, pfd[1], 3); /* the report */
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  /* Its own process group, so a hung probe and anything it started can be
-   * killed together. */
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
   char *argv[] = {(char *)scanner, (char *)path, NULL};
-  pid_t pid;
-  int err = posix_spawn(&pid, scanner, &fa, &attr, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  close(pfd[1]);
-  if (err != 0) {
-    close(pfd[0]);
-    hc_error(HC_ERR_PLUGIN, "cannot run %s: %s", scanner, strerror(err));
+  char *rep = NULL;
+  int status = 0, hung = 0;
+  /* the report on the scanner's descriptor 3 */
+  hc_status_t st = hc_run_helper(argv, NULL, 3, limit, &rep, &status, &hung);
+  if (st != HC_OK) { /* not started, or lost (the probe could not run to its end) */
+    free(rep);
     hc_log(ctx, HC_LOG_WARN, "plugin %s not probed: %s", path, hc_last_error());
     return -1;
   }
-  fcntl(pfd[0], F_SETFL, O_NONBLOCK);
-  char *rep = NULL;
-  size_t len = 0, cap = 0;
-  double t0 = hc_now();
-  int status = 0;
-  for (;;) {
-    drain(pfd[0], &rep, &len, &cap);
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) {
-      snprintf(reason, n, "probe failed: waitpid: %s", strerror(errno));
-      close(pfd[0]);
-      free(rep);
-      return 0;
-    }
-    if (hc_now() - t0 > limit) {
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      close(pfd[0]);
-      read_report(rep, v);
-      free(rep);
-      snprintf(reason, n, "hung while probed: no answer within %g s (init or device enumeration never returned)",
-               limit);
-      return 0;
-    }
-    struct pollfd p = {pfd[0], POLLIN, 0};
-    poll(&p, 1, 20);
+  if (hung) {
+    read_report(rep, v);
+    free(rep);
+    snprintf(reason, n, "hung while probed: no answer within %g s (init or device enumeration never returned)", limit);
+    return 0;
   }
-  drain(pfd[0], &rep, &len, &cap);
-  close(pfd[0]);
   int reported = read_report(rep, v);
   free(rep);
   if (WIFSIGNALED(status)) {

@@ -252,6 +252,20 @@ hc_status_t hc_cache_store(const char *kind, const char *key, const void *data,
 hc_status_t hc_write_file_atomic(const char *path, const void *data,
                                  size_t size);
 
+/* ========================================================= helper programs */
+
+/* Runs a helper program that may crash or hang (a probe, a check) as a
+ * child: argv[0] is its path; envp its environment (NULL: this process's);
+ * in a process group of its own, with stdin, stdout and stderr on
+ * /dev/null except descriptor report_fd (1 to 9), a pipe whose bytes
+ * arrive in *report (NUL-terminated, malloc'd, caller frees; NULL when
+ * nothing came). After limit_s seconds the whole group is killed and
+ * *timed_out is 1. *status is waitpid's. HC_OK once the child ended (or
+ * was killed), an error when it could not be started or waited for. */
+hc_status_t hc_run_helper(char *const argv[], char *const envp[], int report_fd,
+                          double limit_s, char **report, int *status,
+                          int *timed_out);
+
 /* ================================================================ workloads */
 
 typedef struct hc_param_spec {

@@ -6,21 +6,16 @@
  * timeout, started without the launcher's environment so that it runs
  * MPI on its own. */
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <hc/config.h>
 #include <hc/mpi.h>
+#include <hc/plugin.h>
 
 #include "cuda_check.h"
 
@@ -70,78 +65,33 @@ static int launcher_var(const char *v) {
   return 0;
 }
 
-/* Reads the child's line (up to n - 1 bytes) as it comes. */
-static void drain(int fd, char *line, size_t n, size_t *len) {
-  char chunk[512];
-  ssize_t r;
-  while ((r = read(fd, chunk, sizeof chunk)) > 0)
-    for (ssize_t i = 0; i < r && *len + 1 < n; i++) line[(*len)++] = chunk[i];
-  line[*len] = '\0';
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Runs the check; its verdict (CUDA_CHECK_*) and, in why, what it said. */
 static int run_check(const char *path, char *why, size_t n) {
   size_t nenv = 0;
   while (environ[nenv]) nenv++;
   char **env = calloc(nenv + 1, sizeof *env);
-  int pfd[2];
-  if (!env || pipe2(pfd, O_CLOEXEC) != 0) {
-    free(env);
-    snprintf(why, n, "cannot run %s: %s", path, strerror(errno));
+  if (!env) {
+    snprintf(why, n, "cannot run %s: out of memory", path);
     return CUDA_CHECK_FAILED;
   }
   for (size_t i = 0, k = 0; i < nenv; i++)
     if (!launcher_var(environ[i])) env[k++] = environ[i];
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  /* Its own process group: a hung check and what it started die together. */
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  char *argv[] = {(char *)path, NULL};
-  pid_t pid;
-  int err = posix_spawn(&pid, path, &fa, &attr, argv, env);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  char *argv[] = {(char *)path, NULL}, *report = NULL;
+  int status = 0, hung = 0;
+  /* its verdict line on its standard output */
+  hc_status_t st = hc_run_helper(argv, env, 1, CUDA_CHECK_TIMEOUT_S, &report, &status, &hung);
   free(env);
-  close(pfd[1]);
-  if (err != 0) {
-    close(pfd[0]);
-    snprintf(why, n, "cannot run %s: %s", path, strerror(err));
+  if (st != HC_OK || hung) {
+    free(report);
+    if (st != HC_OK)
+      snprintf(why, n, "%s", hc_last_error());
+    else
+      snprintf(why, n, "%s gave no answer within %d s", path, CUDA_CHECK_TIMEOUT_S);
     return CUDA_CHECK_FAILED;
   }
-  fcntl(pfd[0], F_SETFL, O_NONBLOCK);
   char line[512];
-  size_t len = 0;
-  int status = 0;
-  const double t0 = now_s();
-  for (;;) {
-    drain(pfd[0], line, sizeof line, &len);
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if ((r < 0 && errno != EINTR) || now_s() - t0 > CUDA_CHECK_TIMEOUT_S) {
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      close(pfd[0]);
-      snprintf(why, n, "%s gave no answer within %d s", path, CUDA_CHECK_TIMEOUT_S);
-      return CUDA_CHECK_FAILED;
-    }
-    struct pollfd p = {pfd[0], POLLIN, 0};
-    poll(&p, 1, 20);
-  }
-  drain(pfd[0], line, sizeof line, &len);
-  close(pfd[0]);
+  snprintf(line, sizeof line, "%s", report ? report : "");
+  free(report);
   line[strcspn(line, "\n")] = '\0';
   if (WIFSIGNALED(status)) {
     snprintf(why, n, "the transfer crashed the check (signal %d, %s): this MPI does not take CUDA memory",
