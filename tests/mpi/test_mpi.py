@@ -81,6 +81,9 @@ def single(args, env=None):
 CASES = {
     'jacobi2d': (['--workload=jacobi', 'dim=2', 'n=67', 'iters=300', 'tol=0'], 'u', True),
     'jacobi3d': (['--workload=jacobi', 'dim=3', 'n=21', 'dtype=f64', 'iters=200', 'tol=0'], 'u', True),
+    # six sweeps between exchanges, ending inside a pass
+    'jacobi3d-deep': (['--workload=jacobi', 'dim=3', 'n=41', 'dtype=f64', 'iters=53', 'tol=0',
+                       'sweeps_per_exchange=6'], 'u', True),
     'nbody': (['--workload=nbody', 'n=301', 'steps=4'], 'pos', True),
     'multigrid': (['--workload=multigrid', 'dim=2', 'n=33', 'tol=0', 'cycles=3', 'dtype=f64'], 'u', True),
 }

@@ -159,6 +159,10 @@ static void test_jacobi_bit_identical(void) {
       /* two sweeps per pass over memory, on the parts as on one device */
       "dim=3 n=23x18x17 iters=41 check=10 dtype=f64 sweeps_per_pass=2",
       "dim=2 n=40x31 iters=33 dtype=f32 init=eigen sweeps_per_pass=2",
+      /* deeper ghost rows: several sweeps between exchanges, a check (and
+       * the end) inside a pass */
+      "dim=3 n=30x17x19 iters=37 check=10 dtype=f64 sweeps_per_exchange=5",
+      "dim=2 n=50x31 iters=33 check=9 dtype=f32 sweeps_per_pass=2 sweeps_per_exchange=8",
   };
   static const struct {
     const char *spec, *weights;
@@ -401,19 +405,24 @@ static double max_diff(const double *a, const double *b, size_t n) {
  * a few ulps of the field (the bound this test states). */
 static void test_jacobi_mixed_backends(void) {
   if (!th_device("opencl:0")) return;
-  const char *params = "dim=3 n=25 iters=60 dtype=f64";
-  result_t c = run_on("cpu:0", NULL, "jacobi", params, "u");
-  result_t o = run_on("opencl:0", NULL, "jacobi", params, "u");
-  result_t s = run_on("cpu:0,opencl:0", NULL, "jacobi", params, "u");
-  CU_ASSERT_EQUAL_FATAL(s.st, HC_OK);
-  CU_ASSERT_FATAL(c.u && o.u && s.u && c.bytes == s.bytes && o.bytes == s.bytes);
-  size_t n = c.bytes / sizeof(double);
-  double between = max_diff(c.u, o.u, n), bound = between + 8 * 2.2e-16;
-  CU_ASSERT(max_diff(s.u, c.u, n) <= bound);
-  CU_ASSERT(max_diff(s.u, o.u, n) <= bound);
-  result_free(&c);
-  result_free(&o);
-  result_free(&s);
+  /* with two ghost rows, and with six (each part sweeps rows of the other
+   * backend's six times between exchanges) */
+  static const char *const params[] = {"dim=3 n=25 iters=60 dtype=f64",
+                                       "dim=3 n=25 iters=60 dtype=f64 sweeps_per_exchange=6"};
+  for (size_t p = 0; p < sizeof params / sizeof *params; p++) {
+    result_t c = run_on("cpu:0", NULL, "jacobi", params[p], "u");
+    result_t o = run_on("opencl:0", NULL, "jacobi", params[p], "u");
+    result_t s = run_on("cpu:0,opencl:0", NULL, "jacobi", params[p], "u");
+    CU_ASSERT_EQUAL_FATAL(s.st, HC_OK);
+    CU_ASSERT_FATAL(c.u && o.u && s.u && c.bytes == s.bytes && o.bytes == s.bytes);
+    size_t n = c.bytes / sizeof(double);
+    double between = max_diff(c.u, o.u, n), bound = between + 8 * 2.2e-16;
+    CU_ASSERT(max_diff(s.u, c.u, n) <= bound);
+    CU_ASSERT(max_diff(s.u, o.u, n) <= bound);
+    result_free(&c);
+    result_free(&o);
+    result_free(&s);
+  }
 }
 
 /* nbody's outputs compared below: positions, velocities, energy trace. */
@@ -924,6 +933,8 @@ static void test_bad_sets(void) {
   th_expect_usage_error("jacobi", "cpu:0,cpu:0", "n=17", "listed twice");
   th_expect_usage_error("jacobi", "cpu:0,cpu:7", "n=17", "unknown device 'cpu:7'");
   th_expect_usage_error("jacobi", "cpu:0,cpu:1,cpu:2,cpu:3", "n=5", "more parts than rows");
+  /* each part owns at least its ghost rows: 4 x 8 rows needed */
+  th_expect_usage_error("jacobi", "cpu:0,cpu:1,cpu:2,cpu:3", "dim=2 n=30 sweeps_per_exchange=8", "at least 8");
   th_expect_usage_error("jacobi", "cpu:0,cpu:1", "n=17 --split=1", "2 devices");
   th_expect_usage_error("jacobi", "cpu:0", "n=17 --split=1,1", "needs a device set");
 }

@@ -40,6 +40,10 @@ static const hc_param_spec_t params[] = {
      "rows: each cache block is swept twice while in cache (temporal blocking), which halves the memory traffic "
      "and gives the same field bit for bit; 1 on every device; 0: 2 where it runs and the two arrays outgrow the "
      "last-level cache, else 1"},
+    {"sweeps_per_exchange", HC_PARAM_INT, 0, "2", 2, 64, NULL,
+     "split runs: sweeps between two halo exchanges, and so the ghost rows each part keeps on a side with a "
+     "neighbour, which it sweeps again as the neighbour does: fewer, larger exchanges where each one costs a wait "
+     "(parts on GPUs, MPI ranks) for a little more work; the field is the same bit for bit"},
     {"stores", HC_PARAM_ENUM, 0, "auto", 0, 0, "auto|plain|streaming",
      "two sweeps per pass (cpu backend): streaming (non-temporal) stores, which skip the read of each written "
      "line, or plain stores; auto: streaming where the two arrays outgrow the last-level cache"},

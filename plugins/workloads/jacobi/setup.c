@@ -122,13 +122,13 @@ hc_status_t jacobi_split(const hc_job_t *job, hc_split_t *split) {
   /* Input fields f and u0 come as the part's rows (a core that takes this
    * plugin's ABI has the member). */
   if (HC_SPLIT_HAS_SLAB_INPUTS(split)) split->slab_inputs = 1;
-  /* Two ghost rows: a part sweeps twice between exchanges (the second
-   * sweep's own rows read the first sweep's inner ghost rows), so it can
-   * sweep twice per pass over memory like one device, and exchanges half
-   * as often. */
-  split->halo = 2;
-  split->min_rows = 2;                 /* a neighbour's two ghost rows are then its own rows */
-  if (HC_SPLIT_HAS_CALIBRATE(split)) { /* a few sweeps: five passes of two */
+  /* k ghost rows: a part sweeps k times between exchanges, each sweep
+   * one row fewer into the ghost rows (solve.c), so it can sweep twice per
+   * pass over memory like one device, and exchanges every k sweeps. */
+  const int64_t every = hc_job_int(job, "sweeps_per_exchange");
+  split->halo = (uint32_t)(every >= 2 ? every : 2);
+  split->min_rows = split->halo;       /* a neighbour's ghost rows are then its own rows */
+  if (HC_SPLIT_HAS_CALIBRATE(split)) { /* a few sweeps */
     const long long iters = hc_job_int(job, "iters"), k = iters < 10 ? iters : 10;
     snprintf(split->calibrate, sizeof split->calibrate, "iters=%lld tol=0 check=%lld", k, k);
     split->calibrate_work = (double)k / (double)iters;

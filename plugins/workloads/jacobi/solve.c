@@ -237,6 +237,31 @@ static int overlapped_pass(run_t *r, hc_field_t *in, hc_field_t *mid, hc_status_
   return 1;
 }
 
+/* len sweeps from u[0], the result left in u[0]: two at a time in one
+ * pass over memory where the kernel does that. In a split run sweep j of
+ * the pass (from 1) updates the rows its successors need: all but j rows
+ * at each side with a neighbour, whose ghost rows were exchanged before
+ * the pass (the rows further out would read rows not yet swept that far).
+ * After `halo` sweeps the part's own rows are all up to date. */
+static hc_status_t pass(run_t *r, int64_t len) {
+  jacobi_problem_t *p = r->p;
+  const int nl = (int)p->n[p->ax];
+  const int below = p->part && hc_part_halo_below(p->part) > 0, above = p->part && hc_part_halo_above(p->part) > 0;
+  hc_status_t st = HC_OK;
+  for (int64_t j = 1; j <= len && st == HC_OK;) {
+    const int two = r->k.sweep2 && len - j >= 1; /* sweeps j and j + 1 */
+    const int last = (int)(two ? j + 1 : j);     /* the rows of the last of them */
+    const jacobi_rows_t rows = {below ? last : 1, above ? nl - last : nl - 1};
+    hc_buffer_t *u0 = hc_field_buffer(r->u[0]), *u1 = hc_field_buffer(r->u[1]);
+    st = two ? jacobi_sweep2(&r->k, p, u0, u1, r->f, r->tab, rows) : jacobi_sweep(&r->k, p, u0, u1, r->f, r->tab, rows);
+    hc_field_t *t = r->u[0];
+    r->u[0] = r->u[1];
+    r->u[1] = t;
+    j += two ? 2 : 1;
+  }
+  return st;
+}
+
 /* The sweeps. On return r->u[0] holds the result; *sweeps and *res say how
  * many ran and the last relative residual measured (NAN if none). */
 static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_at, double *compute_s,
@@ -251,34 +276,31 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
   int64_t next_balance = JACOBI_BALANCE_SWEEPS;
   if ((st = hc_device_timer_begin(r->dev)) != HC_OK) return st;
   if (p->part && (st = rebalance(r, p->iters)) != HC_OK) return st; /* starts the parts' clocks */
+  /* A split run's parts exchange their ghost rows every `halo` sweeps
+   * (sweeps_per_exchange): the ghost rows on a side with a neighbour. */
+  const int64_t halo = !p->part                      ? 0
+                       : hc_part_halo_below(p->part) ? hc_part_halo_below(p->part)
+                                                     : hc_part_halo_above(p->part);
   while (s < p->iters) {
-    /* Two sweeps per pass where no check or the end falls between them:
-     * in one pass over memory where the kernel does that, and in a split
-     * run between two exchanges (the two ghost rows allow it) in any case. */
+    /* The sweeps of this pass: where no check or the end falls between
+     * them, as many as a split run's ghost rows allow before the next
+     * exchange, or two in one pass over memory where the kernel does that. */
     const int64_t next_check = (s / p->check + 1) * p->check;
-    const int two = (r->k.sweep2 || p->part) && (next_check < p->iters ? next_check : p->iters) - s >= 2;
-    hc_buffer_t *u0 = hc_field_buffer(r->u[0]), *u1 = hc_field_buffer(r->u[1]);
-    const jacobi_rows_t all = jacobi_all_rows(p);
-    const int swap = !(two && !r->k.sweep2); /* the result is in u[1] */
-    if (two && overlap && overlapped_pass(r, r->u[0], r->u[1], &st)) {
-      /* swept and exchanged */
-    } else {
-      if (two && r->k.sweep2) {
-        st = jacobi_sweep2(&r->k, p, u0, u1, r->f, r->tab, all);
-      } else {
-        st = jacobi_sweep(&r->k, p, u0, u1, r->f, r->tab, all);
-        if (st == HC_OK && two) st = jacobi_sweep(&r->k, p, u1, u0, r->f, r->tab, all);
+    const int64_t room = (next_check < p->iters ? next_check : p->iters) - s;
+    const int64_t len = p->part ? (room < halo ? room : halo) : r->k.sweep2 && room >= 2 ? 2 : 1;
+    if (len == 2 && halo == 2 && overlap && overlapped_pass(r, r->u[0], r->u[1], &st)) {
+      if (r->k.sweep2) { /* its result is in u[1] */
+        hc_field_t *t = r->u[0];
+        r->u[0] = r->u[1];
+        r->u[1] = t;
       }
+    } else {
+      st = pass(r, len);
       /* A split run: the neighbours' new rows into the ghost rows. */
-      if (st == HC_OK && p->part) st = hc_part_halo_exchange(p->part, r->u[swap]);
+      if (st == HC_OK && p->part) st = hc_part_halo_exchange(p->part, r->u[0]);
     }
     if (st != HC_OK) break;
-    if (swap) {
-      hc_field_t *t = r->u[0];
-      r->u[0] = r->u[1];
-      r->u[1] = t;
-    }
-    s += two ? 2 : 1;
+    s += len;
     if (p->part && s >= next_balance && s < p->iters) {
       next_balance = s + JACOBI_BALANCE_SWEEPS;
       if ((st = rebalance(r, p->iters - s)) != HC_OK) break;
