@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Merges bench/run results of one machine into one document and report:
-  bench/merge.py [--mixed] OUT.json RUN1.json RUN2.json ...
+  bench/merge.py [--mixed] [--replace] OUT.json RUN1.json RUN2.json ...
 
 Why: a GPU session's device calls are limited in length (docs/gpu-run.md),
 so a full run there is several `bench/run --only=...` calls, one module or
@@ -9,7 +9,12 @@ united (the first run that measured a device's ceilings wins; they are the
 same hardware), brackets, tables, figures, peers, errors and failures are
 concatenated in the order the runs are given. Runs of different hosts are refused, and so are
 quick and full runs together unless --mixed says that is meant (the
-report's header then says the runs were mixed)."""
+report's header then says the runs were mixed). --replace is for a
+module run again after a change: a later run's sections (its tables'
+modules) replace an earlier run's tables of those sections, and a later
+figure or peer replaces an earlier one of the same workload, device and
+name; the rest is kept, in order. A merged document can be merged again:
+its runs' dates stay in merged_from."""
 import json
 import os
 import sys
@@ -18,7 +23,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
-def merge(docs, mixed=False):
+def _replaced(earlier, later):
+    """earlier's tables, figures and peers less those later's replace."""
+    sections = {t.get('workload') for t in later.get('tables', [])}
+    fig_key = lambda f: (f.get('workload'), f.get('device'), f.get('name'))  # noqa: E731
+    peer_key = lambda p: (p.get('workload'), p.get('peer'))  # noqa: E731
+    figs = {fig_key(f) for f in later.get('figures', [])}
+    peers = {peer_key(p) for p in later.get('peers', [])}
+    earlier['tables'] = [t for t in earlier['tables'] if t.get('workload') not in sections]
+    earlier['figures'] = [f for f in earlier['figures'] if fig_key(f) not in figs]
+    earlier['peers'] = [p for p in earlier['peers'] if peer_key(p) not in peers]
+
+
+def merge(docs, mixed=False, replace=False):
     if not docs:
         raise ValueError('nothing to merge')
     first = docs[0]
@@ -29,7 +46,8 @@ def merge(docs, mixed=False):
     modes = {bool(d.get('quick')) for d in docs}
     out = {'host': first['host'], 'date': first['date'], 'quick': 'mixed' if len(modes) > 1 else first['quick'],
            'python': first.get('python'),
-           'merged_from': [d['date'] for d in docs], 'devices': [], 'ceilings': {}, 'ceiling_devices': {},
+           'merged_from': [m for d in docs for m in (d.get('merged_from') or [d['date']])], 'devices': [],
+           'ceilings': {}, 'ceiling_devices': {},
            'brackets': [], 'tables': [], 'figures': [], 'peers': [], 'errors': [], 'failures': []}
     seen = set()
     for d in docs:
@@ -42,16 +60,18 @@ def merge(docs, mixed=False):
                 out['ceilings'][dev_id] = c
         for dev_id, c in d.get('ceiling_devices', {}).items():
             out['ceiling_devices'].setdefault(dev_id, c)
+        if replace:
+            _replaced(out, d)
         for key in ('brackets', 'tables', 'figures', 'peers', 'errors', 'failures'):
             out[key].extend(d.get(key, []))
     return out
 
 
 def main(argv):
-    mixed = '--mixed' in argv
-    argv = [a for a in argv if a != '--mixed']
+    mixed, replace = '--mixed' in argv, '--replace' in argv
+    argv = [a for a in argv if a not in ('--mixed', '--replace')]
     if len(argv) < 3:
-        sys.stderr.write('usage: bench/merge.py [--mixed] OUT.json RUN.json [RUN.json ...]\n')
+        sys.stderr.write('usage: bench/merge.py [--mixed] [--replace] OUT.json RUN.json [RUN.json ...]\n')
         return 2
     docs = []
     for path in argv[2:]:
@@ -62,7 +82,7 @@ def main(argv):
             sys.stderr.write('bench/merge.py: %s: %s\n' % (path, e))
             return 2
     try:
-        doc = merge(docs, mixed)
+        doc = merge(docs, mixed, replace)
     except (ValueError, KeyError) as e:
         sys.stderr.write('bench/merge.py: %s\n' % e)
         return 2
