@@ -7,7 +7,8 @@ so a full run there is several `bench/run --only=...` calls, one module or
 two each. Merging keeps one report per machine: devices and ceilings are
 united (the first run that measured a device's ceilings wins; they are the
 same hardware), brackets, tables, figures, peers, errors and failures are
-concatenated in the order the runs are given. Runs of different hosts are refused, and so are
+concatenated in the order the runs are given. Runs of different hosts are
+refused (and so are runs whose device of one id has two names), and so are
 quick and full runs together unless --mixed says that is meant (the
 report's header then says the runs were mixed). --replace is for a
 module run again after a change: a later run's sections (its tables'
@@ -49,12 +50,17 @@ def merge(docs, mixed=False, replace=False):
            'merged_from': [m for d in docs for m in (d.get('merged_from') or [d['date']])], 'devices': [],
            'ceilings': {}, 'ceiling_devices': {},
            'brackets': [], 'tables': [], 'figures': [], 'peers': [], 'errors': [], 'failures': []}
-    seen = set()
+    seen = {}
     for d in docs:
         for dev in d.get('devices', []):
             if dev['id'] not in seen:
-                seen.add(dev['id'])
+                seen[dev['id']] = dev.get('name')
                 out['devices'].append(dev)
+            elif seen[dev['id']] != dev.get('name'):
+                # one host name may stand for several machines (a pool of
+                # like hosts): their devices tell them apart
+                raise ValueError('runs differ in device %s: %r and %r' % (dev['id'], seen[dev['id']],
+                                                                        dev.get('name')))
         for dev_id, c in d.get('ceilings', {}).items():
             if c and not out['ceilings'].get(dev_id):
                 out['ceilings'][dev_id] = c

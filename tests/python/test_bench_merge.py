@@ -34,11 +34,12 @@ def test_runs_are_joined_in_order():
     assert doc['ceilings'] == {'cpu:0': {'copy_gbs': 100.0}}
 
 
-@pytest.mark.parametrize('key, other', [('host', 'another-host'), ('quick', True)])
+@pytest.mark.parametrize('key, other', [('host', 'another-host'), ('quick', True),
+                                        ('devices', [{'id': 'cpu:0', 'name': 'another cpu', 'type': 'cpu'}])])
 def test_different_runs_are_refused(key, other):
     b = run_doc('d2', 'mpi', 2)
     b[key] = other
-    with pytest.raises(ValueError, match=key):
+    with pytest.raises(ValueError, match='host|quick|device cpu:0'):
         merge.merge([run_doc('d1', 'split', 1), b])
 
 
