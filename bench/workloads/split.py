@@ -28,6 +28,10 @@ Tables:
      (--split=1,1,1,5), with HC_SPLIT_REBALANCE=auto (rows follow the
      parts' measured speed) and off (the planned rows), against equal
      shares: how much of the wrong plan's loss the moves win back.
+  4. jacobi's sweeps between exchanges (sweeps_per_exchange = 2, 4, 8, 16:
+     as many ghost rows a side, fewer and larger exchanges for more rows
+     swept again): the pairs of table 2 at the same weights, and 4 cpu
+     parts, each against the single device of table 2 (or one cpu device).
 Figures: the cpu ratio per part count and workload; the GPU fractions.
 The overlap of halo exchanges with computation has its own module
 (overlap.py).
@@ -208,8 +212,54 @@ def _moving_rows(b, repeat):
                    'loss won back: (fixed - moving) / (fixed - equal shares)'])
 
 
+DEPTHS = (2, 4, 8, 16)
+
+
+def _exchange_depth(b, repeat):
+    """jacobi with more sweeps between exchanges, per set."""
+    args = dict(_cases(b.quick))['jacobi']
+    ids = [d['id'] for d in b.devices()]
+    cores = os.cpu_count() or 1
+    sets = []
+    if cores >= 4:
+        sets.append(('4 cpu parts', '--device=cpu:0,cpu:1,cpu:2,cpu:3', '--split=equal', 'cpu:0',
+                     {'HC_CPU_DEVICES': '4', 'HC_CPU_THREADS': str(cores)}, {'HC_CPU_THREADS': str(cores)}))
+    singles = {}
+    for dev in ('cuda:0', 'cpu:0', 'opencl:1'):
+        if dev in ids and 'cuda:0' in ids:
+            try:
+                singles[dev] = compute_s(b.hcrun(['--device=' + dev] + args, repeat))
+            except BenchError as e:
+                b.log('split: jacobi on %s: %s' % (dev, e))
+    for pair in [('cuda:0', 'cpu:0'), ('cuda:0', 'opencl:1')]:
+        if all(d in singles for d in pair):
+            w = ','.join('%.6g' % (1.0 / singles[d]) for d in pair)
+            sets.append(('+'.join(pair), '--device=' + ','.join(pair), '--split=' + w, 'cuda:0', {}, {}))
+    rows = []
+    for label, spec, split, alone, env, alone_env in sets:
+        try:
+            one = singles.get(alone) or compute_s(b.hcrun(['--device=' + alone] + args, repeat, env=alone_env))
+            times = [compute_s(b.hcrun([spec, split] + args + ['sweeps_per_exchange=%d' % k], repeat, env=env))
+                     for k in DEPTHS]
+        except BenchError as e:
+            b.log('split: jacobi sweeps between exchanges on %s: %s' % (label, e))
+            continue
+        rows.append([label, alone, one * 1e3] + ['%.4g (%.3f)' % (t * 1e3, one / t) for t in times])
+        for k, t in zip(DEPTHS, times):
+            b.figure(workload='jacobi', device=label, name='split_over_single_exchange_every_%d' % k,
+                     value=one / t, unit='')
+    b.table('split: jacobi, sweeps between halo exchanges (compute time in ms, best of %d; in brackets the '
+            'single device over the split)' % repeat,
+            ['set', 'single device', 'single, ms'] + ['%d sweeps' % k for k in DEPTHS], rows,
+            notes=['sweeps_per_exchange=k: k ghost rows a side, exchanged every k sweeps; each part sweeps k/2 '
+                   'more rows a sweep on average at each side with a neighbour', 'jacobi: %s' % ' '.join(args[1:]),
+                   'pairs: weights from the single devices\' throughputs measured just before; cpu parts: '
+                   'equal shares, against one cpu device with every thread'])
+
+
 def run(b):
     repeat = 3 if b.quick else 5
     _cpu_parts(b, repeat)
     _moving_rows(b, repeat)
     _gpu(b, repeat)
+    _exchange_depth(b, repeat)
