@@ -139,11 +139,10 @@ hc_status_t jacobi_kernels_create(hc_device_t *dev, jacobi_problem_t *p, jacobi_
 hc_status_t jacobi_kernels_resize(hc_device_t *dev, jacobi_problem_t *p, jacobi_kernels_t *k);
 void jacobi_kernels_destroy(jacobi_kernels_t *k);
 /* The rows [r0, r1) of the slowest axis (internal axis ax) that a sweep
- * updates; jacobi_all_rows gives all of them, [1, n[ax] - 1). */
+ * updates; all of them are [1, n[ax] - 1). */
 typedef struct {
   int r0, r1;
 } jacobi_rows_t;
-jacobi_rows_t jacobi_all_rows(const jacobi_problem_t *p);
 /* One sweep in -> out over rows (none when r1 <= r0). */
 hc_status_t jacobi_sweep(jacobi_kernels_t *k, const jacobi_problem_t *p, hc_buffer_t *in, hc_buffer_t *out,
                          hc_buffer_t *f, hc_buffer_t *tab, jacobi_rows_t rows);

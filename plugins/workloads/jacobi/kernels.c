@@ -411,8 +411,6 @@ static hc_arg_t real_arg(const jacobi_problem_t *p, real_t *slot, double v) {
   return (hc_arg_t){HC_ARG_KIND_SCALAR, sizeof(float), &slot->f};
 }
 
-jacobi_rows_t jacobi_all_rows(const jacobi_problem_t *p) { return (jacobi_rows_t){1, (int)p->n[p->ax] - 1}; }
-
 /* The sweep kernel `kern` over rows (14 arguments; sweep2 also takes the
  * scratch and its streaming flag). The launch is the whole sweep's, cut
  * to the rows on the launch axis of the slowest grid axis. */

@@ -237,6 +237,12 @@ static int overlapped_pass(run_t *r, hc_field_t *in, hc_field_t *mid, hc_status_
   return 1;
 }
 
+static void swap_u(run_t *r) {
+  hc_field_t *t = r->u[0];
+  r->u[0] = r->u[1];
+  r->u[1] = t;
+}
+
 /* len sweeps from u[0], the result left in u[0]: two at a time in one
  * pass over memory where the kernel does that. In a split run sweep j of
  * the pass (from 1) updates the rows its successors need: all but j rows
@@ -254,9 +260,7 @@ static hc_status_t pass(run_t *r, int64_t len) {
     const jacobi_rows_t rows = {below ? last : 1, above ? nl - last : nl - 1};
     hc_buffer_t *u0 = hc_field_buffer(r->u[0]), *u1 = hc_field_buffer(r->u[1]);
     st = two ? jacobi_sweep2(&r->k, p, u0, u1, r->f, r->tab, rows) : jacobi_sweep(&r->k, p, u0, u1, r->f, r->tab, rows);
-    hc_field_t *t = r->u[0];
-    r->u[0] = r->u[1];
-    r->u[1] = t;
+    swap_u(r);
     j += two ? 2 : 1;
   }
   return st;
@@ -289,11 +293,7 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
     const int64_t room = (next_check < p->iters ? next_check : p->iters) - s;
     const int64_t len = p->part ? (room < halo ? room : halo) : r->k.sweep2 && room >= 2 ? 2 : 1;
     if (len == 2 && halo == 2 && overlap && overlapped_pass(r, r->u[0], r->u[1], &st)) {
-      if (r->k.sweep2) { /* its result is in u[1] */
-        hc_field_t *t = r->u[0];
-        r->u[0] = r->u[1];
-        r->u[1] = t;
-      }
+      if (r->k.sweep2) swap_u(r); /* its result is in u[1] */
     } else {
       st = pass(r, len);
       /* A split run: the neighbours' new rows into the ghost rows. */
