@@ -39,6 +39,9 @@ HC_API hc_status_t hc_run_helper(char *const argv[], char *const envp[], int rep
   *report = NULL;
   *status = 0;
   *timed_out = 0;
+  /* Checked first: where posix_spawn forks (under valgrind, say), a
+   * program that cannot be run only shows as its child's exit 127. */
+  if (access(argv[0], X_OK) != 0) return hc_error(HC_ERR_IO, "cannot run %s: %s", argv[0], strerror(errno));
   int pfd[2];
   if (pipe2(pfd, O_CLOEXEC) != 0) return hc_error(HC_ERR_IO, "cannot run %s: pipe: %s", argv[0], strerror(errno));
   posix_spawn_file_actions_t fa;
