@@ -54,8 +54,7 @@
   X(HC_CPU_PIN, BOOL, PUBLIC, "1", 0, 0, NULL,                                                                      \
     "with several cpu devices, each device's worker threads stay on its own cores (its share, in order, of the "    \
     "cores the process may use; the first for the thread that drives its part of a split run) when there are "      \
-    "enough; MPI ranks of a node left the same cores each stay on their share of them (docs/mpi.md); 0: not "       \
-    "pinned")                                                                                                       \
+    "enough; 0: not pinned")                                                                                        \
   X(HC_CPU_HUGE_PAGES, BOOL, PUBLIC, "1", 0, 0, NULL,                                                               \
     "cpu device buffers of 4 MiB and more are aligned to 2 MiB and asked to be backed by transparent huge pages "   \
     "(fewer page faults when a new buffer is first written, fewer TLB misses in large grids; a kernel that "        \
@@ -75,6 +74,9 @@
   /* hcrun */                                                                                                       \
   X(HC_MPI, CHOICE, PUBLIC, "auto", 0, 0, "auto|on|off",                                                            \
     "hcrun under MPI (libhc-mpi, docs/mpi.md): auto when an MPI launcher started it, on, or off (one process)")     \
+  X(HC_MPI_PIN, BOOL, PUBLIC, "0", 0, 0, NULL,                                                                      \
+    "1: MPI ranks of a node that share its cores (each with its run of them, docs/mpi.md) are pinned there; 0: "    \
+    "the system places their threads")                                                                              \
   X(HC_MPI_CUDA_AWARE, BOOL, PUBLIC, "0", 0, 0, NULL,                                                               \
     "1: halos in CUDA memory go to MPI in place, once a check shows that MPI takes it (docs/mpi.md)")               \
   X(HC_MPI_CUDA_CHECK, STRING, INTERNAL, NULL, 0, 0, NULL,                                                          \

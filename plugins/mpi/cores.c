@@ -5,8 +5,9 @@
  * or not bind at all. Ranks whose affinity masks are identical would each
  * start a thread per core of the mask and oversubscribe it k times over;
  * so those k ranks cut the mask's cores into k runs, in local rank order,
- * and each keeps one (pinned there with pin, as HC_CPU_PIN keeps a cpu
- * device's threads on its own cores in one process). */
+ * and each runs as many threads as its run has (pinned there with pin:
+ * HC_MPI_PIN; by default the system places them, which measured as fast
+ * or faster, docs/performance/history.md). */
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,7 +61,7 @@ static void describe(char *said, size_t n, int k, int count, int pinned, const c
   else
     snprintf(said, n, "%d ranks of this node share %d cores (%s): %d%s cpu thread%s each, %s", k, count, where,
              count / k, count % k ? " or more" : "", count / k == 1 && !(count % k) ? "" : "s",
-             pinned ? "each rank's on cores of its own (HC_CPU_PIN)" : "not pinned");
+             pinned ? "each rank pinned to its own (HC_MPI_PIN)" : "not pinned");
 }
 
 /* Ranks with the same mask, found without gathering every mask: a split

@@ -64,11 +64,12 @@ def world():
 
 def share_cores(lib, w):
     """As hcrun: ranks of a node that were left the same cores share them
-    (hc_mpi_share_cores), each pinned to its run of them, unless
-    HC_CPU_THREADS is set (then nothing changes) or HC_CPU_PIN is off."""
+    (hc_mpi_share_cores), each running as many threads as its run of them
+    has (pinned there with HC_MPI_PIN=1), unless HC_CPU_THREADS is set
+    (then nothing changes)."""
     user = bool(os.environ.get('HC_CPU_THREADS'))
-    pin = ctypes.c_longlong(1)
-    if _lib.load().hc_config_int(b'HC_CPU_PIN', ctypes.byref(pin)) != 0:
+    pin = ctypes.c_longlong(0)
+    if _lib.load().hc_config_int(b'HC_MPI_PIN', ctypes.byref(pin)) != 0:
         pin.value = 0
     threads = c_int(0)
     if lib.hc_mpi_share_cores(ctypes.byref(w), int(not user and pin.value), ctypes.byref(threads), None, 0) != 0:

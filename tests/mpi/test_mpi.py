@@ -536,7 +536,7 @@ def rank_cores(tmp_path, ranks, **env):
     script = tmp_path / 'cores.py'
     script.write_text(CORES_SCRIPT)
     e = mpi_env(**dict(UNBOUND, **env))
-    for k in ('HC_CPU_THREADS', 'HC_CPU_PIN', 'HC_CPU_DEVICES'):
+    for k in ('HC_CPU_THREADS', 'HC_MPI_PIN', 'HC_CPU_DEVICES'):
         if k not in env:
             e.pop(k, None)
     r = subprocess.run([MPIRUN, '-n', str(ranks), sys.executable, str(script), TOP, BUILD], capture_output=True,
@@ -553,22 +553,23 @@ def rank_cores(tmp_path, ranks, **env):
                     reason='the Python package loads the checkout\'s build/ when imported; this run tests another build')
 def test_ranks_left_the_same_cores_share_them(tmp_path):
     """Ranks that the launcher did not bind cut the node's cores into runs,
-    one each, pinned there: each rank's cpu backend has its run's threads,
-    the runs are disjoint and cover the cores. HC_CPU_PIN=0 keeps the
-    cores but still shares the threads; a user's HC_CPU_THREADS is kept."""
+    one each: each rank's cpu backend has its run's threads, placed by the
+    system. HC_MPI_PIN=1 pins each rank to its run: the runs are disjoint
+    and cover the cores. A user's HC_CPU_THREADS is kept (and nothing
+    pinned)."""
     cores = os.sched_getaffinity(0)
     if len(cores) < 2:
         pytest.skip('one core: nothing to share')
     got = rank_cores(tmp_path, 2)
+    assert all(mine == cores and threads == len(cores) // 2 for mine, threads in got.values()), got
+    got = rank_cores(tmp_path, 2, HC_MPI_PIN='1')
     assert got[0][0].isdisjoint(got[1][0]) and got[0][0] | got[1][0] == cores, got
     for mine, threads in got.values():
         assert threads == len(mine) and len(mine) in (len(cores) // 2, (len(cores) + 1) // 2), got
-    got = rank_cores(tmp_path, 2, HC_CPU_PIN='0')
-    assert all(mine == cores and threads == len(cores) // 2 for mine, threads in got.values()), got
-    got = rank_cores(tmp_path, 2, HC_CPU_THREADS='3')
+    got = rank_cores(tmp_path, 2, HC_CPU_THREADS='3', HC_MPI_PIN='1')
     assert all(mine == cores and threads == 3 for mine, threads in got.values()), got
     # more ranks than cores: one thread each, left where the launcher put them
-    got = rank_cores(tmp_path, len(cores) + 1)
+    got = rank_cores(tmp_path, len(cores) + 1, HC_MPI_PIN='1')
     assert all(mine == cores and threads == 1 for mine, threads in got.values()), got
 
 
@@ -599,7 +600,7 @@ def test_rank_zero_says_how_ranks_share_the_cores():
                env=mpi_env(HC_LOG='2', **UNBOUND))
     assert r.returncode == 0, r.stdout + r.stderr
     assert 'hcrun: 2 ranks of this node share %d cores' % len(cores) in r.stderr, r.stderr
-    assert "each rank's on cores of its own (HC_CPU_PIN)" in r.stderr
+    assert 'cpu thread' in r.stderr and 'each, not pinned' in r.stderr
     assert json.loads(r.stdout)['device']['compute_units'] == len(cores) // 2
 
 

@@ -122,11 +122,11 @@ hc_status_t hcrun_mpi_agree(hc_status_t st) { return m.active ? m.agree(m.world.
 void hcrun_mpi_share_cores(void) {
   if (!m.active) return;
   const char *set = NULL;
-  long long pin = 1;
+  long long pin = 0;
   /* The user's thread count is kept, and so are the cores (a bad value is
    * reported later, when the context reads it). */
   const int user = hc_config_str("HC_CPU_THREADS", &set) != HC_OK || set;
-  if (hc_config_int("HC_CPU_PIN", &pin) != HC_OK) pin = 0;
+  if (hc_config_int("HC_MPI_PIN", &pin) != HC_OK) pin = 0;
   int threads = 0;
   char said[256];
   if (m.share_cores(&m.world, !user && pin, &threads, said, sizeof said) != HC_OK) {
