@@ -103,13 +103,17 @@ def _cpu_parts(b, repeat):
 
 
 def _gpu(b, repeat):
+    """Table 2; returns jacobi's single-device times (table 4's baselines)."""
     ids = [d['id'] for d in b.devices()]
     if 'cuda:0' not in ids:
         b.peer('cuda:0 + cpu:0 split', 'skipped: no CUDA device')
-        return
+        return {}
     rows = []
+    jacobi_singles = {}
     for name, args in _cases(b.quick, gpu=True):
         singles = {}
+        if name == 'jacobi':
+            jacobi_singles = singles
         for dev in ['cuda:0', 'cpu:0', 'opencl:1']:
             if dev not in ids:
                 continue
@@ -173,6 +177,7 @@ def _gpu(b, repeat):
                    '--split=auto after one calibrating run, with the plan (or the note) in the last column',
                    '"all cpu threads" rows: the same weights with HC_SPLIT_DRIVER_CORES=0 (by default the cpu part '
                    'runs on one thread fewer, leaving a core to the thread that drives cuda:0)'])
+    return jacobi_singles
 
 
 def _moving_rows(b, repeat):
@@ -215,22 +220,15 @@ def _moving_rows(b, repeat):
 DEPTHS = (2, 4, 8, 16)
 
 
-def _exchange_depth(b, repeat):
-    """jacobi with more sweeps between exchanges, per set."""
+def _exchange_depth(b, repeat, singles):
+    """jacobi with more sweeps between exchanges, per set; singles: table
+    2's jacobi times per device (the pairs' weights and baselines)."""
     args = dict(_cases(b.quick))['jacobi']
-    ids = [d['id'] for d in b.devices()]
     cores = os.cpu_count() or 1
     sets = []
     if cores >= 4:
         sets.append(('4 cpu parts', '--device=cpu:0,cpu:1,cpu:2,cpu:3', '--split=equal', 'cpu:0',
                      {'HC_CPU_DEVICES': '4', 'HC_CPU_THREADS': str(cores)}, {'HC_CPU_THREADS': str(cores)}))
-    singles = {}
-    for dev in ('cuda:0', 'cpu:0', 'opencl:1'):
-        if dev in ids and 'cuda:0' in ids:
-            try:
-                singles[dev] = compute_s(b.hcrun(['--device=' + dev] + args, repeat))
-            except BenchError as e:
-                b.log('split: jacobi on %s: %s' % (dev, e))
     for pair in [('cuda:0', 'cpu:0'), ('cuda:0', 'opencl:1')]:
         if all(d in singles for d in pair):
             w = ','.join('%.6g' % (1.0 / singles[d]) for d in pair)
@@ -261,5 +259,4 @@ def run(b):
     repeat = 3 if b.quick else 5
     _cpu_parts(b, repeat)
     _moving_rows(b, repeat)
-    _gpu(b, repeat)
-    _exchange_depth(b, repeat)
+    _exchange_depth(b, repeat, _gpu(b, repeat))
