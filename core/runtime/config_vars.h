@@ -93,6 +93,10 @@
   X(HC_GRID_VECTOR, SHAPE, TUNING, NULL, 1, 1024, "off",                                                            \
     "work-group and planes per item of vector kernels; off: one cell per item; unset: the device's tuning row")     \
   X(HC_GRID_PLANE_ORDER, CHOICE, TUNING, NULL, 0, 0, "alternate|forward",                                           \
-    "plane order of successive 3-D device assignments; forward keeps it ascending; unset: the device's tuning row")
+    "plane order of successive 3-D device assignments; forward keeps it ascending; unset: the device's tuning row") \
+  /* workloads */                                                                                                   \
+  X(HC_MG_SPLIT_MIN_POINTS, INT, TUNING, "32768", 1, 1e15, NULL,                                                    \
+    "multigrid split over a device set: a level is split while every part's slab of it has at least this many "     \
+    "points; coarser levels run whole on every part, without exchanges")
 
 #endif

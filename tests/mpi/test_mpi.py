@@ -56,6 +56,10 @@ def mpi_env(**extra):
     env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
                OMPI_MCA_btl_vader_single_copy_mechanism='none', OMPI_MCA_mpi_yield_when_idle='1',
                OMPI_MCA_rmaps_base_oversubscribe='1')
+    # multigrid: the test grids are small; split every level the slabs
+    # allow, so that the exchanges run (by default levels this small run
+    # whole on every rank)
+    env['HC_MG_SPLIT_MIN_POINTS'] = '1'
     env.update(extra)
     return env
 

@@ -24,6 +24,7 @@ typedef struct {
   double sweeps;
   uint32_t parts; /* parts of the split run (0: it ran whole) */
   hc_status_t st;
+  char notes[1024];
 } result_t;
 
 static void result_free(result_t *r) {
@@ -52,6 +53,7 @@ static void run_ports(const char *spec, const char *weights, const char *workloa
   hc_job_metric_find(job, "residual", &r.residual);
   hc_job_metric_find(job, "sweeps", &r.sweeps);
   r.parts = set ? hc_devset_parts(set) : 0;
+  snprintf(r.notes, sizeof r.notes, "%s", job ? hc_job_notes(job) : "");
   for (size_t i = 0; i < nports; i++) {
     out[i] = r;
     hc_field_t *f = r.st == HC_OK ? hc_job_output(job, ports[i]) : NULL;
@@ -636,6 +638,35 @@ static void test_multigrid_bit_identical(void) {
     }
     for (size_t p = 0; p < nports; p++) free(whole[p].u);
   }
+}
+
+/* With the default HC_MG_SPLIT_MIN_POINTS (32768) the levels whose slabs
+ * hold fewer points run whole on every part: on a 257 x 257 grid two parts
+ * split the finest level only (128 x 257 points each), four parts none;
+ * either way u is the whole run's bit for bit. */
+static void test_multigrid_coarse_levels_whole(void) {
+  const char *params = "dim=2 n=257 tol=0 cycles=2 dtype=f64";
+  static const struct {
+    const char *set, *min_points, *says;
+  } cases[] = {{"cpu:0,cpu:1", NULL, "split: 1 of the 8 levels"},
+               {"cpu:0,cpu:1,cpu:2,cpu:3", NULL, "split: 0 of the 8 levels"},
+               {"cpu:0,cpu:1", "1", "split: 6 of the 8 levels"}};
+  result_t whole = run_on("cpu:0", NULL, "multigrid", params, "u");
+  CU_ASSERT_EQUAL_FATAL(whole.st, HC_OK);
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    if (cases[k].min_points)
+      setenv("HC_MG_SPLIT_MIN_POINTS", cases[k].min_points, 1);
+    else
+      unsetenv("HC_MG_SPLIT_MIN_POINTS");
+    result_t r = run_on(cases[k].set, NULL, "multigrid", params, "u");
+    CU_ASSERT_EQUAL(r.st, HC_OK);
+    CU_ASSERT(r.u && r.bytes == whole.bytes && !memcmp(r.u, whole.u, whole.bytes));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.notes, cases[k].says));
+    if (!strstr(r.notes, cases[k].says)) fprintf(stderr, "%s: notes\n%s\n", cases[k].set, r.notes);
+    result_free(&r);
+  }
+  setenv("HC_MG_SPLIT_MIN_POINTS", "1", 1); /* as setup() left it */
+  result_free(&whole);
 }
 
 /* multigrid over a cpu part and a PoCL part: the two compile the same
@@ -1327,6 +1358,10 @@ static void test_history_drops_unmeasurable_parts(void) {
 }
 
 static int setup(void) {
+  /* multigrid: the test grids are small; split every level the slabs
+   * allow, so that the exchanges run (by default levels this small run
+   * whole on every part) */
+  setenv("HC_MG_SPLIT_MIN_POINTS", "1", 1);
   setenv("HC_CPU_DEVICES", "4", 1);
   setenv("HC_CPU_THREADS", "4", 1);
   return faulty_setup();
@@ -1352,6 +1387,7 @@ static void register_tests(void) {
   CU_ADD_TEST(s, test_nbody_mixed_backends);
   CU_ADD_TEST(s, test_nbody_sets);
   CU_ADD_TEST(s, test_multigrid_bit_identical);
+  CU_ADD_TEST(s, test_multigrid_coarse_levels_whole);
   CU_ADD_TEST(s, test_multigrid_mixed_backends);
   CU_ADD_TEST(s, test_multigrid_not_split);
   CU_ADD_TEST(s, test_not_split);

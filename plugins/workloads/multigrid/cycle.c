@@ -12,8 +12,13 @@ hc_status_t mg_smooth(mg_t *m, int l, int64_t sweeps) {
     hc_grid_range_t red = m->interior, black = m->interior;
     red.parity = HC_GRID_EVEN;
     black.parity = HC_GRID_ODD;
+    /* Split: the red half-sweep also updates the first row beyond the
+     * part's slab on each side, as the neighbour does, from the black
+     * points of the two rows beyond it that the last exchange brought (or
+     * the correction computed); so only the black half-sweep is followed
+     * by an exchange. */
     for (int64_t i = 0; i < sweeps && st == HC_OK; i++) {
-      st = mg_assign(m, l, v->u, v->smooth_u, &red);
+      st = mg_assign_wide(m, l, v->u, v->smooth_u, &red, 1);
       if (st == HC_OK) st = mg_assign(m, l, v->u, v->smooth_u, &black);
     }
     return st;
@@ -33,8 +38,12 @@ hc_status_t mg_vcycle(mg_t *m, int l) {
   if (st == HC_OK) st = v->semi ? mg_semi_restrict(m, l) : mg_restrict_to(m, l);
   if (st == HC_OK) st = hc_grid_assign(m->g, c->u, c->zero, NULL, NULL);
   if (st == HC_OK) st = mg_vcycle(m, l + 1);
-  /* u_h += P u_H */
-  if (st == HC_OK) st = v->semi ? mg_semi_correct(m, l) : mg_assign(m, l, v->u, v->correct, &m->interior);
+  /* u_h += P u_H. Split: on the part's rows and the two beyond them on
+   * each side, as the neighbours do, with no exchange: u_h there is as
+   * the last exchange left it (the restriction does not change it), and
+   * the coarse rows that P reads lie within the coarse level's two rows
+   * beyond its slab, which its last exchange brought. */
+  if (st == HC_OK) st = v->semi ? mg_semi_correct(m, l) : mg_assign_wide(m, l, v->u, v->correct, &m->interior, 2);
   if (st == HC_OK) st = mg_smooth(m, l, m->post);
   return st;
 }

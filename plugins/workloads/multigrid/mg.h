@@ -110,6 +110,11 @@ int mg_slab_level(const mg_t *m, int l);
  * the slabs of every level with them. */
 hc_status_t mg_rebalance(mg_t *m);
 hc_status_t mg_assign(mg_t *m, int l, hc_field_t *dst, hc_gexpr_t *e, const hc_grid_range_t *range);
+/* mg_assign on the part's rows and `wide` (at most MG_HALO) rows beyond
+ * them on each side, with no exchange after it: for an assignment that
+ * the neighbours make alike on those rows, from values that the last
+ * exchange brought or this part computed alike (cycle.c says which). */
+hc_status_t mg_assign_wide(mg_t *m, int l, hc_field_t *dst, hc_gexpr_t *e, const hc_grid_range_t *range, int64_t wide);
 hc_status_t mg_restrict_to(mg_t *m, int l);
 hc_status_t mg_reduce(mg_t *m, hc_grid_reduce_op_t op, hc_field_t *like, hc_gexpr_t *e, double *out);
 

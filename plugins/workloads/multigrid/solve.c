@@ -204,6 +204,10 @@ hc_status_t mg_solve(mg_t *m) {
   hc_job_note(job, "V(%lld,%lld) cycles, %s smoother%s, %d levels (%s), coarse solve %lld sweeps", (long long)m->pre,
               (long long)m->post, m->smoother == MG_RBGS ? "red-black Gauss-Seidel" : "weighted Jacobi",
               m->smoother == MG_RBGS ? "" : " (omega given)", m->nlevels, lv, (long long)m->coarse);
+  if (m->part)
+    hc_job_note(job,
+                "split: %d of the %d levels by slabs, the coarser ones whole on every part (HC_MG_SPLIT_MIN_POINTS)",
+                m->split_levels, m->nlevels);
   hc_job_note(job,
               "grid expressions: %llu kernels generated in the untimed warm-up cycle (%.3f s), %llu launches, "
               "%llu cache hits, %llu built during the timed cycles",

@@ -7,9 +7,10 @@
  * rows out, a prolongation one coarse row), so every point gets the
  * arithmetic of a whole run: parts that compute alike give the one-device
  * result bit for bit. Once a level would leave some part fewer than
- * MG_SLAB_MIN rows, the parts all-gather its right-hand side and run that
- * level and the coarser ones whole, each the same (the coarsest levels
- * cost little next to an exchange). Reductions (the residual, the errors)
+ * MG_SLAB_MIN rows, or fewer than HC_MG_SPLIT_MIN_POINTS points, the
+ * parts all-gather its right-hand side and run that level and the coarser
+ * ones whole, each the same: a coarse level costs less computed whole
+ * than the parts' meeting after each of its assignments. Reductions (the residual, the errors)
  * are summed over the slabs and combined in part order. Between cycles
  * the parts' rows may move to follow their speed (mg_rebalance). */
 #include <math.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hc/config.h>
 #include <hc/partition.h>
 #include <hc/workload_util.h>
 
@@ -52,16 +54,21 @@ hc_status_t mg_split_setup(mg_t *m) {
   if (!m->part) return HC_OK;
   int64_t lo, hi;
   hc_part_range(m->part, &lo, &hi);
-  /* This part's first level too thin for slabs; every part's smallest. */
-  double thin = m->nlevels;
+  long long min_points = 0;
+  hc_status_t st = hc_config_int("HC_MG_SPLIT_MIN_POINTS", &min_points);
+  /* This part's first level too thin for slabs; every part's smallest
+   * (a part that failed to read the setting still takes part). */
+  double thin = st == HC_OK ? m->nlevels : 0;
   for (int l = 0; l < m->nlevels; l++) {
     m->slab_lo[l] = l ? (m->slab_lo[l - 1] + 1) / 2 : lo;
     m->slab_hi[l] = l ? (m->slab_hi[l - 1] + 1) / 2 : hi;
-    if (m->slab_hi[l] - m->slab_lo[l] < MG_SLAB_MIN && thin == m->nlevels) thin = l;
+    int64_t rows = m->slab_hi[l] - m->slab_lo[l], points = rows;
+    for (int d = 1; d < m->dim; d++) points *= m->lv[l].n[d];
+    if ((rows < MG_SLAB_MIN || points < min_points) && thin > l) thin = l;
   }
-  hc_status_t st = hc_part_allreduce(m->part, HC_REDUCE_MIN, &thin, 1);
+  hc_status_t ar = hc_part_allreduce(m->part, HC_REDUCE_MIN, &thin, 1);
   m->split_levels = (int)thin;
-  return st;
+  return st != HC_OK ? st : ar;
 }
 
 int mg_slab_level(const mg_t *m, int l) { return m->part && l < m->split_levels; }
@@ -76,26 +83,34 @@ hc_status_t mg_rebalance(mg_t *m) {
   return st == HC_OK && moved ? mg_split_setup(m) : st;
 }
 
-/* range (NULL: the whole field) narrowed to the part's rows of level l. */
-static hc_grid_range_t slab_range(const mg_t *m, int l, const hc_field_t *f, const hc_grid_range_t *range) {
+/* range (NULL: the whole field) narrowed to the part's rows of level l
+ * and `wide` rows beyond them on each side. */
+static hc_grid_range_t slab_range(const mg_t *m, int l, const hc_field_t *f, const hc_grid_range_t *range,
+                                  int64_t wide) {
   hc_grid_range_t r;
   if (range)
     r = *range;
   else
     memset(&r, 0, sizeof r);
   const int64_t rows = hc_field_shape(f)[0];
-  if (r.lo[0] < m->slab_lo[l]) r.lo[0] = m->slab_lo[l];
-  if (r.hi[0] < rows - m->slab_hi[l]) r.hi[0] = rows - m->slab_hi[l];
+  if (r.lo[0] < m->slab_lo[l] - wide) r.lo[0] = m->slab_lo[l] - wide;
+  if (r.hi[0] < rows - m->slab_hi[l] - wide) r.hi[0] = rows - m->slab_hi[l] - wide;
   return r;
 }
 
 hc_status_t mg_assign(mg_t *m, int l, hc_field_t *dst, hc_gexpr_t *e, const hc_grid_range_t *range) {
   if (!mg_slab_level(m, l)) return hc_grid_assign(m->g, dst, e, range, NULL);
-  hc_grid_range_t r = slab_range(m, l, dst, range);
+  hc_grid_range_t r = slab_range(m, l, dst, range, 0);
   hc_status_t st = hc_grid_assign(m->g, dst, e, &r, NULL);
   /* a failing part still meets the others (they are waiting for it) */
   hc_status_t ex = hc_part_halo_exchange_rows(m->part, dst, m->slab_lo[l], m->slab_hi[l], MG_HALO);
   return st != HC_OK ? st : ex;
+}
+
+hc_status_t mg_assign_wide(mg_t *m, int l, hc_field_t *dst, hc_gexpr_t *e, const hc_grid_range_t *range, int64_t wide) {
+  if (!mg_slab_level(m, l)) return hc_grid_assign(m->g, dst, e, range, NULL);
+  hc_grid_range_t r = slab_range(m, l, dst, range, wide);
+  return hc_grid_assign(m->g, dst, e, &r, NULL);
 }
 
 hc_status_t mg_restrict_to(mg_t *m, int l) {
@@ -133,7 +148,7 @@ hc_status_t mg_restrict_to(mg_t *m, int l) {
 
 hc_status_t mg_reduce(mg_t *m, hc_grid_reduce_op_t op, hc_field_t *like, hc_gexpr_t *e, double *out) {
   if (!mg_slab_level(m, 0)) return hc_grid_reduce(m->g, op, like, e, &m->interior, NULL, out);
-  hc_grid_range_t r = slab_range(m, 0, like, &m->interior);
+  hc_grid_range_t r = slab_range(m, 0, like, &m->interior, 0);
   hc_status_t st = hc_grid_reduce(m->g, op, like, e, &r, NULL, out);
   if (st != HC_OK) *out = NAN; /* the others still combine with it */
   hc_status_t ar = hc_part_allreduce(m->part, op == HC_GRID_MAXABS ? HC_REDUCE_MAX : HC_REDUCE_SUM, out, 1);
