@@ -640,16 +640,18 @@ static void test_multigrid_bit_identical(void) {
   }
 }
 
-/* With the default HC_MG_SPLIT_MIN_POINTS (32768) the levels whose slabs
- * hold fewer points run whole on every part: on a 257 x 257 grid two parts
- * split the finest level only (128 x 257 points each), four parts none;
- * either way u is the whole run's bit for bit. */
+/* With the default HC_MG_SPLIT_MIN_POINTS (32768) the levels whose split
+ * would spare a part fewer points run whole on every part: on a 257 x 257
+ * grid two and four parts split the finest level only (it spares a part
+ * 129 x 257 and 193 x 257 points, the next 65 x 129 and 97 x 129); with
+ * 40000 two parts split none; either way u is the whole run's bit for bit. */
 static void test_multigrid_coarse_levels_whole(void) {
   const char *params = "dim=2 n=257 tol=0 cycles=2 dtype=f64";
   static const struct {
     const char *set, *min_points, *says;
   } cases[] = {{"cpu:0,cpu:1", NULL, "split: 1 of the 8 levels"},
-               {"cpu:0,cpu:1,cpu:2,cpu:3", NULL, "split: 0 of the 8 levels"},
+               {"cpu:0,cpu:1,cpu:2,cpu:3", NULL, "split: 1 of the 8 levels"},
+               {"cpu:0,cpu:1", "40000", "split: 0 of the 8 levels"},
                {"cpu:0,cpu:1", "1", "split: 6 of the 8 levels"}};
   result_t whole = run_on("cpu:0", NULL, "multigrid", params, "u");
   CU_ASSERT_EQUAL_FATAL(whole.st, HC_OK);

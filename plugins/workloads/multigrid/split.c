@@ -7,10 +7,11 @@
  * rows out, a prolongation one coarse row), so every point gets the
  * arithmetic of a whole run: parts that compute alike give the one-device
  * result bit for bit. Once a level would leave some part fewer than
- * MG_SLAB_MIN rows, or fewer than HC_MG_SPLIT_MIN_POINTS points, the
- * parts all-gather its right-hand side and run that level and the coarser
- * ones whole, each the same: a coarse level costs less computed whole
- * than the parts' meeting after each of its assignments. Reductions (the residual, the errors)
+ * MG_SLAB_MIN rows, or spare some part fewer than HC_MG_SPLIT_MIN_POINTS
+ * of its points, the parts all-gather its right-hand side and run that
+ * level and the coarser ones whole, each the same: a coarse level costs
+ * less computed whole than the parts' meeting after each of its
+ * assignments. Reductions (the residual, the errors)
  * are summed over the slabs and combined in part order. Between cycles
  * the parts' rows may move to follow their speed (mg_rebalance). */
 #include <math.h>
@@ -62,9 +63,10 @@ hc_status_t mg_split_setup(mg_t *m) {
   for (int l = 0; l < m->nlevels; l++) {
     m->slab_lo[l] = l ? (m->slab_lo[l - 1] + 1) / 2 : lo;
     m->slab_hi[l] = l ? (m->slab_hi[l - 1] + 1) / 2 : hi;
-    int64_t rows = m->slab_hi[l] - m->slab_lo[l], points = rows;
-    for (int d = 1; d < m->dim; d++) points *= m->lv[l].n[d];
-    if ((rows < MG_SLAB_MIN || points < min_points) && thin > l) thin = l;
+    /* points this part is spared by the split: the level's less its slab's */
+    int64_t rows = m->slab_hi[l] - m->slab_lo[l], spared = m->lv[l].n[0] - rows;
+    for (int d = 1; d < m->dim; d++) spared *= m->lv[l].n[d];
+    if ((rows < MG_SLAB_MIN || spared < min_points) && thin > l) thin = l;
   }
   hc_status_t ar = hc_part_allreduce(m->part, HC_REDUCE_MIN, &thin, 1);
   m->split_levels = (int)thin;
