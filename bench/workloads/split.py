@@ -8,7 +8,7 @@ Tables:
      simpson 3-D at sizes well beyond the caches, nbody with 2^14
      bodies (its parts all-gather the positions every step: collectives,
      not halo), and multigrid 3-D (V-cycles, every part updating its rows
-     of each level and exchanging two rows a side after every step). Time of the split run, its ratio to the one-device run
+     of the levels whose split pays, exchanging two rows a side). Time of the split run, its ratio to the one-device run
      (target >= 0.95: the layer's overhead <= 5 %), halo exchange time as a
      fraction of the slowest part's compute time, and the parts' idle time
      (waiting in exchanges).

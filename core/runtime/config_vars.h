@@ -96,7 +96,8 @@
     "plane order of successive 3-D device assignments; forward keeps it ascending; unset: the device's tuning row") \
   /* workloads */                                                                                                   \
   X(HC_MG_SPLIT_MIN_POINTS, INT, TUNING, "32768", 1, 1e15, NULL,                                                    \
-    "multigrid split over a device set: a level is split while every part's slab of it has at least this many "     \
-    "points; coarser levels run whole on every part, without exchanges")
+    "multigrid split over a device set: a level is split while the split spares every part at least this many "     \
+    "of the level's points (the level's less its slab's); coarser levels run whole on every part, without "         \
+    "exchanges")
 
 #endif
