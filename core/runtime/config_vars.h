@@ -95,9 +95,9 @@
   X(HC_GRID_PLANE_ORDER, CHOICE, TUNING, NULL, 0, 0, "alternate|forward",                                           \
     "plane order of successive 3-D device assignments; forward keeps it ascending; unset: the device's tuning row") \
   /* workloads */                                                                                                   \
-  X(HC_MG_SPLIT_MIN_POINTS, INT, TUNING, "32768", 1, 1e15, NULL,                                                    \
+  X(HC_MG_SPLIT_MIN_POINTS, INT, TUNING, NULL, 1, 1e15, NULL,                                                       \
     "multigrid split over a device set: a level is split while the split spares every part at least this many "     \
     "of the level's points (the level's less its slab's); coarser levels run whole on every part, without "         \
-    "exchanges")
+    "exchanges; unset: while the split is measured to pay, after the warm-up cycle")
 
 #endif

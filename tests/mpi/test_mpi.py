@@ -123,6 +123,26 @@ def test_same_field_as_one_process(case, ranks, references, tmp_path):
     assert all(os.path.exists(w) for w in wrote)
 
 
+@pytest.mark.parametrize('ranks, device', [(2, None), (3, None), (2, 'cpu:0,cpu:1')])
+def test_multigrid_measures_which_levels_to_split(ranks, device, tmp_path):
+    """HC_MG_SPLIT_MIN_POINTS unset: after the warm-up cycle the ranks (and
+    a rank's parts) time each level's sweeps and exchanges and agree on the
+    levels worth splitting; the note says what they measured, and u is one
+    process's bit for bit whatever they chose."""
+    args = ['--workload=multigrid', 'dim=2', 'n=129', 'tol=0', 'cycles=3', 'dtype=f64']
+    one = tmp_path / 'one'
+    r1 = single(['--backend=cpu', '--output=%s' % one] + args)
+    assert r1.returncode == 0, r1.stderr
+    env = mpi_env(HC_CPU_DEVICES='2')
+    env.pop('HC_MG_SPLIT_MIN_POINTS')
+    dev = ['--device=' + device, '--split=equal'] if device else ['--backend=cpu']
+    r = mpirun(ranks, dev + ['--output=%s' % tmp_path] + args, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(r'split: \d of the 7 levels by slabs, the coarser ones whole on every part \(measured, us per '
+                     r'red half-sweep whole / slab with its share of an exchange, finest first: ', r.stdout), r.stdout
+    assert np.array_equal(np.load(tmp_path / 'u.npy'), np.load(one / 'u.npy'))
+
+
 @pytest.mark.parametrize('ranks', [2, 3])
 @pytest.mark.parametrize('case', ['jacobi2d', 'jacobi3d'])
 def test_overlapped_exchanges_give_the_same_field(case, ranks, references, tmp_path):

@@ -640,17 +640,20 @@ static void test_multigrid_bit_identical(void) {
   }
 }
 
-/* With the default HC_MG_SPLIT_MIN_POINTS (32768) the levels whose split
- * would spare a part fewer points run whole on every part: on a 257 x 257
- * grid two and four parts split the finest level only (it spares a part
- * 129 x 257 and 193 x 257 points, the next 65 x 129 and 97 x 129); with
- * 40000 two parts split none; either way u is the whole run's bit for bit. */
+/* Levels not worth splitting run whole on every part. Unset,
+ * HC_MG_SPLIT_MIN_POINTS leaves it to a measurement (the note says what
+ * it measured); as a count of points, on a 257 x 257 grid, 32768 splits
+ * the finest level only over two and four parts (it spares a part 129 x
+ * 257 and 193 x 257 points, the next level 65 x 129 and 97 x 129), 40000
+ * none over two. Whatever is split, u is the whole run's bit for bit. */
 static void test_multigrid_coarse_levels_whole(void) {
   const char *params = "dim=2 n=257 tol=0 cycles=2 dtype=f64";
   static const struct {
     const char *set, *min_points, *says;
-  } cases[] = {{"cpu:0,cpu:1", NULL, "split: 1 of the 8 levels"},
-               {"cpu:0,cpu:1,cpu:2,cpu:3", NULL, "split: 1 of the 8 levels"},
+  } cases[] = {{"cpu:0,cpu:1", NULL, "levels by slabs, the coarser ones whole on every part (measured, us per"},
+               {"cpu:0,cpu:1,cpu:2", NULL, "levels by slabs, the coarser ones whole on every part (measured, us per"},
+               {"cpu:0,cpu:1", "32768", "split: 1 of the 8 levels"},
+               {"cpu:0,cpu:1,cpu:2,cpu:3", "32768", "split: 1 of the 8 levels"},
                {"cpu:0,cpu:1", "40000", "split: 0 of the 8 levels"},
                {"cpu:0,cpu:1", "1", "split: 6 of the 8 levels"}};
   result_t whole = run_on("cpu:0", NULL, "multigrid", params, "u");

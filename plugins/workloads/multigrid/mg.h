@@ -53,6 +53,11 @@ typedef struct {
    * the coarser ones run whole on every part. */
   hc_part_t *part;
   int split_levels;
+  /* The levels worth splitting, measured once the kernels are built
+   * (mg_split_measure; HC_MG_SPLIT_MIN_POINTS unset), and what was
+   * measured: µs per red half-sweep, whole / slab and exchange share. */
+  int split_measured, split_worth_known, split_worth;
+  char split_probe[256];
   int64_t slab_lo[MG_MAX_LEVELS], slab_hi[MG_MAX_LEVELS];
   int dim;
   hc_dtype_t dtype;
@@ -104,6 +109,8 @@ hc_status_t mg_semi_correct(mg_t *m, int l);  /* u_l += P u_{l+1} */
  * are narrowed to the part's rows by hc_part_own_rows. */
 hc_status_t mg_split(const hc_job_t *job, hc_split_t *split);
 hc_status_t mg_split_setup(mg_t *m);
+/* After the untimed warm-up cycle: which levels are worth splitting. */
+hc_status_t mg_split_measure(mg_t *m);
 int mg_slab_level(const mg_t *m, int l);
 /* Between V-cycles (and once before the first, which starts measuring):
  * the parts' rows follow their measured speed (hc_part_rebalance), and

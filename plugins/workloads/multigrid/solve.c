@@ -111,10 +111,11 @@ hc_status_t mg_solve(mg_t *m) {
   }
   /* one untimed cycle generates every kernel (compiled once, then cached) */
   double tb = hc_now();
-  if ((st = mg_vcycle(m, 0)) != HC_OK || (st = mg_residual(m, &m->res[0])) != HC_OK || (st = restart(m)) != HC_OK)
-    return st;
+  if ((st = mg_vcycle(m, 0)) != HC_OK || (st = mg_residual(m, &m->res[0])) != HC_OK) return st;
   if ((st = hc_device_finish(m->dev)) != HC_OK) return st;
   double build_s = hc_now() - tb;
+  /* a split run's levels worth splitting, now that the kernels are built */
+  if ((st = mg_split_measure(m)) != HC_OK || (st = restart(m)) != HC_OK) return st;
   hc_grid_stats_t gs0;
   memset(&gs0, 0, sizeof gs0);
   gs0.size = sizeof gs0;
@@ -204,7 +205,12 @@ hc_status_t mg_solve(mg_t *m) {
   hc_job_note(job, "V(%lld,%lld) cycles, %s smoother%s, %d levels (%s), coarse solve %lld sweeps", (long long)m->pre,
               (long long)m->post, m->smoother == MG_RBGS ? "red-black Gauss-Seidel" : "weighted Jacobi",
               m->smoother == MG_RBGS ? "" : " (omega given)", m->nlevels, lv, (long long)m->coarse);
-  if (m->part)
+  if (m->part && m->split_measured)
+    hc_job_note(job,
+                "split: %d of the %d levels by slabs, the coarser ones whole on every part (measured, us per red "
+                "half-sweep whole / slab with its share of an exchange, finest first: %s)",
+                m->split_levels, m->nlevels, m->split_probe[0] ? m->split_probe : "no level to split");
+  else if (m->part)
     hc_job_note(job,
                 "split: %d of the %d levels by slabs, the coarser ones whole on every part (HC_MG_SPLIT_MIN_POINTS)",
                 m->split_levels, m->nlevels);

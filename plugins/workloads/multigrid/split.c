@@ -6,14 +6,15 @@
  * slab are brought up to date (a restriction reads the fine residual two
  * rows out, a prolongation one coarse row), so every point gets the
  * arithmetic of a whole run: parts that compute alike give the one-device
- * result bit for bit. Once a level would leave some part fewer than
- * MG_SLAB_MIN rows, or spare some part fewer than HC_MG_SPLIT_MIN_POINTS
- * of its points, the parts all-gather its right-hand side and run that
- * level and the coarser ones whole, each the same: a coarse level costs
- * less computed whole than the parts' meeting after each of its
- * assignments. Reductions (the residual, the errors)
- * are summed over the slabs and combined in part order. Between cycles
- * the parts' rows may move to follow their speed (mg_rebalance). */
+ * result bit for bit. From the first level that would leave some part
+ * fewer than MG_SLAB_MIN rows, or that is not worth splitting, the parts
+ * all-gather the level's right-hand side and run it and the coarser levels
+ * whole, each the same: a coarse level can cost less computed whole than
+ * the parts' meeting after each of its assignments. Which levels are worth
+ * it is measured after the warm-up cycle (mg_split_measure), or given as a
+ * count of points (HC_MG_SPLIT_MIN_POINTS). Reductions (the residual, the
+ * errors) are summed over the slabs and combined in part order. Between
+ * cycles the parts' rows may move to follow their speed (mg_rebalance). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,11 +56,13 @@ hc_status_t mg_split_setup(mg_t *m) {
   if (!m->part) return HC_OK;
   int64_t lo, hi;
   hc_part_range(m->part, &lo, &hi);
-  long long min_points = 0;
+  long long min_points = 0; /* unset: measured (mg_split_measure) */
   hc_status_t st = hc_config_int("HC_MG_SPLIT_MIN_POINTS", &min_points);
-  /* This part's first level too thin for slabs; every part's smallest
-   * (a part that failed to read the setting still takes part). */
-  double thin = st == HC_OK ? m->nlevels : 0;
+  m->split_measured = st == HC_OK && !min_points;
+  /* This part's first level too thin for slabs (or not worth splitting);
+   * every part's smallest (a part that failed to read the setting still
+   * takes part). */
+  double thin = st != HC_OK ? 0 : m->split_worth_known ? m->split_worth : m->nlevels;
   for (int l = 0; l < m->nlevels; l++) {
     m->slab_lo[l] = l ? (m->slab_lo[l - 1] + 1) / 2 : lo;
     m->slab_hi[l] = l ? (m->slab_hi[l - 1] + 1) / 2 : hi;
@@ -155,4 +158,72 @@ hc_status_t mg_reduce(mg_t *m, hc_grid_reduce_op_t op, hc_field_t *like, hc_gexp
   if (st != HC_OK) *out = NAN; /* the others still combine with it */
   hc_status_t ar = hc_part_allreduce(m->part, op == HC_GRID_MAXABS ? HC_REDUCE_MAX : HC_REDUCE_SUM, out, 1);
   return st != HC_OK ? st : ar;
+}
+
+/* Seconds per call of `reps` calls of a red half-sweep of level l over
+ * range, queued together, then waited for. */
+static hc_status_t time_red(mg_t *m, int l, const hc_grid_range_t *range, int reps, double *out) {
+  hc_grid_range_t red = *range;
+  red.parity = HC_GRID_EVEN;
+  const double t0 = hc_now();
+  hc_status_t st = HC_OK;
+  for (int r = 0; r < reps && st == HC_OK; r++) st = hc_grid_assign(m->g, m->lv[l].u, m->lv[l].smooth_u, &red, NULL);
+  if (st == HC_OK) st = hc_device_finish(m->dev);
+  *out = (hc_now() - t0) / reps;
+  return st;
+}
+
+/* For each level the slabs allow, finest first, every part times a red
+ * half-sweep over the whole level and over its slab, and an exchange of
+ * the level's rows; the level is split while the slowest part's slab
+ * sweep, with its share of an exchange, takes less than the slowest part's
+ * whole sweep. Half of a red-black cycle's assignments on a split level
+ * are followed by an exchange (the black halves and the restriction, not
+ * the red halves and the correction), every one of weighted Jacobi's. The
+ * first level that is not worth it ends the split levels. Each level's
+ * probe runs twice and the second is kept (the first brings the level into
+ * the caches, as a cycle would). The probes change the levels' u: the
+ * solve starts again after them. */
+#define MG_PROBE_REPS 2
+hc_status_t mg_split_measure(mg_t *m) {
+  if (!m->part || !m->split_measured) return HC_OK;
+  const double exchanges_per_assignment = m->smoother == MG_RBGS ? 0.5 : 1.0;
+  hc_status_t st = HC_OK;
+  int worth = m->split_levels;
+  char says[256] = "";
+  size_t len = 0;
+  for (int l = 0; l < m->split_levels; l++) {
+    hc_grid_range_t slab = slab_range(m, l, m->lv[l].u, &m->interior, 0);
+    /* [0] whole sweep, [1] slab sweep + exchange; a failing part still
+     * takes part, with times that keep the level split */
+    double t[2] = {0, 0}, ex0 = 0;
+    for (int round = 0; round < 2; round++) {
+      double whole = 0, part = 0;
+      if (st == HC_OK) st = time_red(m, l, &m->interior, MG_PROBE_REPS, &whole);
+      if (st == HC_OK) st = time_red(m, l, &slab, MG_PROBE_REPS, &part);
+      hc_status_t b = hc_part_barrier(m->part);
+      ex0 = hc_now();
+      for (int r = 0; r < MG_PROBE_REPS && b == HC_OK; r++)
+        b = hc_part_halo_exchange_rows(m->part, m->lv[l].u, m->slab_lo[l], m->slab_hi[l], MG_HALO);
+      if (st == HC_OK) st = b;
+      t[0] = whole;
+      t[1] = part + exchanges_per_assignment * (hc_now() - ex0) / MG_PROBE_REPS;
+    }
+    if (st != HC_OK) t[0] = t[1] = 0;
+    hc_status_t ar = hc_part_allreduce(m->part, HC_REDUCE_MAX, t, 2);
+    if (st == HC_OK) st = ar;
+    if (st != HC_OK) break;
+    if (len < sizeof says - 64)
+      len += (size_t)snprintf(says + len, sizeof says - len, "%s%.0f/%.0f", l ? ", " : "", t[0] * 1e6, t[1] * 1e6);
+    if (t[1] >= t[0]) {
+      worth = l;
+      break;
+    }
+  }
+  if (st != HC_OK) return st;
+  snprintf(m->split_probe, sizeof m->split_probe, "%s", says);
+  m->split_worth = worth;
+  m->split_worth_known = 1;
+  m->split_levels = worth;
+  return HC_OK;
 }
