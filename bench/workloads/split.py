@@ -99,7 +99,9 @@ def _cpu_parts(b, repeat):
             (cores, repeat), ['workload', 'parts', 'ms', 'one device / split', 'halo / compute', 'idle, ms'], rows,
             notes=['parts are threads of one process; each cpu device has its share of the cores, its workers pinned '
                    'to them (HC_CPU_PIN) where the host has as many cores as threads',
-                   'halo / compute: the slowest part\'s halo exchange time over its compute time'])
+                   'halo / compute: the slowest part\'s halo exchange time over its compute time',
+                   'multigrid: the parts split the levels measured to be worth it after the warm-up cycle, the '
+                   'coarser ones run whole on every part (docs/partition.md)'])
 
 
 def _gpu(b, repeat):
