@@ -23,6 +23,22 @@ HC_API void hc_part_range(const hc_part_t *p, int64_t *lo, int64_t *hi) {
   if (hi) *hi = p ? p->hi : 0;
 }
 
+HC_API void hc_part_timed_begin(hc_part_t *p) {
+  if (p) p->timed_base = p->stats;
+}
+
+void hc__part_timed_stats(const hc_part_t *p, hc_part_stats_t *out) {
+  const hc_part_stats_t *s = &p->stats, *b = &p->timed_base;
+  *out = *s;
+  out->idle_s = s->idle_s - b->idle_s;
+  out->halo_s = s->halo_s - b->halo_s;
+  out->halo_bytes = s->halo_bytes - b->halo_bytes;
+  out->collective_s = s->collective_s - b->collective_s;
+  out->collectives = s->collectives - b->collectives;
+  out->halo_peer_bytes = s->halo_peer_bytes - b->halo_peer_bytes;
+  out->halo_direct_bytes = s->halo_direct_bytes - b->halo_direct_bytes;
+}
+
 void hc__part_free_stage(hc_part_t *p) {
   if (p->stage) hc_host_free(p->stage_dev, p->stage);
   p->stage = NULL;

@@ -55,7 +55,8 @@ struct hc_part {
   uint8_t fixed_rows; /* its rows cannot move (a bridge's part: hc_part_rebalance) */
   hc_transport_t *tr;
   hc_part_stats_t stats;
-  char *stage; /* host staging of halo rows: 4 areas of stage_area bytes */
+  hc_part_stats_t timed_base; /* stats at hc_part_timed_begin (zero: none) */
+  char *stage;                /* host staging of halo rows: 4 areas of stage_area bytes */
   size_t stage_area;
   hc_device_t *stage_dev; /* whose hc_host_alloc gave it */
   /* In-process runs: the neighbour below / above is on this part's
@@ -102,6 +103,9 @@ struct hc_part {
 };
 /* Releases the part's staging memory. */
 void hc__part_free_stage(hc_part_t *part);
+/* The part's stats since hc_part_timed_begin (all of them without it);
+ * lo, hi, weight, times and device are left for the caller. */
+void hc__part_timed_stats(const hc_part_t *part, hc_part_stats_t *out);
 
 /* The parts a split over the set has: its devices, or the transport's parts. */
 uint32_t hc__devset_part_count(const hc_devset_t *set);

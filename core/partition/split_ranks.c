@@ -124,8 +124,10 @@ static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *
   double times[4] = {t.compute_s, t.device_s};
   hc_job_build_time(job, &times[2], &times[3]);
   if (st == HC_OK) st = tr->ops->allreduce(tr, part->index, HC_REDUCE_MAX, times, 4, &after);
+  hc_part_stats_t own;
   if (!mine) {
-    hc_part_stats_t *s = &part->stats;
+    hc_part_stats_t *s = &own;
+    hc__part_timed_stats(part, s);
     s->lo = part->lo;
     s->hi = part->hi;
     s->weight = pl->share[part->index];

@@ -190,7 +190,7 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_d
     build = fmax(build, b);
     first_launch = fmax(first_launch, f);
     hc_part_stats_t *s = &set->stats[i];
-    *s = r->parts[i].part.stats;
+    hc__part_timed_stats(&r->parts[i].part, s);
     s->size = sizeof *s;
     s->lo = r->parts[i].part.lo; /* where hc_part_rebalance left them */
     s->hi = r->parts[i].part.hi;

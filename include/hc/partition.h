@@ -181,6 +181,11 @@ uint32_t hc_part_index(const hc_part_t *part);
 uint32_t hc_part_count(const hc_part_t *part);
 /* Global extent of axis 0 (the split's rows). */
 int64_t hc_part_global_rows(const hc_part_t *part);
+/* The part's reported halo, wait and collective figures (hc_part_stats_t)
+ * count from here: a workload calls it where its timed region begins,
+ * beside hc_device_timer_begin, so that its warm-up and set-up exchanges
+ * stay out of them. NULL: nothing. */
+void hc_part_timed_begin(hc_part_t *part);
 /* Rows [lo, hi) this part owns. */
 void hc_part_range(const hc_part_t *part, int64_t *lo, int64_t *hi);
 /* Ghost rows below lo and above hi: the split's halo where there is a

@@ -69,10 +69,16 @@ hc_status_t mg_split_setup(mg_t *m) {
     /* points this part is spared by the split: the level's less its slab's */
     int64_t rows = m->slab_hi[l] - m->slab_lo[l], spared = m->lv[l].n[0] - rows;
     for (int d = 1; d < m->dim; d++) spared *= m->lv[l].n[d];
-    if ((rows < MG_SLAB_MIN || spared < min_points) && thin > l) thin = l;
+    if ((rows < MG_SLAB_MIN || (spared < min_points && !m->split_worth_known)) && thin > l) thin = l;
   }
   hc_status_t ar = hc_part_allreduce(m->part, HC_REDUCE_MIN, &thin, 1);
   m->split_levels = (int)thin;
+  /* The levels worth splitting by count are decided once, on the planned
+   * rows: rows that move later do not change them (only too thin slabs). */
+  if (!m->split_measured && !m->split_worth_known && st == HC_OK && ar == HC_OK) {
+    m->split_worth = m->split_levels;
+    m->split_worth_known = 1;
+  }
   return st != HC_OK ? st : ar;
 }
 
@@ -85,6 +91,10 @@ hc_status_t mg_rebalance(mg_t *m) {
   hc_field_t **fields[1] = {&m->lv[0].u};
   int moved = 0;
   hc_status_t st = hc_part_rebalance(m->part, fields, 1, 0, MG_HALO, (double)(m->cycles - m->done), &moved);
+  /* The finest level stays split once it is: the levels worth splitting
+   * are decided once, and no part is left fewer than MG_SLAB_MIN rows
+   * (min_rows). It must, for each part's copy of u is current only on its
+   * rows and their halo. */
   return st == HC_OK && moved ? mg_split_setup(m) : st;
 }
 
