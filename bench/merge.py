@@ -12,20 +12,28 @@ refused (and so are runs whose device of one id has two names), and so are
 quick and full runs together unless --mixed says that is meant (the
 report's header then says the runs were mixed). --replace is for a
 module run again after a change: a later run's sections (its tables'
-modules) replace an earlier run's tables of those sections, and a later
+modules) replace an earlier run's tables and failures of those sections, and a later
 figure or peer replaces an earlier one of the same workload, device and
 name; the rest is kept, in order. A merged document can be merged again:
 its runs' dates stay in merged_from."""
 import json
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
+def _failure_section(text):
+    """The module a failure names ("ceiling too low: jacobi on cpu:0: ...")."""
+    m = re.match(r'[^:]+: ([\w-]+)[: ]', text)
+    return m and m.group(1)
+
+
 def _replaced(earlier, later):
-    """earlier's tables, figures and peers less those later's replace."""
+    """earlier's tables, figures, peers and failures less those later's
+    replace."""
     sections = {t.get('workload') for t in later.get('tables', [])}
     fig_key = lambda f: (f.get('workload'), f.get('device'), f.get('name'))  # noqa: E731
     peer_key = lambda p: (p.get('workload'), p.get('peer'))  # noqa: E731
@@ -34,6 +42,7 @@ def _replaced(earlier, later):
     earlier['tables'] = [t for t in earlier['tables'] if t.get('workload') not in sections]
     earlier['figures'] = [f for f in earlier['figures'] if fig_key(f) not in figs]
     earlier['peers'] = [p for p in earlier['peers'] if peer_key(p) not in peers]
+    earlier['failures'] = [f for f in earlier['failures'] if _failure_section(f) not in sections]
 
 
 def merge(docs, mixed=False, replace=False):

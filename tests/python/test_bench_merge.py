@@ -55,6 +55,16 @@ def test_replace_keeps_only_the_later_run_of_a_module():
     assert [t['rows'] for t in both['tables']] == [[[1]], [[2]], [[3]]]
 
 
+def test_replace_drops_the_earlier_failures_of_a_module():
+    a, b = run_doc('d1', 'jacobi', 1), run_doc('d2', 'split', 2)
+    a['failures'] = ['ceiling too low: jacobi on cpu:0: roofline = 16 GLUP/s is 1.1 of its ceiling']
+    b['failures'] = ['ceiling too low: split: figure 3 is 1.2 of 2.5']
+    first = merge.merge([a, b])
+    again = merge.merge([first, run_doc('d3', 'jacobi', 3)], replace=True)
+    assert again['failures'] == ['ceiling too low: split: figure 3 is 1.2 of 2.5']
+    assert merge.merge([first, run_doc('d3', 'jacobi', 3)])['failures'] == first['failures']
+
+
 def test_command_line(tmp_path):
     paths = []
     for i, (date, module) in enumerate([('d1', 'split'), ('d2', 'mpi')]):
