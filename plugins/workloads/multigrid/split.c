@@ -91,10 +91,10 @@ hc_status_t mg_rebalance(mg_t *m) {
   hc_field_t **fields[1] = {&m->lv[0].u};
   int moved = 0;
   hc_status_t st = hc_part_rebalance(m->part, fields, 1, 0, MG_HALO, (double)(m->cycles - m->done), &moved);
-  /* The finest level stays split once it is: the levels worth splitting
-   * are decided once, and no part is left fewer than MG_SLAB_MIN rows
-   * (min_rows). It must, for each part's copy of u is current only on its
-   * rows and their halo. */
+  /* The finest level stays split once it is (the levels worth splitting
+   * are decided once, and min_rows leaves no part fewer than MG_SLAB_MIN
+   * rows): it must, for each part's copy of u is current only on its rows
+   * and their halo. */
   return st == HC_OK && moved ? mg_split_setup(m) : st;
 }
 
