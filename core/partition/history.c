@@ -141,7 +141,9 @@ void hc__history_record_part(hc_job_t *job, int64_t rows, hc_device_t *dev, cons
   double in_ops0 = 0, waits0 = 0;
   for (uint32_t k = 0; k < p->nmarks && p->mark[k].t_end <= window; k++)
     in_ops0 = p->mark[k].in_ops_s, waits0 = p->mark[k].waits_s;
-  const double in_ops = p->in_ops_s - in_ops0, waits = s->idle_s - waits0, busy = s->compute_s - in_ops;
+  /* the marks hold running totals: the waits' total too, not s's (which
+   * counts from hc_part_timed_begin) */
+  const double in_ops = p->in_ops_s - in_ops0, waits = p->stats.idle_s - waits0, busy = s->compute_s - in_ops;
   /* Rows that moved while it ran (hc_part_rebalance): the rate its last
    * window measured. */
   const double rate = p->balance.moves ? p->balance.rate : busy > 0 ? (double)(s->hi - s->lo) / busy : 0;
