@@ -270,6 +270,11 @@ static void save_registry(hc_context_t *ctx) {
   size_t len = 0, cap = 0;
   hc__append(&buf, &len, &cap, "hc-plugin-registry 2\n");
   for (verdict_t *v = verdicts; v; v = v->next) {
+    /* A verdict on a file that is gone (a plugin folder removed) is left
+     * out, so that the registry does not grow with every folder that was
+     * ever probed. */
+    struct stat st;
+    if (stat(v->path, &st) != 0 && errno == ENOENT) continue;
     hc__append(&buf, &len, &cap, "P\t%s\t%lld\t%g\t%s\t%lld\t%lld\t%lld\t%lld\t%s\t%s\t%s\n", v->ok ? "ok" : "bad",
                v->when, v->timeout, v->limits, v->id.dev, v->id.ino, v->id.size, v->id.mtime_ns, v->id.hash, v->path,
                v->reason);

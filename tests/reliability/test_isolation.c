@@ -54,8 +54,8 @@ static const char *reason_for(hc_context_t *c, const char *file) {
   return NULL;
 }
 
-static hc_context_t *ctx_over_dir(void) {
-  const char *dirs[1] = {dir};
+static hc_context_t *ctx_over(const char *plugins) {
+  const char *dirs[1] = {plugins};
   hc_context_options_t o;
   memset(&o, 0, sizeof o);
   o.size = sizeof o;
@@ -67,6 +67,8 @@ static hc_context_t *ctx_over_dir(void) {
   CU_ASSERT_EQUAL(hc_context_create(&o, &c), HC_OK);
   return c;
 }
+
+static hc_context_t *ctx_over_dir(void) { return ctx_over(dir); }
 
 static void expect(hc_context_t *c, const char *file, const char *frag) {
   const char *r = reason_for(c, file);
@@ -102,6 +104,39 @@ static void test_bad_plugins_rejected(void) {
   snprintf(reg, sizeof reg, "%s/plugin-registry", cache);
   struct stat st;
   CU_ASSERT_EQUAL(stat(reg, &st), 0);
+}
+
+/* Whether the registry has a verdict on a file of that path. */
+static int registry_names(const char *path) {
+  char reg[4400], line[8192];
+  snprintf(reg, sizeof reg, "%s/plugin-registry", cache);
+  FILE *f = fopen(reg, "r");
+  int found = 0;
+  while (f && !found && fgets(line, sizeof line, f)) found = line[0] == 'P' && strstr(line, path) != NULL;
+  if (f) fclose(f);
+  return found;
+}
+
+/* A folder of plugins that is removed (a test's, a build's) leaves no
+ * verdicts behind once the registry is next written. */
+static void test_verdicts_on_removed_files_dropped(void) {
+  char other[4200], gone[4400], next[4400], cmd[16384];
+  snprintf(other, sizeof other, "%s/plugins-gone", th_tmpdir());
+  snprintf(gone, sizeof gone, "%s/gone.so", other);
+  snprintf(next, sizeof next, "%s/next.so", other);
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s/fine.so' '%s'", other, dir, gone);
+  CU_ASSERT_EQUAL_FATAL(th_run(cmd, NULL, 0, NULL, 0), 0);
+  hc_context_t *c = ctx_over(other);
+  hc_context_destroy(c);
+  CU_ASSERT_TRUE(registry_names(gone));
+  /* gone.so goes; a new file's probe writes the registry again. */
+  snprintf(cmd, sizeof cmd, "mv '%s' '%s' && touch '%s'", gone, next, next);
+  CU_ASSERT_EQUAL_FATAL(th_run(cmd, NULL, 0, NULL, 0), 0);
+  c = ctx_over(other);
+  CU_ASSERT_EQUAL(hc_backend_count(c), 1);
+  hc_context_destroy(c);
+  CU_ASSERT_TRUE(registry_names(next));
+  CU_ASSERT_FALSE(registry_names(gone));
 }
 
 static void test_changed_file_is_probed_again(void) {
@@ -266,6 +301,7 @@ static void register_tests(void) {
   CU_pSuite s = CU_add_suite("isolation", setup, NULL);
   CU_ADD_TEST(s, test_bad_plugins_rejected);
   CU_ADD_TEST(s, test_changed_file_is_probed_again);
+  CU_ADD_TEST(s, test_verdicts_on_removed_files_dropped);
   CU_ADD_TEST(s, test_hcrun_survives);
   CU_ADD_TEST(s, test_verdicts_are_trusted_only_when_private);
   CU_ADD_TEST(s, test_hung_verdict_not_forever);
