@@ -132,23 +132,19 @@ void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double ra
   if (device_key(key, job, rows, hc_device_index(dev), overhead < 0 ? "alone" : "part")) store_key(key, rate, overhead);
 }
 
-void hc__history_record_part(hc_job_t *job, int64_t rows, hc_device_t *dev, const hc_part_t *p,
-                             const hc_part_stats_t *s) {
-  /* The workload's timed window ends about when the part's run returned;
-   * exchanges and collectives before it (the workload's setup, which may
-   * wait for another part's kernel build) are not the part's work. */
-  const double window = p->end_t - s->compute_s;
-  double in_ops0 = 0, waits0 = 0;
-  for (uint32_t k = 0; k < p->nmarks && p->mark[k].t_end <= window; k++)
-    in_ops0 = p->mark[k].in_ops_s, waits0 = p->mark[k].waits_s;
-  /* the marks hold running totals: the waits' total too, not s's (which
-   * counts from hc_part_timed_begin) */
-  const double in_ops = p->in_ops_s - in_ops0, waits = p->stats.idle_s - waits0, busy = s->compute_s - in_ops;
+void hc__history_record_part(hc_job_t *job, int64_t rows, hc_device_t *dev, hc_part_t *p, double compute_s) {
+  /* Over the workload's timed region: exchanges and collectives before it
+   * (its setup, which may wait for another part's kernel build) are not
+   * the part's work. */
+  hc_part_stats_t s;
+  double in_ops = 0;
+  hc__part_timed_stats(p, &s, &in_ops);
+  const double busy = compute_s - in_ops;
   /* Rows that moved while it ran (hc_part_rebalance): the rate its last
    * window measured. */
-  const double rate = p->balance.moves ? p->balance.rate : busy > 0 ? (double)(s->hi - s->lo) / busy : 0;
-  if (busy > HISTORY_MIN_BUSY * s->compute_s && rate > 0)
-    hc__history_record(job, rows, dev, rate, in_ops - waits > 0 ? in_ops - waits : 0);
+  const double rate = p->balance.moves ? p->balance.rate : busy > 0 ? (double)(p->hi - p->lo) / busy : 0;
+  if (busy > HISTORY_MIN_BUSY * compute_s && rate > 0)
+    hc__history_record(job, rows, dev, rate, in_ops - s.idle_s > 0 ? in_ops - s.idle_s : 0);
 }
 
 void hc__history_record_split(hc_job_t *job, int64_t rows, const hc_devset_t *set, const uint32_t *use, uint32_t n,

@@ -23,12 +23,18 @@ HC_API void hc_part_range(const hc_part_t *p, int64_t *lo, int64_t *hi) {
   if (hi) *hi = p ? p->hi : 0;
 }
 
-HC_API void hc_part_timed_begin(hc_part_t *p) {
-  if (p) p->timed_base = p->stats;
+void hc__part_span(hc_part_t *p) {
+  const uint32_t spans = p->dev ? hc__device_timer_spans(p->dev) : 0;
+  if (spans == p->spans_seen) return;
+  p->spans_seen = spans;
+  p->timed_base = p->stats;
+  p->timed_in_ops = p->in_ops_s;
 }
 
-void hc__part_timed_stats(const hc_part_t *p, hc_part_stats_t *out) {
+void hc__part_timed_stats(hc_part_t *p, hc_part_stats_t *out, double *in_ops_s) {
+  hc__part_span(p); /* a span begun after the last exchange: nothing in it */
   const hc_part_stats_t *s = &p->stats, *b = &p->timed_base;
+  if (in_ops_s) *in_ops_s = p->in_ops_s - p->timed_in_ops;
   *out = *s;
   out->idle_s = s->idle_s - b->idle_s;
   out->halo_s = s->halo_s - b->halo_s;
@@ -47,17 +53,8 @@ void hc__part_free_stage(hc_part_t *p) {
 }
 
 /* The end of an exchange's half or a collective that began at t0: its
- * time into the running total, and (at the end of one) a mark while there
- * are marks left. */
-static void op_done(hc_part_t *p, double t0, int mark) {
-  const double now = hc_now();
-  p->in_ops_s += now - t0;
-  if (mark && p->nmarks < PART_MARKS) {
-    p->mark[p->nmarks].t_end = now;
-    p->mark[p->nmarks].in_ops_s = p->in_ops_s;
-    p->mark[p->nmarks++].waits_s = p->stats.idle_s;
-  }
-}
+ * time into the running total. */
+static void op_done(hc_part_t *p, double t0) { p->in_ops_s += hc_now() - t0; }
 
 int hc__peer_halos(hc_device_t *a, hc_device_t *b) {
   long long on = 1;
@@ -105,9 +102,9 @@ static int transport_splits(const hc_transport_t *t) {
 
 /* A half's time into the part's stats (staging and copies; the waits for
  * the neighbours count as idle) and, when tracing, a span named what. */
-static void half_done(hc_part_t *p, double t0, double idle0, int end, const char *what, size_t bytes) {
+static void half_done(hc_part_t *p, double t0, double idle0, const char *what, size_t bytes) {
   p->stats.halo_s += hc_now() - t0 - (p->stats.idle_s - idle0);
-  op_done(p, t0, end);
+  op_done(p, t0);
   hc__trace_t *trace = hc__trace_enter(p->ctx);
   if (trace) {
     char text[32];
@@ -126,6 +123,7 @@ static hc_status_t begin_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_t h
   if (p->x.active)
     return hc_error(HC_ERR_INVALID_ARG, "halo exchange: part %u has begun one on field '%s' and not ended it", p->index,
                     hc_field_name(p->x.f));
+  hc__part_span(p);
   const size_t rb = row_bytes(f);
   /* The device's queued work is compute, not halo: let it finish first. */
   hc_device_t *dev = hc_field_device(f);
@@ -182,7 +180,7 @@ static hc_status_t begin_rows(hc_part_t *p, hc_field_t *f, int64_t lo, int64_t h
     p->x.staged_hi = staged_hi;
     p->x.direct = direct != NULL;
   }
-  half_done(p, t0, idle0, 0, "halo exchange begin", staged_lo + staged_hi);
+  half_done(p, t0, idle0, "halo exchange begin", staged_lo + staged_hi);
   return st;
 }
 
@@ -230,7 +228,7 @@ static hc_status_t end_rows(hc_part_t *p, hc_field_t *f, const char *caller, int
       p->stats.halo_peer_bytes += bytes - p->x.staged_lo - p->x.staged_hi;
   }
   p->x.active = 0;
-  half_done(p, t0, idle0, 1, "halo exchange", bytes);
+  half_done(p, t0, idle0, "halo exchange", bytes);
   return st;
 }
 
@@ -280,7 +278,7 @@ HC_API hc_status_t hc_part_halo_exchange_rows(hc_part_t *p, hc_field_t *f, int64
  * the calling thread's track. */
 static hc_status_t collective_done(hc_part_t *p, const char *what, double t0, hc_status_t st) {
   p->stats.collective_s += hc_now() - t0;
-  op_done(p, t0, 1);
+  op_done(p, t0);
   p->stats.collectives++;
   hc__trace_t *trace = hc__trace_enter(p->ctx);
   if (trace) {
@@ -309,6 +307,7 @@ HC_API void hc_reduce_combine(hc_reduce_op_t op, const double *values, uint32_t 
 HC_API hc_status_t hc_part_allreduce(hc_part_t *p, hc_reduce_op_t op, double *values, uint32_t n) {
   if (!p || (!values && n)) return hc_error(HC_ERR_INVALID_ARG, "hc_part_allreduce: NULL argument");
   if ((unsigned)op > HC_REDUCE_L2) return hc_error(HC_ERR_INVALID_ARG, "hc_part_allreduce: unknown operation %d", op);
+  hc__part_span(p);
   double t0 = hc_now();
   hc_status_t st = p->tr->ops->allreduce(p->tr, p->index, op, values, n, &p->stats.idle_s);
   return collective_done(p, "allreduce", t0, st);
@@ -318,6 +317,7 @@ HC_API hc_status_t hc_part_allgather(hc_part_t *p, const void *mine, size_t byte
                                      size_t *total) {
   if (!p || (!mine && bytes) || (!all && capacity))
     return hc_error(HC_ERR_INVALID_ARG, "hc_part_allgather: NULL argument");
+  hc__part_span(p);
   double t0 = hc_now();
   hc_status_t st = p->tr->ops->allgather(p->tr, p->index, mine, bytes, all, capacity, total, &p->stats.idle_s);
   return collective_done(p, "allgather", t0, st);
@@ -333,6 +333,7 @@ HC_API hc_status_t hc_part_allgather_rows(hc_part_t *p, hc_buffer_t *buf, size_t
   if (hc_buffer_size(buf) < all)
     return hc_error(HC_ERR_INVALID_ARG, "hc_part_allgather_rows: the buffer has %zu bytes, %lld rows need %zu",
                     hc_buffer_size(buf), (long long)p->rows, all);
+  hc__part_span(p);
   hc_status_t st = hc_device_finish(hc_buffer_device(buf)); /* my rows are complete */
   double t0 = hc_now();
   if (st != HC_OK) {
@@ -363,6 +364,7 @@ HC_API hc_status_t hc_part_allgather_rows(hc_part_t *p, hc_buffer_t *buf, size_t
 
 HC_API hc_status_t hc_part_barrier(hc_part_t *p) {
   if (!p) return hc_error(HC_ERR_INVALID_ARG, "hc_part_barrier: NULL part");
+  hc__part_span(p);
   double t0 = hc_now();
   hc_status_t st = p->tr->ops->barrier(p->tr, p->index, &p->stats.idle_s);
   return collective_done(p, "barrier", t0, st);

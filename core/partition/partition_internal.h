@@ -44,8 +44,6 @@ typedef struct halo_sides {
   size_t halo_lo_off, halo_hi_off; /* where theirs land */
 } halo_sides_t;
 
-#define PART_MARKS 32
-
 struct hc_part {
   hc_context_t *ctx; /* for its trace events */
   uint32_t index, count;
@@ -55,25 +53,24 @@ struct hc_part {
   uint8_t fixed_rows; /* its rows cannot move (a bridge's part: hc_part_rebalance) */
   hc_transport_t *tr;
   hc_part_stats_t stats;
-  hc_part_stats_t timed_base; /* stats at hc_part_timed_begin (zero: none) */
-  char *stage;                /* host staging of halo rows: 4 areas of stage_area bytes */
+  /* The workload's timed region begins with its device's timer span
+   * (hc_device_timer_begin): the reported figures count from the span
+   * that began last, whose number spans_seen holds, at the running totals
+   * timed_base and timed_in_ops then (part.c hc__part_span). */
+  hc_device_t *dev;
+  uint32_t spans_seen;
+  hc_part_stats_t timed_base;
+  double timed_in_ops;
+  char *stage; /* host staging of halo rows: 4 areas of stage_area bytes */
   size_t stage_area;
   hc_device_t *stage_dev; /* whose hc_host_alloc gave it */
   /* In-process runs: the neighbour below / above is on this part's
    * backend, which has a peer copy; that halo moves device to device. */
   uint8_t peer_below, peer_above;
   uint8_t peer_all; /* every part's device is a peer of this one's */
-  /* For the history (split_run.c record_parts): the time spent inside
-   * exchanges and collectives, running total, and the totals of that and
-   * of the waits (stats.idle_s) at the end of each of the first
-   * PART_MARKS of them, so that those before the workload's timed window
-   * (a reduction in its setup waiting for another part's kernel build)
-   * can be left out; end_t: when the part's run returned. */
-  double in_ops_s, end_t;
-  struct {
-    double t_end, in_ops_s, waits_s;
-  } mark[PART_MARKS];
-  uint32_t nmarks;
+  /* The time spent inside exchanges and collectives, running total (for
+   * the history: split_run.c record_parts). */
+  double in_ops_s;
   /* The halo exchange begun (hc_part_halo_exchange_begin) and not ended. */
   struct {
     int active;
@@ -103,9 +100,13 @@ struct hc_part {
 };
 /* Releases the part's staging memory. */
 void hc__part_free_stage(hc_part_t *part);
-/* The part's stats since hc_part_timed_begin (all of them without it);
- * lo, hi, weight, times and device are left for the caller. */
-void hc__part_timed_stats(const hc_part_t *part, hc_part_stats_t *out);
+/* Called first by every exchange and collective: where dev's timer span
+ * began since the part's last one, the timed region starts here. */
+void hc__part_span(hc_part_t *part);
+/* The part's stats, and its time in exchanges and collectives, in the
+ * workload's timed region (all of them where it began none); lo, hi,
+ * weight, times and device are left for the caller. */
+void hc__part_timed_stats(hc_part_t *part, hc_part_stats_t *out, double *in_ops_s);
 
 /* The parts a split over the set has: its devices, or the transport's parts. */
 uint32_t hc__devset_part_count(const hc_devset_t *set);
@@ -133,7 +134,8 @@ void hc__split_plan_reshare(split_plan_t *pl, const double *weight);
 hc_status_t hc__split_plan_rows(const split_plan_t *whole, int64_t lo, int64_t hi, const double *weight,
                                 const uint32_t *use, uint32_t n, split_plan_t *pl);
 /* Fills the part's place in the plan (its transport and stats too). */
-void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t index, hc_transport_t *tr);
+void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t index, hc_transport_t *tr,
+                   hc_device_t *dev);
 /* A part's input fields on its own device (part_inputs.c): placed on the
  * job (or the part's copy of it) before the part runs, the job's own given
  * back after. */
@@ -165,11 +167,10 @@ void hc__history_record(hc_job_t *job, int64_t rows, hc_device_t *dev, double ra
  * order), for the plan's check of its model against what ran. */
 void hc__history_record_split(hc_job_t *job, int64_t rows, const hc_devset_t *set, const uint32_t *use, uint32_t n,
                               double compute_s);
-/* A part's sample from its stats (compute time s->compute_s) over the
- * workload's timed window: its rate and exchange overhead, none when its
- * own work is too small to measure (HISTORY_MIN_BUSY of the window). */
-void hc__history_record_part(hc_job_t *job, int64_t rows, hc_device_t *dev, const hc_part_t *p,
-                             const hc_part_stats_t *s);
+/* A part's sample over the workload's timed region (compute_s long):
+ * its rate and exchange overhead, none when its own work is too small to
+ * measure (HISTORY_MIN_BUSY of the region). */
+void hc__history_record_part(hc_job_t *job, int64_t rows, hc_device_t *dev, hc_part_t *p, double compute_s);
 /* The device's figure for the job: the median rate of its samples, 0 when
  * it has none. */
 double hc__history_rate(hc_job_t *job, int64_t rows, const hc_device_t *dev);

@@ -234,6 +234,7 @@ HC_API hc_status_t hc_part_rebalance(hc_part_t *p, hc_field_t **fields[], uint32
   for (uint32_t k = 0; k < nfields; k++)
     if (!fields[k] || !*fields[k]) return hc_error(HC_ERR_INVALID_ARG, "hc_part_rebalance: field %u is NULL", k);
   if (p->balance.never) return HC_OK;
+  hc__part_span(p);
   /* The first call only starts measuring, and so does the first after a
    * move: the time since holds the part's remaking of what follows its
    * rows (every part knows the same moves, so every part skips alike).

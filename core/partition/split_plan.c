@@ -167,7 +167,8 @@ hc_status_t hc__split_plan_rows(const split_plan_t *whole, int64_t lo, int64_t h
   return HC_OK;
 }
 
-void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t i, hc_transport_t *tr) {
+void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, uint32_t i, hc_transport_t *tr,
+                   hc_device_t *dev) {
   memset(part, 0, sizeof *part);
   part->ctx = ctx;
   part->index = i;
@@ -180,6 +181,8 @@ void hc__part_init(hc_part_t *part, hc_context_t *ctx, const split_plan_t *pl, u
   part->above = i + 1 < pl->nparts ? part->halo : 0;
   part->min_rows = pl->split.min_rows;
   part->tr = tr;
+  part->dev = dev;
+  part->spans_seen = dev ? hc__device_timer_spans(dev) : 0;
   part->stats.size = sizeof part->stats;
 }
 

@@ -127,7 +127,7 @@ static hc_status_t collect(hc_job_t *job, hc_devset_t *set, const split_plan_t *
   hc_part_stats_t own;
   if (!mine) {
     hc_part_stats_t *s = &own;
-    hc__part_timed_stats(part, s);
+    hc__part_timed_stats(part, s, NULL);
     s->lo = part->lo;
     s->hi = part->hi;
     s->weight = pl->share[part->index];
@@ -222,7 +222,7 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
   if (set->auto_shares && (st = rank_shares(job, set, pl)) != HC_OK) return st;
   double t0 = hc_now();
   hc_part_t part;
-  hc__part_init(&part, set->ctx, pl, me, tr);
+  hc__part_init(&part, set->ctx, pl, me, tr, set->dev[0]);
   set->lo = part.lo;
   set->hi = part.hi;
   set->rows = part.rows;
@@ -248,7 +248,6 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
   } else {
     st = hc__rank_run_devices(job, set, &local, first, total, flags, pl->share[me], &devices_stats);
   }
-  part.end_t = hc_now();
   if (st != HC_OK && st != HC_ERR_VERIFY) tr->ops->abort(tr, me);
   hc_status_t run_st = agree(tr, me, st, "the run,");
   if (run_st != HC_OK && run_st != HC_ERR_VERIFY) {
@@ -262,8 +261,8 @@ hc_status_t hc__run_transport_part(hc_job_t *job, hc_devset_t *set, hc_status_t 
   if (run_st == HC_ERR_VERIFY) snprintf(verify_msg, sizeof verify_msg, "%s", hc_last_error());
   st = collect(job, set, pl, &part, devices_stats, devices_stats ? local.nparts : 1, total);
   if (st != HC_OK) tr->ops->abort(tr, me);
-  if (st == HC_OK && run_st == HC_OK && !devices_stats)
-    hc__history_record_part(job, pl->split.rows, dev, &part, &part.stats);
+  if (st == HC_OK && run_st == HC_OK && !devices_stats) /* the job's times are now the slowest rank's */
+    hc__history_record_part(job, pl->split.rows, dev, &part, set->stats[me].compute_s);
   hc__part_free_stage(&part);
   free(devices_stats);
   if ((st = agree(tr, me, st, "gathering the outputs,")) != HC_OK) {

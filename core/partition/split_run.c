@@ -59,7 +59,6 @@ static void *part_main(void *arg) {
     if (pr->limited) (void)hc__device_set_workers(pr->dev, 0);
     hc_device_unlock(pr->dev);
   }
-  pr->part.end_t = hc_now();
   if (pr->status != HC_OK && pr->status != HC_ERR_VERIFY) {
     pr->failed_order = atomic_fetch_add(&pr->run->failures, 1) + 1;
     snprintf(pr->message, sizeof pr->message, "%s", hc_last_error());
@@ -190,7 +189,7 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_d
     build = fmax(build, b);
     first_launch = fmax(first_launch, f);
     hc_part_stats_t *s = &set->stats[i];
-    hc__part_timed_stats(&r->parts[i].part, s);
+    hc__part_timed_stats(&r->parts[i].part, s, NULL);
     s->size = sizeof *s;
     s->lo = r->parts[i].part.lo; /* where hc_part_rebalance left them */
     s->hi = r->parts[i].part.hi;
@@ -207,9 +206,9 @@ static hc_status_t collect(hc_job_t *job, run_t *r, const split_plan_t *pl, hc_d
 
 /* Each part's sample, and the split's time under its devices, for later
  * plans (history.c). */
-static void record_parts(hc_job_t *job, const split_plan_t *pl, const hc_devset_t *set, const run_t *r) {
+static void record_parts(hc_job_t *job, const split_plan_t *pl, const hc_devset_t *set, run_t *r) {
   for (uint32_t i = 0; i < pl->nparts; i++)
-    hc__history_record_part(job, pl->split.rows, set->dev[pl->dev[i]], &r->parts[i].part, &set->stats[i]);
+    hc__history_record_part(job, pl->split.rows, set->dev[pl->dev[i]], &r->parts[i].part, set->stats[i].compute_s);
   if (r->bridged) return; /* the split's time is the ranks' */
   hc_job_times_t t;
   hc_job_times(job, &t);
@@ -344,7 +343,7 @@ hc_status_t hc__split_threads(hc_job_t *job, hc_devset_t *set, const split_plan_
     part_run_t *pr = &r->parts[i];
     pr->run = r;
     pr->dev = set->dev[pl->dev[i]];
-    hc__part_init(&pr->part, set->ctx, pl, i, tr);
+    hc__part_init(&pr->part, set->ctx, pl, i, tr, pr->dev);
     if (r->bridged) { /* its place among every process's parts */
       pr->part.index = first + i;
       pr->part.count = total;

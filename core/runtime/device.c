@@ -292,11 +292,14 @@ HC_API hc_status_t hc_device_timer_begin(hc_device_t *d) {
   if (!d) return hc_error(HC_ERR_INVALID_ARG, "hc_device_timer_begin: NULL device");
   pthread_mutex_lock(&d->cmd_lock);
   d->timer = 1; /* a new span replaces one left open */
+  __atomic_add_fetch(&d->timer_spans, 1, __ATOMIC_RELAXED);
   d->timer_t0 = HC__TRACING(d->ctx) ? hc_now() : 0;
   d->timer_owner = pthread_self();
   pthread_mutex_unlock(&d->cmd_lock);
   return HC_OK;
 }
+
+uint32_t hc__device_timer_spans(const hc_device_t *d) { return __atomic_load_n(&d->timer_spans, __ATOMIC_RELAXED); }
 
 /* With cmd_lock held: opens the span at the owner's first command. */
 hc_status_t hc__timer_mark(hc_device_t *d) {

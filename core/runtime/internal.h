@@ -70,7 +70,8 @@ struct hc_device {
    * across each command (and the timer calls), so the backend's span state
    * (OpenCL's first event) is never touched by two threads at once. */
   int timer;
-  double timer_t0; /* hc_now() at hc_device_timer_begin, for traces */
+  uint32_t timer_spans; /* hc_device_timer_begin calls (atomic): a split part's figures count from the last */
+  double timer_t0;      /* hc_now() at hc_device_timer_begin, for traces */
   pthread_t timer_owner;
   pthread_mutex_t cmd_lock;
   /* The launches seen (build_time.c): an open-addressing set of their

@@ -148,5 +148,7 @@ void hc__job_set_build(hc_job_t *job, double build_s, double first_launch_s);
 /* 1 when hc_buffer_copy between memory of a and of b is one device-to-
  * device copy (their backend's peer copy), not staged through the host. */
 int hc__devices_peer(const hc_device_t *a, const hc_device_t *b);
+/* How many timer spans d has begun (hc_device_timer_begin), any thread. */
+uint32_t hc__device_timer_spans(const hc_device_t *d);
 
 #endif

@@ -137,7 +137,10 @@ hc_status_t hc_job_check_split(hc_job_t *job, hc_devset_t *set);
  * hc_job_run on the first device (with a note saying so). */
 hc_status_t hc_job_run_split(hc_job_t *job, hc_devset_t *set, uint32_t flags);
 
-/* What each part did in the set's last run. */
+/* What each part did in the set's last run. The idle, halo and collective
+ * figures count from the workload's timed region: from its last
+ * hc_device_timer_begin on the part's device, so that its warm-up and
+ * set-up exchanges stay out of them. */
 typedef struct hc_part_stats {
   uint32_t size;    /* sizeof(hc_part_stats_t), set by the caller */
   int64_t lo, hi;   /* rows [lo, hi) it owned */
@@ -181,11 +184,6 @@ uint32_t hc_part_index(const hc_part_t *part);
 uint32_t hc_part_count(const hc_part_t *part);
 /* Global extent of axis 0 (the split's rows). */
 int64_t hc_part_global_rows(const hc_part_t *part);
-/* The part's reported halo, wait and collective figures (hc_part_stats_t)
- * count from here: a workload calls it where its timed region begins,
- * beside hc_device_timer_begin, so that its warm-up and set-up exchanges
- * stay out of them. NULL: nothing. */
-void hc_part_timed_begin(hc_part_t *part);
 /* Rows [lo, hi) this part owns. */
 void hc_part_range(const hc_part_t *part, int64_t *lo, int64_t *hi);
 /* Ghost rows below lo and above hi: the split's halo where there is a

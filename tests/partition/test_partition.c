@@ -658,8 +658,8 @@ static uint64_t multigrid_halo_bytes(const char *params) {
   return bytes;
 }
 
-/* A part's figures count its workload's timed region only
- * (hc_part_timed_begin): multigrid's untimed warm-up cycle exchanges as
+/* A part's figures count its workload's timed region only (from its
+ * hc_device_timer_begin): multigrid's untimed warm-up cycle exchanges as
  * much as a timed one, yet three cycles report three times one cycle's
  * halo bytes. */
 static void test_part_figures_count_the_timed_region(void) {

@@ -279,7 +279,6 @@ static hc_status_t iterate(run_t *r, int64_t *sweeps, double *res, int64_t *res_
   const int overlap = p->part && hc_job_split_overlap(r->job);
   int64_t next_balance = JACOBI_BALANCE_SWEEPS;
   if ((st = hc_device_timer_begin(r->dev)) != HC_OK) return st;
-  hc_part_timed_begin(p->part);
   if (p->part && (st = rebalance(r, p->iters)) != HC_OK) return st; /* starts the parts' clocks */
   /* A split run's parts exchange their ghost rows every `halo` sweeps
    * (sweeps_per_exchange): the ghost rows on a side with a neighbour. */

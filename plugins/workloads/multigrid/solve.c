@@ -129,7 +129,6 @@ hc_status_t mg_solve(mg_t *m) {
   double dev_s = 0, t0 = hc_now(), floor_res = 0;
   int stagnated = 0, failed = 0; /* failed: 1 diverged, 2 stalled above the rounding floor */
   if ((st = hc_device_timer_begin(m->dev)) != HC_OK) return st;
-  hc_part_timed_begin(m->part);
   if ((st = mg_rebalance(m)) != HC_OK) return st;
   for (m->done = 0; m->done < m->cycles;) {
     if ((st = mg_vcycle(m, 0)) != HC_OK) break;

@@ -157,7 +157,6 @@ static hc_status_t step_loop(hc_job_t *job, nb_sim_t *s, double *seconds, double
   hc_part_t *part = hc_job_part(job);
   hc_status_t st = hc_device_timer_begin(s->dev);
   if (st != HC_OK) return st;
-  hc_part_timed_begin(part);
   const double t0 = hc_now();
   for (int64_t k = 0; k < c->steps && st == HC_OK; k++) {
     st = nb_sim_field(s, 0);
