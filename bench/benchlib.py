@@ -249,11 +249,12 @@ class Bench:
                 return host
         return dev_id
 
-    def measure_ceilings(self, dev_id, keys=None, nbytes=None):
+    def measure_ceilings(self, dev_id, keys=None, nbytes=None, env=None):
         """One hc-ceilings run on dev_id ({} when it is missing or fails):
         keys (read_gbs, copy_gbs, fp32_gflops, fp64_gflops, link: every link
         figure) only, at nbytes of
-        working set for read and copy when given."""
+        working set for read and copy when given; env: variables it runs
+        with."""
         exe = os.path.join(self.build, 'bin', 'hc-ceilings')
         if not os.path.exists(exe):
             return {}
@@ -263,7 +264,7 @@ class Bench:
         if nbytes:
             cmd.append('--bytes=%d' % nbytes)
         try:
-            doc = self.run_json(cmd)
+            doc = self.run_json(cmd, env=env)
         except BenchError as e:
             self.log('ceilings on %s failed: %s' % (dev_id, e))
             return {}

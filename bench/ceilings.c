@@ -26,7 +26,10 @@
  *     handover_to_cpu_gbs, handover_from_cpu_gbs   hc_buffer_copy between
  *                         this device and a cpu device's buffer created
  *                         just before (what a pipeline's hand-over
- *                         between the two does); -1 without a cpu device
+ *                         between the two does; the buffer may be one
+ *                         kept from the repetition before, page-locked:
+ *                         HC_HOST_CACHE, HC_HOST_PIN_AFTER); -1 without a
+ *                         cpu device
  * Usage: hc-ceilings [--device=SPEC] [--json] [--quick] [--bytes=N]
  *                    [--only=read,copy,fp32,fp64,launch,link]
  * A ceiling not measured (--only, no fp64) prints as -1. */
@@ -460,8 +463,9 @@ static double host_gbs(hc_buffer_t *b, void *h, size_t bytes, int to_device, int
 }
 
 /* Best rate of hand-overs between b and a buffer of the cpu device created
- * for each one: a new field's pages are untouched (to_cpu), a stage's
- * output's have been written (from the cpu). */
+ * for each one: a new field's pages are untouched (to_cpu: unless hc
+ * kept the buffer before), a stage's output's have been written (from
+ * the cpu). */
 static double handover_gbs(hc_device_t *cpu, hc_buffer_t *b, size_t bytes, int to_cpu, int reps) {
   double best = -1;
   for (int r = 0; r < reps; r++) {

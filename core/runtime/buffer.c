@@ -16,7 +16,7 @@ HC_API hc_status_t hc_buffer_create(hc_device_t *d, size_t bytes, hc_buffer_t **
                     bytes, d->id, (unsigned long long)in->max_alloc_bytes, (unsigned long long)in->global_mem_bytes);
   hc_buffer_t *b = calloc(1, sizeof *b);
   if (!b) return hc_error(HC_ERR_NO_MEMORY, "hc_buffer_create: out of host memory");
-  hc_status_t st = d->backend->ops.mem_alloc(d->handle, bytes, &b->mem);
+  hc_status_t st = hc__kept_take(d, bytes, b) ? HC_OK : d->backend->ops.mem_alloc(d->handle, bytes, &b->mem);
   if (st != HC_OK) {
     free(b);
     return hc_error_prefix(st, "allocating %zu bytes on %s: ", bytes, d->id);
@@ -33,9 +33,9 @@ HC_API void hc_buffer_destroy(hc_buffer_t *b) {
   if (!b) return;
   hc_device_t *d = b->dev;
   if (HC__TRACING(d->ctx)) hc__trace_forget(d, b->mem);
-  if (!b->wrapped)
-    d->backend->ops.mem_free(d->handle, b->mem);
-  else if (d->backend->ops.mem_unwrap)
+  if (!b->wrapped) {
+    if (!hc__kept_put(b)) hc__buffer_release(d, b->mem, b->pinned_by);
+  } else if (d->backend->ops.mem_unwrap)
     d->backend->ops.mem_unwrap(d->handle, b->mem);
   __atomic_sub_fetch(&d->ctx->live_buffers, 1, __ATOMIC_RELAXED);
   free(b);
@@ -184,6 +184,8 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
     /* Stage through the host; a host-addressable side is used directly.
      * Each side's command is an event on its own track. */
     void *sp = hc_buffer_host_ptr(src), *dp = hc_buffer_host_ptr(dst);
+    if (sp && !dp) hc__handover((hc_buffer_t *)src, dd);
+    if (dp && !sp) hc__handover(dst, sd);
     if (sp)
       TRACED_(dd, dst, HC__TRACE_PEER, "receive", sd->id,
               dd->backend->ops.mem_write(dd->handle, dst->mem, doff, (char *)sp + soff, bytes));

@@ -27,6 +27,12 @@
     "the probe program (unset: hc/hc-plugin-scanner beside libhc)")                                                 \
   X(HC_HOST_PINNED, BOOL, TUNING, "1", 0, 0, NULL,                                                                  \
     "0: hc_host_alloc (halo staging) gives ordinary host memory, not the backend's page-locked memory")             \
+  X(HC_HOST_PIN_AFTER, INT, TUNING, "2", 0, 1000000, NULL,                                                          \
+    "a cpu buffer of 4 MiB or more is page-locked for the GPU it is handed over to (backends that can: cuda) "      \
+    "at its Nth hand-over, so that later ones skip the staging copy; 0: never")                                     \
+  X(HC_HOST_CACHE, SIZE, TUNING, "512M", 0, 1e18, NULL,                                                             \
+    "freed cpu buffers that had been handed over to or from a GPU are kept, up to this many bytes per device, "     \
+    "for the next buffer of their size (pages in, still page-locked); 0: none")                                     \
   X(HC_KERNEL_OPTIONS, STRING, TUNING, NULL, 0, 0, NULL,                                                            \
     "appended to every source kernel's build options (e.g. -DBPM_XSUB=3); part of the cache key")                   \
   /* core/partition */                                                                                              \

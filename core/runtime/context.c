@@ -201,6 +201,9 @@ HC_API void hc_context_destroy(hc_context_t *ctx) {
   if (hc_trace_active(ctx) && hc_trace_stop(ctx) != HC_OK)
     hc_log(ctx, HC_LOG_WARN, "at context destroy: %s", hc_last_error());
   free(ctx->trace_result);
+  /* Kept buffers hold the devices that page-locked them: all go first. */
+  for (uint32_t i = 0; i < hc__ndevices(ctx); i++)
+    if (ctx->devices[i].open) hc__kept_flush(ctx->devices[i].open);
   for (uint32_t i = 0; i < hc__ndevices(ctx); i++) {
     hc_device_t *d = ctx->devices[i].open;
     if (d) {

@@ -171,6 +171,7 @@ HC_API hc_status_t hc_device_open(hc_context_t *ctx, uint32_t index, hc_device_t
   pthread_mutex_init(&d->run_lock, &ra);
   pthread_mutex_init(&d->cmd_lock, NULL);
   pthread_mutexattr_destroy(&ra);
+  hc__host_pin_config(d);
   s->open = d;
   *out = d;
   pthread_mutex_unlock(&ctx->lock);
@@ -195,6 +196,7 @@ HC_API void hc_device_close(hc_device_t *d) {
   }
   ctx->devices[d->index].open = NULL;
   pthread_mutex_unlock(&ctx->lock);
+  hc__kept_flush(d);
   hc__trace_device_sync(d); /* its commands' records go before it does */
   for (hc__program_t *p = d->programs, *next; p; p = next) {
     next = p->next;

@@ -78,6 +78,11 @@ struct hc_device {
    * identities, under cmd_lock; NULL until the first source kernel runs. */
   uint64_t *launched;
   uint32_t nlaunched;
+  /* Freed host buffers kept for a new buffer of their size (host_pin.c),
+   * under lock; read at open: HC_HOST_PIN_AFTER, HC_HOST_CACHE. */
+  struct hc__kept_buffer *kept;
+  size_t kept_bytes, keep_limit;
+  unsigned pin_after;
 };
 #define HC__LAUNCHED_SLOTS 1024u
 
@@ -143,6 +148,10 @@ struct hc_buffer {
   void *mem;
   size_t size;
   int wrapped; /* caller-owned memory (hc_buffer_wrap): never mem_free'd */
+  /* Host memory handed over to devices of their own memory (host_pin.c). */
+  unsigned handovers;
+  hc_device_t *pinned_by; /* the device that page-locked it (retained), or NULL */
+  int pin_refused;        /* the backend refused to page-lock it: not asked again */
 };
 
 struct hc_kernel {
@@ -216,6 +225,22 @@ hc_status_t hc__cmd_begin(hc_device_t *d);
 void hc__cmd_end(hc_device_t *d);
 
 void hc__count_transfer(hc_context_t *ctx, int kind, size_t bytes, double seconds);
+
+/* Host buffers that keep being handed over (host_pin.c). hc__handover
+ * counts a hand-over between host-addressable `host` and `other`, whose
+ * memory is its own, with both devices' command locks held; at the
+ * HC_HOST_PIN_AFTER-th it asks other's backend to page-lock host's memory.
+ * hc__kept_take gives b (of d, `bytes`) a kept buffer's memory (1) or
+ * nothing (0); hc__kept_put keeps a destroyed buffer's memory instead of
+ * freeing it (1) or does nothing (0); hc__buffer_release frees one that
+ * is not kept, page-locked or not; hc__kept_flush frees every kept buffer
+ * of d (before d closes). */
+void hc__handover(hc_buffer_t *host, hc_device_t *other);
+int hc__kept_take(hc_device_t *d, size_t bytes, hc_buffer_t *b);
+int hc__kept_put(hc_buffer_t *b);
+void hc__buffer_release(hc_device_t *d, void *mem, hc_device_t *pinned_by);
+void hc__kept_flush(hc_device_t *d);
+void hc__host_pin_config(hc_device_t *d);
 enum { HC__TO_DEVICE, HC__TO_HOST, HC__CROSS_DEVICE };
 
 /* Loader: fills ctx->backends/workloads/rejected from ctx->search_dirs. */

@@ -219,6 +219,13 @@ typedef struct hc_backend_ops {
    * thread). Optional; HC_ERR_UNSUPPORTED (no message) where there is
    * nothing to do. */
   hc_status_t (*device_bind_thread)(void *dev, int bind);
+  /* ABI 1.7. Page-locks host memory that the core allocated elsewhere (a
+   * cpu buffer that keeps being handed over to dev), so that dev's
+   * transfers to and from it run at host_alloc memory's speed;
+   * host_unregister undoes it before the memory is freed. Optional (both
+   * or neither); any thread, while no transfer of dev uses the memory. */
+  hc_status_t (*host_register)(void *dev, void *ptr, size_t bytes);
+  void (*host_unregister)(void *dev, void *ptr);
 } hc_backend_ops_t;
 
 /* ABI 1.0's sizes of the ops tables and spec entries: the smallest sizes

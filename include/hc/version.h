@@ -11,7 +11,7 @@
  * and its minor is <= HC_ABI_MINOR. Bump the minor when ops tables grow
  * (append-only), the major when anything else changes. */
 #define HC_ABI_MAJOR 1
-#define HC_ABI_MINOR 6
+#define HC_ABI_MINOR 7
 
 #ifdef __cplusplus
 extern "C" {

@@ -259,6 +259,8 @@ static const hc_backend_ops_t cuda_ops = {
     .range_pop = cuda_range_pop,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
+    .host_register = cuda_host_register,
+    .host_unregister = cuda_host_unregister,
     .device_pci_bus_id = cuda_device_pci,
 };
 

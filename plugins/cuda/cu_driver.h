@@ -49,6 +49,8 @@
   X(cuMemGetInfo)                                                       \
   X(cuMemHostAlloc)                                                     \
   X(cuMemFreeHost)                                                      \
+  X(cuMemHostRegister)                                                  \
+  X(cuMemHostUnregister)                                                \
   X(cuPointerGetAttribute)                                              \
   X(cuMemcpyHtoD)                                                       \
   X(cuMemcpyDtoH)                                                       \

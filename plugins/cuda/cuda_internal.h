@@ -102,6 +102,8 @@ hc_status_t cuda_mem_alloc(void *dev, size_t bytes, void **mem);
 void cuda_mem_free(void *dev, void *mem);
 hc_status_t cuda_host_alloc(void *dev, size_t bytes, void **ptr);
 void cuda_host_free(void *dev, void *ptr);
+hc_status_t cuda_host_register(void *dev, void *ptr, size_t bytes);
+void cuda_host_unregister(void *dev, void *ptr);
 hc_status_t cuda_mem_native(void *dev, void *mem, hc_native_mem_t *out);
 hc_status_t cuda_mem_wrap(void *dev, const hc_native_mem_t *native, size_t bytes, void **mem);
 hc_status_t cuda_mem_write(void *dev, void *mem, size_t off, const void *src, size_t n);

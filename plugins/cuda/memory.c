@@ -165,6 +165,20 @@ void cuda_host_free(void *dev, void *ptr) {
   if (cuda_use(d) == HC_OK) d->cu->cuMemFreeHost(ptr);
 }
 
+/* Portable, like host_alloc's: is_pinned then sends its transfers direct. */
+hc_status_t cuda_host_register(void *dev, void *ptr, size_t bytes) {
+  cuda_dev_t *d = dev;
+  hc_status_t st = cuda_use(d);
+  if (st != HC_OK) return st;
+  CUresult r = d->cu->cuMemHostRegister(ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE);
+  return r == CUDA_SUCCESS ? HC_OK : hc_cu_fail(d->cu, HC_ERR_DEVICE, r, "cuMemHostRegister (%zu bytes)", bytes);
+}
+
+void cuda_host_unregister(void *dev, void *ptr) {
+  cuda_dev_t *d = dev;
+  if (cuda_use(d) == HC_OK) d->cu->cuMemHostUnregister(ptr);
+}
+
 void cuda_mem_free(void *dev, void *mem) {
   cuda_dev_t *d = dev;
   if (cuda_use(d) != HC_OK) return;

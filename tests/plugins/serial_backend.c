@@ -14,11 +14,15 @@
  * (hc_buffer_native) and not as host memory, like a GPU's that an MPI
  * taking CUDA memory reads; "cuda-sealed" also keeps it unreadable to the
  * host outside this backend's own calls, like a GPU's to an MPI that does
- * not (reading it crashes). */
+ * not (reading it crashes). Such memory can also have the core's host
+ * buffers page-locked for it (host_register): the ranges are only
+ * recorded, checked (no range twice, none unlocked that is not locked)
+ * and logged at debug level, for the tests of hand-overs. */
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE /* mmap's MAP_ANONYMOUS under -std=c11 */
 #endif
 #include <hc/plugin.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,14 +34,14 @@
 #endif
 
 typedef struct {
+  hc_context_t *ctx;
   double t0;
   double trace_latency; /* seconds; 0: no device clock for traces */
   int cuda, sealed;     /* HC_TEST_SERIAL_MEMORY */
 } serial_dev_t;
 
 static hc_status_t s_init(hc_context_t *ctx, void **state) {
-  (void)ctx;
-  *state = NULL;
+  *state = ctx;
   return HC_OK;
 }
 static void s_fini(void *state) { (void)state; }
@@ -67,10 +71,10 @@ static hc_status_t s_info(void *state, uint32_t index, hc_device_info_t *in) {
 }
 
 static hc_status_t s_open(void *state, uint32_t index, void **dev) {
-  (void)state;
   (void)index;
   serial_dev_t *d = calloc(1, sizeof *d);
   if (!d) return hc_error(HC_ERR_NO_MEMORY, "serial: out of memory");
+  d->ctx = state;
   const char *latency = getenv("HC_TEST_SERIAL_TRACE_LATENCY_MS");
   if (latency) d->trace_latency = atof(latency) * 1e-3;
   const char *memory = getenv("HC_TEST_SERIAL_MEMORY");
@@ -143,6 +147,48 @@ static hc_status_t s_native(void *dev, void *mem, hc_native_mem_t *out) {
   return HC_OK;
 }
 #endif
+
+#ifndef HC_TEST_ABI10
+/* The host ranges page-locked for the device (host_register). */
+#define SERIAL_MAX_LOCKED 64
+static struct {
+  const char *p;
+  size_t n;
+} locked[SERIAL_MAX_LOCKED];
+static unsigned nlocked;
+static pthread_mutex_t locked_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static hc_status_t s_register(void *dev, void *ptr, size_t n) {
+  const char *p = ptr;
+  hc_status_t st = HC_OK;
+  pthread_mutex_lock(&locked_mutex);
+  for (unsigned i = 0; i < nlocked && st == HC_OK; i++)
+    if (p < locked[i].p + locked[i].n && locked[i].p < p + n)
+      st = hc_error(HC_ERR_INVALID_ARG, "serial: %zu bytes at %p overlap a page-locked range", n, ptr);
+  if (st == HC_OK && nlocked == SERIAL_MAX_LOCKED) st = hc_error(HC_ERR_NO_MEMORY, "serial: too many locked ranges");
+  if (st == HC_OK) {
+    locked[nlocked].p = p;
+    locked[nlocked++].n = n;
+    hc_log(((serial_dev_t *)dev)->ctx, HC_LOG_DEBUG, "serial:0: page-locked %zu bytes at %p", n, ptr);
+  }
+  pthread_mutex_unlock(&locked_mutex);
+  return st;
+}
+
+static void s_unregister(void *dev, void *ptr) {
+  pthread_mutex_lock(&locked_mutex);
+  unsigned i = 0;
+  while (i < nlocked && locked[i].p != ptr) i++;
+  if (i < nlocked) {
+    locked[i] = locked[--nlocked];
+    hc_log(((serial_dev_t *)dev)->ctx, HC_LOG_DEBUG, "serial:0: unlocked %p", ptr);
+  } else {
+    hc_log(((serial_dev_t *)dev)->ctx, HC_LOG_ERROR, "serial:0: unlocking %p, which is not page-locked", ptr);
+  }
+  pthread_mutex_unlock(&locked_mutex);
+}
+#endif
+
 static hc_status_t s_kernel(void *dev, hc_host_kernel_fn fn, void **k) {
   (void)dev;
   hc_host_kernel_fn *p = malloc(sizeof *p);
@@ -262,6 +308,8 @@ static const hc_backend_ops_t serial_ops = {
     .trace_command_end = s_trace_end,
     .trace_time = s_trace_time,
     .trace_discard = s_trace_discard,
+    .host_register = s_register,
+    .host_unregister = s_unregister,
 #endif
 };
 

@@ -8,7 +8,7 @@
 
 static void test_abi_version(void) {
   CU_ASSERT_EQUAL(HC_ABI_MAJOR, 1);
-  CU_ASSERT_EQUAL(HC_ABI_MINOR, 6);
+  CU_ASSERT_EQUAL(HC_ABI_MINOR, 7);
   CU_ASSERT_STRING_EQUAL(HC_PLUGIN_SYMBOL, "hc_plugin_descriptor");
 }
 
@@ -58,7 +58,7 @@ static void test_layouts(void) {
   CU_ASSERT_EQUAL(offsetof(hc_plugin_descriptor_t, version), 24);
   CU_ASSERT_EQUAL(offsetof(hc_plugin_descriptor_t, summary), 32);
   CU_ASSERT_EQUAL(offsetof(hc_plugin_descriptor_t, ops), 40);
-  CU_ASSERT_EQUAL(sizeof(hc_backend_ops_t), 320);
+  CU_ASSERT_EQUAL(sizeof(hc_backend_ops_t), 336);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, size), 0);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, init), 8);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, fini), 16);
@@ -99,6 +99,8 @@ static void test_layouts(void) {
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, device_pci_bus_id), 296);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, device_set_workers), 304);
   CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, device_bind_thread), 312); /* ABI 1.6 */
+  CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, host_register), 320);      /* ABI 1.7 */
+  CU_ASSERT_EQUAL(offsetof(hc_backend_ops_t, host_unregister), 328);
   CU_ASSERT_EQUAL(sizeof(hc_workload_ops_t), 88);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, size), 0);
   CU_ASSERT_EQUAL(offsetof(hc_workload_ops_t, languages), 4);
