@@ -184,6 +184,7 @@ HC_API hc_status_t hc_buffer_copy(hc_buffer_t *dst, size_t doff, const hc_buffer
     /* Stage through the host; a host-addressable side is used directly.
      * Each side's command is an event on its own track. */
     void *sp = hc_buffer_host_ptr(src), *dp = hc_buffer_host_ptr(dst);
+    /* (src's bookkeeping of its hand-overs changes, not its contents) */
     if (sp && !dp) hc__handover((hc_buffer_t *)src, dd);
     if (dp && !sp) hc__handover(dst, sd);
     if (sp)
