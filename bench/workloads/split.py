@@ -4,7 +4,8 @@ several devices give together.
 Tables:
   1. cpu parts against one cpu device over the same cores: the cpu backend
      shown as 1-4 devices (HC_CPU_DEVICES=k, HC_CPU_THREADS = all cores, so
-     the k devices share the same threads as the one), jacobi 3-D and
+     the k devices share the same threads as the one, and each device's
+     rows are in proportion to its threads), jacobi 3-D and
      simpson 3-D at sizes well beyond the caches, nbody with 2^14
      bodies (its parts all-gather the positions every step: collectives,
      not halo), and multigrid 3-D (V-cycles, every part updating its rows
@@ -83,9 +84,13 @@ def _cpu_parts(b, repeat):
             if k > cores:
                 break
             spec = ','.join('cpu:%d' % i for i in range(k))
+            # shares as the devices' threads (the cpu backend gives the first
+            # cores mod k one more; equal where k divides the cores): the
+            # layer's overhead, not the planner's choice, and not a part
+            # with fewer threads given as many rows
+            shares = ','.join(str(cores // k + (1 if i < cores % k else 0)) for i in range(k))
             try:
-                # equal shares: the layer's overhead, not the planner's choice
-                doc = b.hcrun(['--device=' + spec, '--split=equal'] + args, repeat,
+                doc = b.hcrun(['--device=' + spec, '--split=' + shares] + args, repeat,
                               env={'HC_CPU_DEVICES': str(k), 'HC_CPU_THREADS': str(cores)})
             except BenchError as e:
                 b.log('split: %s on %s: %s' % (name, spec, e))
@@ -98,7 +103,8 @@ def _cpu_parts(b, repeat):
     b.table('split: cpu parts against one cpu device over the same %d cores (compute time, best of %d)' %
             (cores, repeat), ['workload', 'parts', 'ms', 'one device / split', 'halo / compute', 'idle, ms'], rows,
             notes=['parts are threads of one process; each cpu device has its share of the cores, its workers pinned '
-                   'to them (HC_CPU_PIN) where the host has as many cores as threads',
+                   'to them (HC_CPU_PIN) where the host has as many cores as threads, and rows in proportion to its '
+                   'threads (--split=6,5,5 for 3 devices over 16 cores)',
                    'halo / compute: the slowest part\'s halo exchange time over its compute time',
                    'multigrid: the parts split the levels measured to be worth it after the warm-up cycle, the '
                    'coarser ones run whole on every part (docs/partition.md)'])
