@@ -14,7 +14,7 @@ Table: per device of the run that has its own memory (not the cpu backend).
                 default, where a freed cpu buffer that was handed over is
                 kept for the next of its size and page-locked for the
                 device at its second hand-over (backends with
-                host_register: cuda; elsewhere the same as new)
+                host_register: cuda; on others only kept)
   pipeline      hcrun --pipeline with a 17 MB f64 field (jacobi dim=3
                 n=129) handed over: `jacobi @DEV | simpson @cpu` (to the cpu)
                 and `jacobi @cpu | simpson @DEV` (from the cpu); the
@@ -76,6 +76,6 @@ def run(b):
             rows, ['link: hc-ceilings, page-locked host memory (hc_host_alloc); hand-over: hc_buffer_copy with a '
                    'cpu buffer of the same size created for each, best of the repetitions; new: every buffer new and pageable '
                    '(HC_HOST_CACHE=0 HC_HOST_PIN_AFTER=0); kept: hc\'s default, freed buffers kept for the next '
-                   'and page-locked at their second hand-over where the backend can (cuda; elsewhere as new); pipeline: %s, the report\'s transfer time, best '
+                   'and page-locked at their second hand-over where the backend can (cuda); pipeline: %s, the report\'s transfer time, best '
                    'of 3, each run a new process' % (PIPE % ('DEV', 'cpu')),
                    'goal: %.0f %% of the link each way' % (GOAL * 100)])

@@ -13,7 +13,9 @@
  * buffer that was handed over is kept (up to HC_HOST_CACHE bytes per
  * device) and given to the next buffer of its size on its device, with
  * its pages already in and its page-locking and count of hand-overs with
- * it. */
+ * it. Where the GPU's backend cannot page-lock it (OpenCL), a kept
+ * buffer still spares the driver's copy into it the faulting-in and
+ * zeroing of new pages. */
 #include <stdlib.h>
 
 #include "internal.h"
@@ -42,9 +44,9 @@ static int can_pin(const hc_device_t *d) { return d->backend->ops.host_register 
 
 void hc__handover(hc_buffer_t *host, hc_device_t *other) {
   const unsigned after = host->dev->pin_after;
-  if (host->wrapped || host->pinned_by || host->size < HC_PIN_MIN_BYTES || !can_pin(other)) return;
+  if (host->wrapped || host->pinned_by || host->size < HC_PIN_MIN_BYTES) return;
   if (host->handovers < UINT32_MAX) host->handovers++;
-  if (!after || host->handovers < after || host->pin_refused) return;
+  if (!after || host->handovers < after || host->pin_refused || !can_pin(other)) return;
   void *p = hc_buffer_host_ptr(host);
   const double t0 = hc_now();
   if (!p || other->backend->ops.host_register(other->handle, p, host->size) != HC_OK) {

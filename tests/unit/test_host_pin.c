@@ -139,6 +139,12 @@ static void test_settings_turn_it_off(void) {
   CU_ASSERT_EQUAL(p.log.locked, 1);
   CU_ASSERT_EQUAL(p.log.unlocked, 1);
   close_pair(&p);
+  /* Keeping without locking (what a backend without host_register gets). */
+  if (!open_pair(&p, "0", NULL)) return;
+  void *first = round_trip(&p, 8), *second = round_trip(&p, 9);
+  CU_ASSERT_PTR_EQUAL(first, second);
+  CU_ASSERT_EQUAL(p.log.locked, 0);
+  close_pair(&p);
 }
 
 /* The GPU closed first: the kept buffer holds it open until cpu:0 closes;
