@@ -64,6 +64,11 @@ def mpi_env(**extra):
     return env
 
 
+# The tests that say what a node without a GPU does hide the GPU backends'
+# devices, so that they check the same on a host that has one.
+NO_GPU = dict(HC_CUDA_DRIVER='libcuda-hidden-by-the-test.so', HC_OPENCL_PLATFORM='platform hidden by the test')
+
+
 def mpirun(n, args, env=None, shell_prefix=None, timeout=TIMEOUT):
     """Runs `mpirun -n N hcrun ARGS`; shell_prefix is sh code run on each
     rank before hcrun (it sees the rank in ${OMPI_COMM_WORLD_RANK:-$PMI_RANK})."""
@@ -371,8 +376,8 @@ def test_every_device_for_each_rank_is_refused_under_mpi():
 def test_bad_rank_sets_are_refused_as_without_mpi(spec, reason):
     """A rank's set goes to the same checks as one process's: only a whole
     "auto" is replaced, so the message names the set as given."""
-    r = mpirun(2, ['--device=' + spec, '--workload=jacobi', 'dim=2', 'n=17'], env=mpi_env(HC_CPU_DEVICES='2'),
-               timeout=60)
+    r = mpirun(2, ['--device=' + spec, '--workload=jacobi', 'dim=2', 'n=17'],
+               env=mpi_env(HC_CPU_DEVICES='2', **NO_GPU), timeout=60)
     assert r.returncode == 2, r.stdout + r.stderr
     assert r.stderr.count(reason) == 1, r.stderr
 
@@ -459,7 +464,7 @@ def test_auto_in_a_rank_set_is_the_ranks_device(references, tmp_path):
     cpu:0: the node has no GPU)."""
     args, port, _ = CASES['jacobi2d']
     r = mpirun(2, ['--device=auto,cpu:1', '--split=equal', '--output=%s' % tmp_path, '--json'] + args,
-               env=mpi_env(**SET_ENV))
+               env=mpi_env(**SET_ENV, **NO_GPU))
     assert r.returncode == 0, r.stdout + r.stderr
     parts = json.loads(r.stdout)['split']['parts']
     assert [p['device'] for p in parts] == ['rank 0 cpu:0', 'rank 0 cpu:1', 'rank 1 cpu:0', 'rank 1 cpu:1']
@@ -525,7 +530,7 @@ def test_python_context_splits_over_ranks(references, tmp_path):
     script.write_text(PY_SCRIPT)
     out = tmp_path / 'u.npy'
     r = subprocess.run([MPIRUN, '-n', '3', sys.executable, str(script), TOP, BUILD, str(out)],
-                       capture_output=True, text=True, timeout=TIMEOUT, env=mpi_env(**SET_ENV))
+                       capture_output=True, text=True, timeout=TIMEOUT, env=mpi_env(**SET_ENV, **NO_GPU))
     assert r.returncode == 0, r.stdout + r.stderr
     assert 'MPI transport | parts: 3' in r.stdout
     assert np.array_equal(np.load(out), references['jacobi2d'])
@@ -684,7 +689,7 @@ def test_cuda_memory_is_staged_when_the_check_cannot_run(references, tmp_path):
 def test_cuda_check_by_hand(tmp_path):
     """hc-mpi-cuda-check run alone (MPI as a singleton): each verdict and its
     exit status (docs/mpi.md)."""
-    env = {k: v for k, v in mpi_env(HC_PLUGIN_PATH=serial_dir(tmp_path)).items()}
+    env = {k: v for k, v in mpi_env(HC_PLUGIN_PATH=serial_dir(tmp_path), **NO_GPU).items()}
 
     def check(*args, **extra):
         return subprocess.run([CUDA_CHECK] + list(args), capture_output=True, text=True, timeout=60,
@@ -709,12 +714,12 @@ def test_cuda_check_between_processes(tmp_path):
     processes, as a user runs it by hand."""
     plugins = serial_dir(tmp_path)
     r = subprocess.run([MPIRUN, '-n', '2', CUDA_CHECK, '--bytes=4096'], capture_output=True, text=True, timeout=60,
-                       env=mpi_env(HC_PLUGIN_PATH=plugins, HC_TEST_SERIAL_MEMORY='cuda'))
+                       env=mpi_env(HC_PLUGIN_PATH=plugins, HC_TEST_SERIAL_MEMORY='cuda', **NO_GPU))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("ok: 4096 bytes went from each of 2 processes' CUDA memory to the next's") == 1, r.stdout
     # no rank with CUDA memory: none sends, every rank exits 3
     none = subprocess.run([MPIRUN, '-n', '2', CUDA_CHECK], capture_output=True, text=True, timeout=60,
-                          env=mpi_env(HC_PLUGIN_PATH=plugins))
+                          env=mpi_env(HC_PLUGIN_PATH=plugins, **NO_GPU))
     assert none.returncode == 3 and 'ok:' not in none.stdout, none.stdout + none.stderr
 
 
