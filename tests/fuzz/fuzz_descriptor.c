@@ -203,6 +203,8 @@ static hc_status_t b_host_alloc(void *d, size_t n, void **p) {
 static void b_host_free(void *d, void *p) {}
 static hc_status_t b_set_workers(void *d, uint32_t workers) { return fz_status(); }
 static hc_status_t b_bind(void *d, int bind) { return fz_status(); }
+static hc_status_t b_host_register(void *d, void *p, size_t n) { return fz_status(); }
+static void b_host_unregister(void *d, void *p) {}
 /* Any bytes, the whole buffer: the core must end the string itself. */
 static hc_status_t b_pci(void *state, uint32_t index, char *out, size_t n) {
   for (size_t i = 0; i < n; i++) out[i] = (char)fz_u8(&in);
@@ -249,7 +251,9 @@ static void fill_backend_ops(hc_backend_ops_t *o) {
                          (void (*)(void))b_host_free,
                          (void (*)(void))b_pci,
                          (void (*)(void))b_set_workers,
-                         (void (*)(void))b_bind};
+                         (void (*)(void))b_bind,
+                         (void (*)(void))b_host_register,
+                         (void (*)(void))b_host_unregister};
   enum { NOPS = sizeof all / sizeof all[0] };
   _Static_assert(sizeof(hc_backend_ops_t) == offsetof(hc_backend_ops_t, init) + NOPS * sizeof(void (*)(void)),
                  "fill_backend_ops lists every backend op");
