@@ -14,15 +14,17 @@ HC_API hc_status_t hc_buffer_create(hc_device_t *d, size_t bytes, hc_buffer_t **
                     "buffer of %zu bytes exceeds %s's limit (largest allocation %llu bytes, memory "
                     "%llu bytes)",
                     bytes, d->id, (unsigned long long)in->max_alloc_bytes, (unsigned long long)in->global_mem_bytes);
-  hc_buffer_t *b = calloc(1, sizeof *b);
-  if (!b) return hc_error(HC_ERR_NO_MEMORY, "hc_buffer_create: out of host memory");
-  hc_status_t st = hc__kept_take(d, bytes, b) ? HC_OK : d->backend->ops.mem_alloc(d->handle, bytes, &b->mem);
-  if (st != HC_OK) {
-    free(b);
-    return hc_error_prefix(st, "allocating %zu bytes on %s: ", bytes, d->id);
+  hc_buffer_t *b = hc__kept_take(d, bytes);
+  if (!b) {
+    if (!(b = calloc(1, sizeof *b))) return hc_error(HC_ERR_NO_MEMORY, "hc_buffer_create: out of host memory");
+    hc_status_t st = d->backend->ops.mem_alloc(d->handle, bytes, &b->mem);
+    if (st != HC_OK) {
+      free(b);
+      return hc_error_prefix(st, "allocating %zu bytes on %s: ", bytes, d->id);
+    }
+    b->dev = d;
+    b->size = bytes;
   }
-  b->dev = d;
-  b->size = bytes;
   hc__device_retain(d);
   __atomic_add_fetch(&d->ctx->live_buffers, 1, __ATOMIC_RELAXED);
   *out = b;
@@ -33,12 +35,13 @@ HC_API void hc_buffer_destroy(hc_buffer_t *b) {
   if (!b) return;
   hc_device_t *d = b->dev;
   if (HC__TRACING(d->ctx)) hc__trace_forget(d, b->mem);
-  if (!b->wrapped) {
-    if (!hc__kept_put(b)) hc__buffer_release(d, b->mem, b->pinned_by);
-  } else if (d->backend->ops.mem_unwrap)
-    d->backend->ops.mem_unwrap(d->handle, b->mem);
   __atomic_sub_fetch(&d->ctx->live_buffers, 1, __ATOMIC_RELAXED);
-  free(b);
+  if (b->wrapped) {
+    if (d->backend->ops.mem_unwrap) d->backend->ops.mem_unwrap(d->handle, b->mem);
+    free(b);
+  } else if (!hc__kept_put(b)) {
+    hc__buffer_free(b);
+  }
   hc_device_close(d);
 }
 

@@ -23,15 +23,6 @@
 /* Below this a transfer is short enough that neither costs much. */
 #define HC_PIN_MIN_BYTES ((size_t)4 << 20)
 
-struct hc__kept_buffer {
-  struct hc__kept_buffer *next;
-  void *mem;
-  size_t size;
-  unsigned handovers;
-  hc_device_t *pinned_by;
-  int pin_refused;
-};
-
 void hc__host_pin_config(hc_device_t *d) {
   long long after = 2, keep = 512ll << 20;
   (void)hc_config_int("HC_HOST_PIN_AFTER", &after); /* the defaults where unset or refused */
@@ -61,71 +52,63 @@ void hc__handover(hc_buffer_t *host, hc_device_t *other) {
          other->id, host->size, host->dev->id, host->handovers, (hc_now() - t0) * 1e3);
 }
 
-void hc__buffer_release(hc_device_t *d, void *mem, hc_device_t *pinned_by) {
-  if (pinned_by) {
-    pinned_by->backend->ops.host_unregister(pinned_by->handle, d->backend->ops.mem_host_ptr(d->handle, mem));
-    hc_device_close(pinned_by);
+void hc__buffer_free(hc_buffer_t *b) {
+  hc_device_t *d = b->dev;
+  if (b->pinned_by) {
+    b->pinned_by->backend->ops.host_unregister(b->pinned_by->handle, hc_buffer_host_ptr(b));
+    hc_device_close(b->pinned_by);
   }
-  d->backend->ops.mem_free(d->handle, mem);
+  d->backend->ops.mem_free(d->handle, b->mem);
+  free(b);
 }
 
-int hc__kept_take(hc_device_t *d, size_t bytes, hc_buffer_t *b) {
+hc_buffer_t *hc__kept_take(hc_device_t *d, size_t bytes) {
   pthread_mutex_lock(&d->lock);
-  struct hc__kept_buffer **at = &d->kept;
-  while (*at && (*at)->size != bytes) at = &(*at)->next;
-  struct hc__kept_buffer *k = *at;
-  if (k) {
-    *at = k->next;
-    d->kept_bytes -= k->size;
+  hc_buffer_t **at = &d->kept;
+  while (*at && (*at)->size != bytes) at = &(*at)->kept_next;
+  hc_buffer_t *b = *at;
+  if (b) {
+    *at = b->kept_next;
+    b->kept_next = NULL;
+    d->kept_bytes -= b->size;
   }
   pthread_mutex_unlock(&d->lock);
-  if (!k) return 0;
-  b->mem = k->mem;
-  b->handovers = k->handovers;
-  b->pinned_by = k->pinned_by;
-  b->pin_refused = k->pin_refused;
-  free(k);
-  return 1;
+  return b;
 }
 
 int hc__kept_put(hc_buffer_t *b) {
   hc_device_t *d = b->dev;
-  if (b->wrapped || !b->handovers || b->size > d->keep_limit) return 0;
-  struct hc__kept_buffer *k = malloc(sizeof *k);
-  if (!k) return 0;
-  *k = (struct hc__kept_buffer){NULL, b->mem, b->size, b->handovers, b->pinned_by, b->pin_refused};
+  if (!b->handovers || b->size > d->keep_limit) return 0;
   /* The newest goes last; the oldest make room for it. */
-  struct hc__kept_buffer *evicted = NULL;
+  hc_buffer_t *evicted = NULL;
   pthread_mutex_lock(&d->lock);
-  while (d->kept && d->kept_bytes + k->size > d->keep_limit) {
-    struct hc__kept_buffer *old = d->kept;
-    d->kept = old->next;
+  while (d->kept && d->kept_bytes + b->size > d->keep_limit) {
+    hc_buffer_t *old = d->kept;
+    d->kept = old->kept_next;
     d->kept_bytes -= old->size;
-    old->next = evicted;
+    old->kept_next = evicted;
     evicted = old;
   }
-  struct hc__kept_buffer **end = &d->kept;
-  while (*end) end = &(*end)->next;
-  *end = k;
-  d->kept_bytes += k->size;
+  hc_buffer_t **end = &d->kept;
+  while (*end) end = &(*end)->kept_next;
+  *end = b;
+  d->kept_bytes += b->size;
   pthread_mutex_unlock(&d->lock);
-  for (struct hc__kept_buffer *next; evicted; evicted = next) {
-    next = evicted->next;
-    hc__buffer_release(d, evicted->mem, evicted->pinned_by);
-    free(evicted);
+  for (hc_buffer_t *next; evicted; evicted = next) {
+    next = evicted->kept_next;
+    hc__buffer_free(evicted);
   }
   return 1;
 }
 
 void hc__kept_flush(hc_device_t *d) {
   pthread_mutex_lock(&d->lock);
-  struct hc__kept_buffer *k = d->kept;
+  hc_buffer_t *b = d->kept;
   d->kept = NULL;
   d->kept_bytes = 0;
   pthread_mutex_unlock(&d->lock);
-  for (struct hc__kept_buffer *next; k; k = next) {
-    next = k->next;
-    hc__buffer_release(d, k->mem, k->pinned_by);
-    free(k);
+  for (hc_buffer_t *next; b; b = next) {
+    next = b->kept_next;
+    hc__buffer_free(b);
   }
 }

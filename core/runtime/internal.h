@@ -80,7 +80,7 @@ struct hc_device {
   uint32_t nlaunched;
   /* Freed host buffers kept for a new buffer of their size (host_pin.c),
    * under lock; read at open: HC_HOST_PIN_AFTER, HC_HOST_CACHE. */
-  struct hc__kept_buffer *kept;
+  hc_buffer_t *kept; /* oldest first, linked by kept_next */
   size_t kept_bytes, keep_limit;
   unsigned pin_after;
 };
@@ -152,6 +152,7 @@ struct hc_buffer {
   unsigned handovers;
   hc_device_t *pinned_by; /* the device that page-locked it (retained), or NULL */
   int pin_refused;        /* the backend refused to page-lock it: not asked again */
+  hc_buffer_t *kept_next; /* destroyed and kept: the next kept buffer of its device */
 };
 
 struct hc_kernel {
@@ -230,15 +231,15 @@ void hc__count_transfer(hc_context_t *ctx, int kind, size_t bytes, double second
  * counts a hand-over between host-addressable `host` and `other`, whose
  * memory is its own, with both devices' command locks held; at the
  * HC_HOST_PIN_AFTER-th it asks other's backend to page-lock host's memory.
- * hc__kept_take gives b (of d, `bytes`) a kept buffer's memory (1) or
- * nothing (0); hc__kept_put keeps a destroyed buffer's memory instead of
- * freeing it (1) or does nothing (0); hc__buffer_release frees one that
- * is not kept, page-locked or not; hc__kept_flush frees every kept buffer
- * of d (before d closes). */
+ * hc__kept_take gives back a destroyed buffer of d of `bytes` that was
+ * kept (NULL: none); hc__kept_put keeps a destroyed buffer (1) or does
+ * nothing (0); hc__buffer_free frees one's memory, page-locked or not,
+ * and the buffer; hc__kept_flush frees every kept buffer of d (before d
+ * closes). */
 void hc__handover(hc_buffer_t *host, hc_device_t *other);
-int hc__kept_take(hc_device_t *d, size_t bytes, hc_buffer_t *b);
+hc_buffer_t *hc__kept_take(hc_device_t *d, size_t bytes);
 int hc__kept_put(hc_buffer_t *b);
-void hc__buffer_release(hc_device_t *d, void *mem, hc_device_t *pinned_by);
+void hc__buffer_free(hc_buffer_t *b);
 void hc__kept_flush(hc_device_t *d);
 void hc__host_pin_config(hc_device_t *d);
 enum { HC__TO_DEVICE, HC__TO_HOST, HC__CROSS_DEVICE };

@@ -147,6 +147,29 @@ static void test_settings_turn_it_off(void) {
   close_pair(&p);
 }
 
+/* A cache too small for two: the older buffer goes (unlocked, freed) when
+ * the newer is kept. */
+static void test_the_oldest_kept_makes_room(void) {
+  pair_t p;
+  if (!open_pair(&p, "1", "8M")) return;
+  hc_buffer_t *g = NULL, *a = NULL, *b = NULL;
+  TH_ASSERT_OK(hc_buffer_create(p.gpu, BYTES, &g));
+  TH_ASSERT_OK(hc_buffer_create(p.cpu, BYTES, &a));
+  TH_ASSERT_OK(hc_buffer_create(p.cpu, BYTES - 4096, &b));
+  if (g && a && b) {
+    TH_ASSERT_OK(hc_buffer_copy(a, 0, g, 0, BYTES));
+    TH_ASSERT_OK(hc_buffer_copy(b, 0, g, 0, BYTES - 4096));
+  }
+  CU_ASSERT_EQUAL(p.log.locked, 2);
+  hc_buffer_destroy(a); /* kept */
+  CU_ASSERT_EQUAL(p.log.unlocked, 0);
+  hc_buffer_destroy(b); /* kept; a goes */
+  CU_ASSERT_EQUAL(p.log.unlocked, 1);
+  hc_buffer_destroy(g);
+  close_pair(&p);
+  CU_ASSERT_EQUAL(p.log.unlocked, 2);
+}
+
 /* The GPU closed first: the kept buffer holds it open until cpu:0 closes;
  * and a context destroyed with both devices still open frees it too. */
 static void test_any_close_order(void) {
@@ -197,6 +220,7 @@ static void register_tests(void) {
   CU_add_test(s, "first hand-over locks nothing", test_first_handover_locks_nothing);
   CU_add_test(s, "settings turn it off", test_settings_turn_it_off);
   CU_add_test(s, "any close order", test_any_close_order);
+  CU_add_test(s, "the oldest kept makes room", test_the_oldest_kept_makes_room);
   CU_add_test(s, "small and host-to-host left alone", test_small_and_host_to_host_left_alone);
 }
 
